@@ -1,0 +1,70 @@
+/* csrun — struct jail_spec: everything the jail engine needs to know about one
+ * jailed process.  Every face (run, batch, OCI, sandbox) fills one of these. */
+#ifndef CSRUN_SPEC_H
+#define CSRUN_SPEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct csr_idmap
+{
+  uint32_t inside, outside, count;
+};
+
+#define CSR_MAX_IDMAPS 8
+
+struct csr_file
+{
+  const char *path; /* path inside the jail, relative to the working directory or absolute */
+  const char *data;
+  size_t len;
+  mode_t mode;
+};
+
+struct jail_spec
+{
+  /* Root filesystem: a directory, bind-mounted read-only. */
+  const char *rootfs_dir;
+  bool rootfs_writable; /* reserved for OCI bundles with root.readonly=false */
+
+  /* Process. */
+  char *const *argv; /* argv[0] is an absolute path inside the jail */
+  char *const *envp; /* the whole environment; nothing is inherited */
+  const char *cwd;   /* default /work */
+  const char *hostname;
+
+  /* Identity: user-namespace maps; empty means "invoking user -> 0". */
+  struct csr_idmap uid_map[CSR_MAX_IDMAPS];
+  size_t n_uid_map;
+  struct csr_idmap gid_map[CSR_MAX_IDMAPS];
+  size_t n_gid_map;
+  bool use_newidmap; /* write the maps through newuidmap/newgidmap (subordinate ranges) */
+  uid_t uid;         /* uid/gid the process runs as inside (0 by default) */
+  gid_t gid;
+
+  /* Writable tmpfs mounts. */
+  uint64_t tmp_size; /* bytes for /tmp and for the working directory, each */
+  uint64_t tmp_inodes;
+
+  /* Files written into the working directory before exec (e.g. snippet.py). */
+  const struct csr_file *files;
+  size_t n_files;
+
+  /* rlimits applied to the payload. 0 = leave the default below. */
+  uint64_t rlimit_nofile; /* default 1024 */
+  uint64_t rlimit_fsize;  /* default tmp_size */
+  uint64_t rlimit_as;     /* 0: not set */
+
+  /* Standard streams of the payload: fds in the supervisor, -1 = /dev/null. */
+  int stdin_fd, stdout_fd, stderr_fd;
+
+  /* Seams for later layers (seccomp, cgroups, network modes). */
+  const void *seccomp_bpf; /* struct sock_fprog *, loaded last before exec; NULL = none */
+  const char *cgroup_path; /* cgroup the jail joins before exec; NULL = none */
+};
+
+void jail_spec_init (struct jail_spec *spec);
+
+#endif

@@ -1,0 +1,65 @@
+/* csrun — the result of a run, and its stable JSON form (version 1). */
+#ifndef CSRUN_RESULT_H
+#define CSRUN_RESULT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../util/error.h"
+#include "bbuf.h"
+
+enum csr_status
+{
+  CSR_STATUS_OK,
+  CSR_STATUS_HEALED,
+  CSR_STATUS_FAILED,
+  CSR_STATUS_BLOCKED,
+  CSR_STATUS_TIMEOUT,
+  CSR_STATUS_ERROR,
+};
+const char *csr_status_name (enum csr_status s);
+
+struct csr_attempt
+{
+  int number;            /* 1-based */
+  char code_sha256[65];  /* digest of the code this attempt ran */
+  bool exited;           /* exit_code valid */
+  int exit_code;
+  int signal;            /* 0 if none */
+  bool timed_out;
+  struct csr_bbuf out, err;
+  uint64_t duration_ms;
+  uint64_t cpu_ms;
+  uint64_t peak_memory_kib; /* largest resident set of a jail process (rusage) */
+};
+
+struct csr_limits
+{
+  const char *mechanism;   /* "none" until cgroups/rlimits enforce memory */
+  uint64_t memory_bytes;   /* requested */
+  bool memory_enforced;
+  double timeout_s;
+  uint64_t max_output;     /* per stream */
+  uint64_t tmp_size;
+  uint64_t nofile;
+};
+
+struct csr_run_result
+{
+  enum csr_status status;
+  struct csr_attempt *attempts;
+  size_t n_attempts;
+  struct csr_limits limits;
+  uint64_t duration_ms;
+  const char *rootfs_sha256; /* may be NULL (directory rootfs) */
+  const char *rootfs_dir;
+  bool rootfs_unpacked;      /* cold cache: this run unpacked the tarball */
+  const char *error;         /* status "error": what failed in csrun itself */
+};
+
+/* Serialise to JSON (one object, newline-terminated).  Output bytes that are
+ * not valid UTF-8 are replaced by U+FFFD so the document is always valid JSON. */
+int csr_result_to_json (const struct csr_run_result *r, char **out, size_t *len, csr_error **err);
+
+#endif

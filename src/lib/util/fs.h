@@ -1,0 +1,24 @@
+/* csrun — small file-system helpers. */
+#ifndef CSRUN_FS_H
+#define CSRUN_FS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+/* write(2) until done (EINTR-safe). */
+int csr_write_all (int fd, const void *buf, size_t len, csr_error **err);
+/* Read a whole regular file (at most MAX bytes: larger is an error).  *out is
+ * NUL-terminated; *len excludes the NUL. */
+int csr_read_file (const char *path, size_t max, char **out, size_t *len, csr_error **err);
+int csr_read_fd (int fd, size_t max, char **out, size_t *len, csr_error **err);
+/* mkdir -p with MODE for created components. */
+int csr_mkdir_p (const char *path, mode_t mode, csr_error **err);
+/* rm -rf PATH (does not follow symlinks; stays on one file system). */
+int csr_rm_rf (const char *path, csr_error **err);
+/* Write a file atomically: tmp file in the same directory, fsync, rename. */
+int csr_write_file_atomic (const char *path, const void *data, size_t len, mode_t mode,
+                           csr_error **err);
+
+#endif

@@ -1,0 +1,19 @@
+/* csrun — raw system calls that glibc 2.36 does not wrap, with fallbacks. */
+#ifndef CSRUN_SYSCALLS_H
+#define CSRUN_SYSCALLS_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* clone3 with CLONE_PIDFD when available, else clone(2) + pidfd_open, else pidfd -1.
+ * Returns 0 in the child, the pid in the parent, -1 on error (errno set).
+ * The child runs on a copy of the address space (fork-like, no new stack). */
+pid_t csr_clone (uint64_t flags, int *pidfd);
+int csr_pidfd_open (pid_t pid);
+int csr_pidfd_send_signal (int pidfd, int sig);
+int csr_pivot_root (const char *new_root, const char *put_old);
+/* close_range(first, ~0U, flags) with a /proc/self/fd fallback. */
+int csr_close_range (unsigned int first, int cloexec_only);
+
+#endif

@@ -1,0 +1,13 @@
+/* csrun — UTF-8 validation and repair. */
+#ifndef CSRUN_UTF8_H
+#define CSRUN_UTF8_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* True when S[0..LEN) is well-formed UTF-8 (no overlongs, no surrogates, <= U+10FFFF). */
+bool csr_utf8_valid (const char *s, size_t len);
+/* A malloc'ed copy where every ill-formed sequence is replaced by U+FFFD. */
+char *csr_utf8_sanitize (const char *s, size_t len, size_t *out_len);
+
+#endif
