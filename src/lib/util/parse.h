@@ -3,6 +3,7 @@
 #define CSRUN_PARSE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "error.h"

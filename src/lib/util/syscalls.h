@@ -15,5 +15,7 @@ int csr_pidfd_send_signal (int pidfd, int sig);
 int csr_pivot_root (const char *new_root, const char *put_old);
 /* close_range(first, ~0U, flags) with a /proc/self/fd fallback. */
 int csr_close_range (unsigned int first, int cloexec_only);
+/* Close every fd in [first, last] (close_range, else one by one up to the rlimit). */
+void csr_close_range_between (unsigned int first, unsigned int last);
 
 #endif

@@ -1,0 +1,23 @@
+/* csrun — front ends: one function per subcommand. */
+#ifndef CSRUN_CMD_H
+#define CSRUN_CMD_H
+
+/* Exit codes shared by the front ends (documented in csrun-run(1)). */
+enum
+{
+  CSR_EXIT_OK = 0,
+  CSR_EXIT_FAILED = 1,  /* the snippet failed */
+  CSR_EXIT_USAGE = 2,   /* bad command line or bad input */
+  CSR_EXIT_BLOCKED = 3, /* refused by the gate */
+  CSR_EXIT_TIMEOUT = 124,
+  CSR_EXIT_INTERNAL = 125, /* csrun itself failed */
+};
+
+struct csr_global
+{
+  int debug;
+};
+
+int cmd_run (struct csr_global *g, int argc, char **argv);
+
+#endif

@@ -1,0 +1,182 @@
+#include "config.h"
+#include "child.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "../util/syscalls.h"
+#include "caps.h"
+#include "init.h"
+#include "mounts.h"
+#include "net.h"
+#include "rlimit.h"
+
+void
+csr_sync_send (int fd, uint32_t type, int status, const csr_error *e)
+{
+  struct csr_sync_msg m;
+  memset (&m, 0, sizeof m);
+  m.type = type;
+  m.status = status;
+  if (e)
+    {
+      m.err = e->status;
+      snprintf (m.text, sizeof m.text, "%s", e->msg ? e->msg : "unknown error");
+    }
+  while (send (fd, &m, sizeof m, MSG_NOSIGNAL) < 0 && errno == EINTR)
+    ;
+}
+
+__attribute__ ((noreturn)) static void
+fail (int syncfd, csr_error *e)
+{
+  csr_sync_send (syncfd, CSR_SYNC_ERROR, 0, e);
+  _exit (125);
+}
+
+/* Become root of the new user namespace (also when the outer uid is not the
+ * one mapped to 0, as when csrun runs as host root). */
+static int
+become_ns_root (const struct jail_spec *spec, csr_error **err)
+{
+  if (setgroups (0, NULL) < 0 && errno != EPERM)
+    return csr_error_errno (err, "setgroups");
+  if (setresgid (0, 0, 0) < 0)
+    return csr_error_errno (err, "setresgid 0");
+  if (setresuid (0, 0, 0) < 0)
+    return csr_error_errno (err, "setresuid 0");
+  return 0;
+}
+
+static int
+redirect_stdio (const struct jail_spec *spec, csr_error **err)
+{
+  int fds[3] = { spec->stdin_fd, spec->stdout_fd, spec->stderr_fd };
+  int devnull = -1;
+  for (int i = 0; i < 3; i++)
+    {
+      int src = fds[i];
+      if (src < 0)
+        {
+          if (devnull < 0 && (devnull = open ("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
+            return csr_error_errno (err, "open /dev/null");
+          src = devnull;
+        }
+      if (src == i)
+        {
+          int fl = fcntl (i, F_GETFD);
+          if (fl >= 0)
+            fcntl (i, F_SETFD, fl & ~FD_CLOEXEC);
+        }
+      else if (dup2 (src, i) < 0)
+        return csr_error_errno (err, "dup2 fd %d", i);
+    }
+  return 0;
+}
+
+struct payload_ctx
+{
+  const struct jail_spec *spec;
+};
+
+/* Runs in the payload (pid 2), forked by init: last steps, then execve. */
+static void
+start_payload (void *arg, int syncfd, const sigset_t *oldmask)
+{
+  const struct jail_spec *spec = ((struct payload_ctx *) arg)->spec;
+  csr_error *e = NULL;
+  struct sigaction dfl = { .sa_handler = SIG_DFL };
+  for (int s = 1; s < NSIG; s++)
+    sigaction (s, &dfl, NULL);
+  sigset_t none;
+  sigemptyset (&none);
+  sigprocmask (SIG_SETMASK, &none, NULL);
+  (void) oldmask;
+
+  if (setsid () < 0)
+    {
+      csr_error_errno (&e, "setsid");
+      fail (syncfd, e);
+    }
+  if (redirect_stdio (spec, &e) < 0 || csr_rlimits_apply (spec, &e) < 0)
+    fail (syncfd, e);
+  if (chdir (spec->cwd ? spec->cwd : "/work") < 0)
+    {
+      csr_error_errno (&e, "chdir %s", spec->cwd ? spec->cwd : "/work");
+      fail (syncfd, e);
+    }
+  if (csr_caps_drop_all (spec->uid, spec->gid, &e) < 0)
+    fail (syncfd, e);
+  /* Everything but 0, 1, 2 and the sync socket goes; the sync socket goes at exec. */
+  if (fcntl (syncfd, F_SETFD, FD_CLOEXEC) < 0 || csr_close_range (3, 1) < 0)
+    {
+      csr_error_errno (&e, "close inherited file descriptors");
+      fail (syncfd, e);
+    }
+  execve (spec->argv[0], spec->argv, spec->envp);
+  csr_error_errno (&e, "execve %s", spec->argv[0]);
+  fail (syncfd, e);
+}
+
+void
+csr_child_main (const struct jail_spec *spec, int syncfd)
+{
+  csr_error *e = NULL;
+  char go;
+  /* Wait until the supervisor has written our id maps. */
+  ssize_t r;
+  while ((r = read (syncfd, &go, 1)) < 0 && errno == EINTR)
+    ;
+  if (r != 1 || go != 'G')
+    _exit (125);
+  /* Open the rootfs in our own mount namespace (a descriptor from the
+   * supervisor would point into the host's, which mount(2) refuses), and
+   * before the switch to the mapped ids, while the host's permission checks
+   * still see the identity that owns the cache. */
+  int rootfs_fd = open (spec->rootfs_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (rootfs_fd < 0)
+    {
+      csr_error_errno (&e, "open the rootfs %s", spec->rootfs_dir);
+      fail (syncfd, e);
+    }
+  if (become_ns_root (spec, &e) < 0)
+    fail (syncfd, e);
+  /* Die with the supervisor (set after the credential change, which clears it). */
+  if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+    {
+      csr_error_errno (&e, "set the parent-death signal");
+      fail (syncfd, e);
+    }
+  /* If the supervisor died before PR_SET_PDEATHSIG took effect, stop here. */
+  struct pollfd pfd = { .fd = syncfd, .events = POLLRDHUP };
+  if (poll (&pfd, 1, 0) > 0 && (pfd.revents & (POLLHUP | POLLRDHUP)))
+    _exit (125);
+  if (csr_mounts_setup (spec, rootfs_fd, &e) < 0)
+    fail (syncfd, e);
+  close (rootfs_fd);
+  const char *hn = spec->hostname ? spec->hostname : "csrun";
+  if (sethostname (hn, strlen (hn)) < 0)
+    {
+      csr_error_errno (&e, "sethostname");
+      fail (syncfd, e);
+    }
+  if (csr_net_loopback_up (&e) < 0)
+    fail (syncfd, e);
+  if (chdir (spec->cwd ? spec->cwd : "/work") < 0)
+    {
+      csr_error_errno (&e, "chdir %s", spec->cwd ? spec->cwd : "/work");
+      fail (syncfd, e);
+    }
+  if (csr_mounts_write_files (spec, &e) < 0)
+    fail (syncfd, e);
+  struct payload_ctx ctx = { spec };
+  csr_init_run (syncfd, start_payload, &ctx);
+}

@@ -1,0 +1,34 @@
+/* csrun — user-namespace id maps: choose them, format them, write them. */
+#ifndef CSRUN_IDMAP_H
+#define CSRUN_IDMAP_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "../util/error.h"
+#include "spec.h"
+
+/* Host id the jail's root maps to when csrun itself runs as root. */
+#define CSR_ROOT_MAPPED_ID 65534
+
+/* Fill the maps of SPEC that are empty: rootless -> "0 <euid> 1"; root ->
+ * "0 65534 1" so that the jail's root is an unprivileged host identity. */
+void csr_idmap_default (struct jail_spec *spec, uid_t euid, gid_t egid);
+
+/* Find the subordinate range of USER (name) or UID in the text of
+ * /etc/subuid or /etc/subgid. Returns 1 and fills start/count when found,
+ * 0 when not, -1 on a malformed line. */
+int csr_idmap_find_subid (const char *text, const char *user, uid_t uid, uint32_t *start,
+                          uint32_t *count, csr_error **err);
+
+/* Format MAPS as the text of /proc/PID/uid_map ("inside outside count\n"...). */
+int csr_idmap_format (const struct csr_idmap *maps, size_t n, char *buf, size_t bufsz);
+
+/* Validate: counts > 0, no overflow, no overlapping inside or outside ranges. */
+int csr_idmap_validate (const struct csr_idmap *maps, size_t n, csr_error **err);
+
+/* Write the maps of SPEC for process PID (setgroups "deny" when writing directly
+ * as an unprivileged user; newuidmap/newgidmap when spec->use_newidmap). */
+int csr_idmap_write (pid_t pid, const struct jail_spec *spec, csr_error **err);
+
+#endif

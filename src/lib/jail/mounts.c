@@ -1,0 +1,275 @@
+#include "config.h"
+#include "mounts.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/mount.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../util/cleanup.h"
+#include "../util/fs.h"
+#include "../util/syscalls.h"
+
+/* Scratch directory for assembling the new root: a private tmpfs mounted over
+ * the host's /tmp in the jail's own mount namespace (the host never sees it). */
+#define SCRATCH "/tmp"
+#define NEWROOT SCRATCH "/root"
+
+static const char *const masked_paths[] = {
+  "/proc/acpi",        "/proc/asound",     "/proc/kcore",      "/proc/keys",
+  "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug",
+  "/proc/scsi",        "/proc/interrupts", "/proc/sysrq-trigger",
+};
+
+static const char *const readonly_paths[] = {
+  "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys",
+};
+
+static const char *const dev_nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
+
+static int
+do_mount (const char *src, const char *dst, const char *type, unsigned long flags,
+          const char *data, csr_error **err)
+{
+  if (mount (src, dst, type, flags, data) < 0)
+    return csr_error_errno (err, "mount %s on %s", type ? type : (src ? src : "none"), dst);
+  return 0;
+}
+
+/* Mount flags a bind remount in a user namespace must keep (the kernel refuses
+ * to drop "locked" flags inherited from the parent namespace). */
+static unsigned long
+locked_flags (const char *path)
+{
+  struct statvfs sv;
+  unsigned long f = 0;
+  if (statvfs (path, &sv) < 0)
+    return 0;
+  if (sv.f_flag & ST_NOSUID)
+    f |= MS_NOSUID;
+  if (sv.f_flag & ST_NODEV)
+    f |= MS_NODEV;
+  if (sv.f_flag & ST_NOEXEC)
+    f |= MS_NOEXEC;
+  if (sv.f_flag & ST_NOATIME)
+    f |= MS_NOATIME;
+  if (sv.f_flag & ST_NODIRATIME)
+    f |= MS_NODIRATIME;
+  if (sv.f_flag & ST_RELATIME)
+    f |= MS_RELATIME;
+  return f;
+}
+
+/* Make the mount at PATH read-only (plus EXTRA flags), not recursively. */
+static int
+remount_ro (const char *path, unsigned long extra, csr_error **err)
+{
+  struct mount_attr attr = { 0 };
+  attr.attr_set = MOUNT_ATTR_RDONLY;
+  if (extra & MS_NOSUID)
+    attr.attr_set |= MOUNT_ATTR_NOSUID;
+  if (extra & MS_NODEV)
+    attr.attr_set |= MOUNT_ATTR_NODEV;
+  if (extra & MS_NOEXEC)
+    attr.attr_set |= MOUNT_ATTR_NOEXEC;
+  if (syscall (SYS_mount_setattr, AT_FDCWD, path, 0, &attr, sizeof attr) == 0)
+    return 0;
+  unsigned long flags = MS_REMOUNT | MS_BIND | MS_RDONLY | extra | locked_flags (path);
+  return do_mount (NULL, path, NULL, flags, NULL, err);
+}
+
+/* Open DIR/NAME as a directory without following a symlink in the last
+ * component: a hostile rootfs can't redirect a mount target. */
+static int
+open_target (int dirfd, const char *dir, const char *name, csr_error **err)
+{
+  int fd = openat (dirfd, name, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    {
+      struct stat st;
+      if (fstatat (dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK (st.st_mode))
+        return csr_error_set (err, ELOOP, "rootfs: %s/%s is a symlink, refusing to mount on it",
+                              dir, name);
+      return csr_error_errno (err, "rootfs: %s/%s must be a directory", dir, name);
+    }
+  return fd;
+}
+
+static int
+mount_on_fd (const char *src, int fd, const char *what, const char *type, unsigned long flags,
+             const char *data, csr_error **err)
+{
+  char path[64];
+  snprintf (path, sizeof path, "/proc/self/fd/%d", fd);
+  if (mount (src, path, type, flags, data) < 0)
+    return csr_error_errno (err, "mount %s on %s", type ? type : "bind", what);
+  return 0;
+}
+
+static int
+setup_tmpfs (int rootfd, const char *name, const char *mode, const struct jail_spec *spec,
+             csr_error **err)
+{
+  cleanup_close int fd = open_target (rootfd, "", name, err);
+  if (fd < 0)
+    return -1;
+  char opts[160];
+  snprintf (opts, sizeof opts, "size=%" PRIu64 ",nr_inodes=%" PRIu64 ",mode=%s,uid=%u,gid=%u",
+            spec->tmp_size, spec->tmp_inodes, mode, (unsigned) spec->uid, (unsigned) spec->gid);
+  char what[32];
+  snprintf (what, sizeof what, "/%s", name);
+  return mount_on_fd ("tmpfs", fd, what, "tmpfs", MS_NOSUID | MS_NODEV, opts, err);
+}
+
+static int
+setup_dev (int rootfd, csr_error **err)
+{
+  cleanup_close int fd = open_target (rootfd, "", "dev", err);
+  if (fd < 0)
+    return -1;
+  if (mount_on_fd ("tmpfs", fd, "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,nr_inodes=64,mode=0755",
+                   err) < 0)
+    return -1;
+  for (size_t i = 0; i < sizeof dev_nodes / sizeof dev_nodes[0]; i++)
+    {
+      char src[64], dst[64];
+      snprintf (src, sizeof src, "/dev/%s", dev_nodes[i]);
+      snprintf (dst, sizeof dst, NEWROOT "/dev/%s", dev_nodes[i]);
+      int f = open (dst, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0666);
+      if (f < 0)
+        return csr_error_errno (err, "create %s", dst + sizeof NEWROOT - 1);
+      close (f);
+      if (do_mount (src, dst, NULL, MS_BIND | MS_NOSUID | MS_NOEXEC, NULL, err) < 0)
+        return -1;
+    }
+  static const char *const links[][2] = {
+    { "/proc/self/fd", "fd" },       { "/proc/self/fd/0", "stdin" }, { "/proc/self/fd/1", "stdout" },
+    { "/proc/self/fd/2", "stderr" }, { "pts/ptmx", "ptmx" },
+  };
+  for (size_t i = 0; i < sizeof links / sizeof links[0]; i++)
+    {
+      char dst[64];
+      snprintf (dst, sizeof dst, NEWROOT "/dev/%s", links[i][1]);
+      if (symlink (links[i][0], dst) < 0)
+        return csr_error_errno (err, "symlink /dev/%s", links[i][1]);
+    }
+  const char *dirs[] = { NEWROOT "/dev/shm", NEWROOT "/dev/pts" };
+  for (size_t i = 0; i < 2; i++)
+    if (mkdir (dirs[i], 0755) < 0)
+      return csr_error_errno (err, "mkdir %s", dirs[i] + sizeof NEWROOT - 1);
+  if (do_mount ("tmpfs", NEWROOT "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                "size=64m,nr_inodes=1024,mode=1777", err) < 0)
+    return -1;
+  if (do_mount ("devpts", NEWROOT "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+                "newinstance,ptmxmode=0666,mode=0620", err) < 0)
+    return -1;
+  return remount_ro (NEWROOT "/dev", MS_NOSUID | MS_NOEXEC, err);
+}
+
+static int
+setup_proc (int rootfd, csr_error **err)
+{
+  cleanup_close int fd = open_target (rootfd, "", "proc", err);
+  if (fd < 0)
+    return -1;
+  if (mount_on_fd ("proc", fd, "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL, err) < 0)
+    return -1;
+  for (size_t i = 0; i < sizeof masked_paths / sizeof masked_paths[0]; i++)
+    {
+      char p[128];
+      struct stat st;
+      snprintf (p, sizeof p, NEWROOT "%s", masked_paths[i]);
+      if (lstat (p, &st) < 0)
+        continue; /* not on this kernel */
+      if (S_ISDIR (st.st_mode))
+        {
+          if (do_mount ("tmpfs", p, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                        "size=0,nr_inodes=1,mode=0555", err) < 0)
+            return -1;
+        }
+      else if (do_mount ("/dev/null", p, NULL, MS_BIND, NULL, err) < 0)
+        return -1;
+    }
+  for (size_t i = 0; i < sizeof readonly_paths / sizeof readonly_paths[0]; i++)
+    {
+      char p[128];
+      snprintf (p, sizeof p, NEWROOT "%s", readonly_paths[i]);
+      if (access (p, F_OK) < 0)
+        continue;
+      if (do_mount (p, p, NULL, MS_BIND | MS_REC, NULL, err) < 0)
+        return -1;
+      if (remount_ro (p, MS_NOSUID | MS_NODEV | MS_NOEXEC, err) < 0)
+        return -1;
+    }
+  return 0;
+}
+
+static int
+pivot (csr_error **err)
+{
+  if (chdir (NEWROOT) < 0)
+    return csr_error_errno (err, "chdir to new root");
+  if (csr_pivot_root (".", ".") < 0)
+    return csr_error_errno (err, "pivot_root");
+  if (umount2 (".", MNT_DETACH) < 0)
+    return csr_error_errno (err, "detach old root");
+  if (chdir ("/") < 0)
+    return csr_error_errno (err, "chdir /");
+  return 0;
+}
+
+int
+csr_mounts_setup (const struct jail_spec *spec, int rootfs_fd, csr_error **err)
+{
+  /* Nothing we do here propagates back to the host. */
+  if (do_mount (NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL, err) < 0)
+    return -1;
+  if (do_mount ("tmpfs", SCRATCH, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=16k,mode=0700",
+                err)
+      < 0)
+    return -1;
+  if (mkdir (NEWROOT, 0755) < 0)
+    return csr_error_errno (err, "mkdir scratch root");
+  char src[64];
+  snprintf (src, sizeof src, "/proc/self/fd/%d", rootfs_fd);
+  if (mount (src, NEWROOT, NULL, MS_BIND, NULL) < 0)
+    return csr_error_errno (err, "bind-mount the rootfs");
+  cleanup_close int rootfd = open (NEWROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0)
+    return csr_error_errno (err, "open new root");
+  if (setup_proc (rootfd, err) < 0 || setup_dev (rootfd, err) < 0)
+    return -1;
+  if (setup_tmpfs (rootfd, "tmp", "1777", spec, err) < 0)
+    return -1;
+  const char *cwd = spec->cwd ? spec->cwd : "/work";
+  if (strcmp (cwd, "/tmp") != 0 && setup_tmpfs (rootfd, cwd + 1, "0755", spec, err) < 0)
+    return -1;
+  if (pivot (err) < 0)
+    return -1;
+  if (!spec->rootfs_writable && remount_ro ("/", MS_NOSUID | MS_NODEV, err) < 0)
+    return csr_error_wrap (err, "make the rootfs read-only");
+  return 0;
+}
+
+int
+csr_mounts_write_files (const struct jail_spec *spec, csr_error **err)
+{
+  for (size_t i = 0; i < spec->n_files; i++)
+    {
+      const struct csr_file *f = &spec->files[i];
+      cleanup_close int fd = open (f->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                                   f->mode ? f->mode : 0644);
+      if (fd < 0)
+        return csr_error_errno (err, "create %s", f->path);
+      if (csr_write_all (fd, f->data, f->len, err) < 0)
+        return csr_error_wrap (err, "write %s", f->path);
+    }
+  return 0;
+}

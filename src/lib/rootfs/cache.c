@@ -1,0 +1,422 @@
+/* csrun — the rootfs cache: CACHE_DIR/<sha256> trees unpacked once, under a
+ * lock, atomically; CACHE_DIR/by-stat/<dev>-<ino>-<size>-<mtime> symlinks
+ * name the tree of a tarball without hashing it again. */
+#include "config.h"
+#include "rootfs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../util/cleanup.h"
+#include "../util/digest.h"
+#include "../util/fs.h"
+#include "../util/log.h"
+
+#define LOCK_NAME ".lock"
+#define INDEX_DIR "by-stat"
+#define TMP_PREFIX ".tmp-"
+/* An index temporary older than this was left by a crash. */
+#define STALE_INDEX_TMP_SEC 600
+
+static int set_path (char **out, csr_error **err, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+
+static int
+set_path (char **out, csr_error **err, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  int n = vasprintf (out, fmt, ap);
+  va_end (ap);
+  if (n < 0)
+    {
+      *out = NULL;
+      return csr_error_errno (err, "cannot allocate a path");
+    }
+  return 0;
+}
+
+int
+csr_rootfs_cache_dir (char **out, csr_error **err)
+{
+  const char *v = getenv ("CSRUN_CACHE_DIR");
+  if (v && *v)
+    return set_path (out, err, "%s", v);
+  /* The XDG base directory spec says to ignore relative values. */
+  v = getenv ("XDG_CACHE_HOME");
+  if (v && v[0] == '/')
+    return set_path (out, err, "%s/csrun/rootfs", v);
+  if (geteuid () == 0)
+    return set_path (out, err, "/var/cache/csrun/rootfs");
+  v = getenv ("HOME");
+  if (v && v[0] == '/')
+    return set_path (out, err, "%s/.cache/csrun/rootfs", v);
+  struct passwd *pw = getpwuid (geteuid ());
+  if (pw && pw->pw_dir && pw->pw_dir[0] == '/')
+    return set_path (out, err, "%s/.cache/csrun/rootfs", pw->pw_dir);
+  return csr_error_set (err, 0,
+                        "no rootfs cache directory: set CSRUN_CACHE_DIR, XDG_CACHE_HOME or HOME");
+}
+
+void
+csr_rootfs_free (struct csr_rootfs *r)
+{
+  if (r == NULL)
+    return;
+  free (r->source);
+  free (r->dir);
+  free (r->sha256);
+  free (r);
+}
+
+static void
+csr_rootfs_freep (struct csr_rootfs **r)
+{
+  csr_rootfs_free (*r);
+}
+#define cleanup_rootfs __attribute__ ((cleanup (csr_rootfs_freep)))
+
+/* ---------------------------------------------------------------- cache dir */
+
+struct cache
+{
+  char *dir; /* canonical absolute path */
+  int fd;
+};
+
+static void
+cache_close (struct cache *c)
+{
+  free (c->dir);
+  if (c->fd >= 0)
+    close (c->fd);
+}
+
+static int
+cache_open (struct cache *c, const char *path, csr_error **err)
+{
+  c->dir = NULL;
+  c->fd = open (path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (c->fd < 0 && errno == ENOENT)
+    {
+      if (csr_mkdir_p (path, 0755, err) < 0)
+        return csr_error_wrap (err, "cache directory");
+      c->fd = open (path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    }
+  if (c->fd < 0)
+    return csr_error_errno (err, "cache directory '%s'", path);
+  /* Canonical, so that the trees handed out have no symlink in their path. */
+  c->dir = realpath (path, NULL);
+  if (c->dir == NULL)
+    return csr_error_errno (err, "cache directory '%s'", path);
+  return 0;
+}
+
+static bool
+tree_exists (struct cache *c, const char *hex)
+{
+  struct stat st;
+  return fstatat (c->fd, hex, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR (st.st_mode);
+}
+
+static bool
+is_hex_digest (const char *s, size_t n)
+{
+  if (n != CSR_SHA256_HEX_LEN)
+    return false;
+  for (size_t i = 0; i < n; i++)
+    if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+      return false;
+  return true;
+}
+
+/* ---------------------------------------------------------------- by-stat index */
+
+static void
+stat_key (const struct stat *st, char *buf, size_t size)
+{
+  snprintf (buf, size, "%ju-%ju-%jd-%jd.%09ld", (uintmax_t)st->st_dev, (uintmax_t)st->st_ino,
+            (intmax_t)st->st_size, (intmax_t)st->st_mtim.tv_sec, (long)st->st_mtim.tv_nsec);
+}
+
+/* True when the index names an existing tree for KEY; HEX receives its digest. */
+static bool
+index_lookup (struct cache *c, const char *key, char hex[CSR_SHA256_HEX_LEN + 1])
+{
+  char path[256];
+  char target[CSR_SHA256_HEX_LEN + 2];
+  snprintf (path, sizeof path, INDEX_DIR "/%s", key);
+  ssize_t n = readlinkat (c->fd, path, target, sizeof target);
+  if (n < 0 || !is_hex_digest (target, (size_t)n))
+    return false;
+  memcpy (hex, target, CSR_SHA256_HEX_LEN);
+  hex[CSR_SHA256_HEX_LEN] = '\0';
+  return tree_exists (c, hex);
+}
+
+/* Best effort: a cache we can't write to still works, only slower. */
+static void
+index_add (struct cache *c, const char *key, const char *hex)
+{
+  char tmp[256], path[256];
+  if (mkdirat (c->fd, INDEX_DIR, 0755) == 0)
+    {
+      if (fchmodat (c->fd, INDEX_DIR, 0755, 0) < 0)
+        csr_debug ("rootfs cache: chmod '%s/" INDEX_DIR "': %s", c->dir, strerror (errno));
+    }
+  else if (errno != EEXIST)
+    {
+      csr_debug ("rootfs cache: mkdir '%s/" INDEX_DIR "': %s", c->dir, strerror (errno));
+      return;
+    }
+  snprintf (tmp, sizeof tmp, INDEX_DIR "/" TMP_PREFIX "%s-%ld", key, (long)getpid ());
+  snprintf (path, sizeof path, INDEX_DIR "/%s", key);
+  (void)unlinkat (c->fd, tmp, 0);
+  if (symlinkat (hex, c->fd, tmp) < 0 || renameat (c->fd, tmp, c->fd, path) < 0)
+    {
+      csr_debug ("rootfs cache: index entry '%s/%s': %s", c->dir, path, strerror (errno));
+      (void)unlinkat (c->fd, tmp, 0);
+    }
+}
+
+/* ---------------------------------------------------------------- locked work */
+
+static int
+cache_lock (struct cache *c, csr_error **err)
+{
+  int fd = openat (c->fd, LOCK_NAME, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0)
+    return csr_error_errno (err, "lock '%s/" LOCK_NAME "'", c->dir);
+  while (flock (fd, LOCK_EX) < 0)
+    if (errno != EINTR)
+      {
+        csr_error_errno (err, "lock '%s/" LOCK_NAME "'", c->dir);
+        close (fd);
+        return -1;
+      }
+  return fd;
+}
+
+/* With the lock held, any temporary tree is the remains of a crashed unpack. */
+static void
+remove_stale (struct cache *c)
+{
+  int fd = dup (c->fd);
+  if (fd < 0)
+    return;
+  cleanup_dir DIR *d = fdopendir (fd);
+  if (d == NULL)
+    {
+      close (fd);
+      return;
+    }
+  struct dirent *de;
+  while ((de = readdir (d)) != NULL)
+    {
+      if (strncmp (de->d_name, TMP_PREFIX, strlen (TMP_PREFIX)) != 0)
+        continue;
+      cleanup_free char *path = NULL;
+      cleanup_error csr_error *e = NULL;
+      if (asprintf (&path, "%s/%s", c->dir, de->d_name) < 0)
+        return;
+      csr_debug ("rootfs cache: removing stale '%s'", path);
+      if (csr_rm_rf (path, &e) < 0)
+        csr_debug ("rootfs cache: %s", csr_error_text (e));
+    }
+
+  /* Index temporaries are made without the lock: only remove old ones. */
+  int ifd = openat (c->fd, INDEX_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (ifd < 0)
+    return;
+  cleanup_dir DIR *id = fdopendir (ifd);
+  if (id == NULL)
+    {
+      close (ifd);
+      return;
+    }
+  time_t now = time (NULL);
+  while ((de = readdir (id)) != NULL)
+    {
+      struct stat st;
+      if (strncmp (de->d_name, TMP_PREFIX, strlen (TMP_PREFIX)) == 0
+          && fstatat (ifd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0
+          && now - st.st_mtim.tv_sec > STALE_INDEX_TMP_SEC)
+        (void)unlinkat (ifd, de->d_name, 0);
+    }
+}
+
+static bool
+same_file (const struct stat *a, const struct stat *b)
+{
+  return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size
+         && a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+/* Unpack SOURCE (whose digest is HEX and whose stat was ST when hashed) into
+ * a temporary directory of the cache, flush it to disk and rename it into
+ * place.  Called with the lock held. */
+static int
+unpack_tree (struct cache *c, const char *source, const struct stat *st, const char *hex,
+             csr_error **err)
+{
+  cleanup_free char *tmp = NULL;
+  if (set_path (&tmp, err, "%s/" TMP_PREFIX "%.16s-XXXXXX", c->dir, hex) < 0)
+    return -1;
+  if (mkdtemp (tmp) == NULL)
+    return csr_error_errno (err, "create a directory in '%s'", c->dir);
+  /* Readable by other uids: as root the jail runs as an unmapped user. */
+  int ret = -1;
+  if (chmod (tmp, 0755) < 0)
+    {
+      csr_error_errno (err, "chmod '%s'", tmp);
+      goto out;
+    }
+  if (csr_rootfs_unpack (source, tmp, err) < 0)
+    goto out;
+
+  struct stat now;
+  if (stat (source, &now) < 0)
+    {
+      csr_error_errno (err, "stat");
+      goto out;
+    }
+  if (!same_file (st, &now))
+    {
+      csr_error_set (err, 0, "the file changed while it was unpacked");
+      goto out;
+    }
+  {
+    cleanup_close int tfd = open (tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (tfd < 0 || syncfs (tfd) < 0)
+      {
+        csr_error_errno (err, "sync '%s'", tmp);
+        goto out;
+      }
+  }
+  if (renameat (c->fd, strrchr (tmp, '/') + 1, c->fd, hex) < 0)
+    {
+      csr_error_errno (err, "rename '%s' to '%s'", tmp, hex);
+      goto out;
+    }
+  if (fsync (c->fd) < 0)
+    csr_debug ("rootfs cache: fsync '%s': %s", c->dir, strerror (errno));
+  ret = 0;
+out:
+  if (ret < 0)
+    {
+      cleanup_error csr_error *e = NULL;
+      if (csr_rm_rf (tmp, &e) < 0)
+        csr_debug ("rootfs cache: %s", csr_error_text (e));
+    }
+  return ret;
+}
+
+/* Make sure CACHE/<HEX> exists; *UNPACKED tells whether this call made it. */
+static int
+ensure_tree (struct cache *c, const char *source, const struct stat *st, const char *hex,
+             bool *unpacked, csr_error **err)
+{
+  *unpacked = false;
+  /* Trees appear only by rename(): one that exists is complete. */
+  if (tree_exists (c, hex))
+    return 0;
+  cleanup_close int lock = cache_lock (c, err);
+  if (lock < 0)
+    return -1;
+  if (tree_exists (c, hex))
+    return 0; /* another csrun unpacked it while we waited */
+  remove_stale (c);
+  if (unpack_tree (c, source, st, hex, err) < 0)
+    return -1;
+  *unpacked = true;
+  return 0;
+}
+
+static int
+resolve_tarball (struct csr_rootfs *r, int fd, const struct stat *st, const char *cache_dir,
+                 csr_error **err)
+{
+  struct cache c = { .dir = NULL, .fd = -1 };
+  char key[160];
+  char hex[CSR_SHA256_HEX_LEN + 1];
+  int ret = -1;
+
+  if (cache_open (&c, cache_dir, err) < 0)
+    goto out;
+  stat_key (st, key, sizeof key);
+  if (index_lookup (&c, key, hex))
+    r->unpacked_now = false;
+  else
+    {
+      if (csr_sha256_fd (fd, hex, err) < 0)
+        goto out;
+      if (ensure_tree (&c, r->source, st, hex, &r->unpacked_now, err) < 0)
+        goto out;
+      index_add (&c, key, hex);
+    }
+  r->sha256 = strdup (hex);
+  if (r->sha256 == NULL || set_path (&r->dir, err, "%s/%s", c.dir, hex) < 0)
+    {
+      csr_error_errno (err, "cannot allocate");
+      goto out;
+    }
+  ret = 0;
+out:
+  cache_close (&c);
+  return ret;
+}
+
+int
+csr_rootfs_resolve (const char *source, const char *cache_dir, struct csr_rootfs **out,
+                    csr_error **err)
+{
+  *out = NULL;
+  if (source == NULL || *source == '\0')
+    return csr_error_set (err, EINVAL, "rootfs: empty path");
+  /* O_NONBLOCK: a FIFO must not hang us before we can refuse it. */
+  cleanup_close int fd = open (source, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0)
+    return csr_error_errno (err, "rootfs '%s'", source);
+  struct stat st;
+  if (fstat (fd, &st) < 0)
+    return csr_error_errno (err, "rootfs '%s'", source);
+
+  cleanup_rootfs struct csr_rootfs *r = calloc (1, sizeof *r);
+  if (r == NULL || (r->source = strdup (source)) == NULL)
+    return csr_error_errno (err, "rootfs '%s'", source);
+  if (S_ISDIR (st.st_mode))
+    {
+      r->dir = realpath (source, NULL);
+      if (r->dir == NULL)
+        return csr_error_errno (err, "rootfs '%s'", source);
+      *out = steal_pointer (&r);
+      return 0;
+    }
+  if (!S_ISREG (st.st_mode))
+    return csr_error_set (err, 0, "rootfs '%s': not a tarball or a directory", source);
+
+  cleanup_free char *default_dir = NULL;
+  if (cache_dir == NULL)
+    {
+      if (csr_rootfs_cache_dir (&default_dir, err) < 0)
+        return csr_error_wrap (err, "rootfs '%s'", source);
+      cache_dir = default_dir;
+    }
+  if (resolve_tarball (r, fd, &st, cache_dir, err) < 0)
+    return csr_error_wrap (err, "rootfs '%s'", source);
+  *out = steal_pointer (&r);
+  return 0;
+}

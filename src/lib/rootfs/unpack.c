@@ -1,0 +1,400 @@
+/* csrun — unpack a rootfs archive below a directory, entry by entry, refusing
+ * anything that could write outside it or smuggle in special files. */
+#include "config.h"
+#include "rootfs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include "../util/cleanup.h"
+#include "../util/log.h"
+
+#define UNPACK_BLOCK_SIZE (128 * 1024)
+
+static void
+archive_read_freep (struct archive **a)
+{
+  if (*a)
+    archive_read_free (*a);
+}
+
+static void
+archive_write_freep (struct archive **a)
+{
+  if (*a)
+    archive_write_free (*a);
+}
+#define cleanup_archive_read __attribute__ ((cleanup (archive_read_freep)))
+#define cleanup_archive_write __attribute__ ((cleanup (archive_write_freep)))
+
+/* ---------------------------------------------------------------- path map */
+
+/* What the archive put at a path so far: the type of its latest entry, and
+ * whether any entry ever made it a symlink. */
+enum
+{
+  KIND_OTHER,
+  KIND_REG,
+  KIND_DIR,
+  KIND_LNK,
+};
+
+struct path_slot
+{
+  char *key; /* NULL: free slot */
+  uint64_t hash;
+  unsigned char kind;
+  bool was_symlink;
+};
+
+struct path_map
+{
+  struct path_slot *slots;
+  size_t cap; /* a power of two */
+  size_t count;
+};
+
+static uint64_t
+hash_bytes (const char *s, size_t n)
+{
+  uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+  for (size_t i = 0; i < n; i++)
+    {
+      h ^= (unsigned char)s[i];
+      h *= 0x100000001b3ULL;
+    }
+  return h;
+}
+
+static struct path_slot *
+map_find (struct path_map *m, const char *key, size_t n)
+{
+  if (m->cap == 0)
+    return NULL;
+  uint64_t h = hash_bytes (key, n);
+  for (size_t i = h & (m->cap - 1);; i = (i + 1) & (m->cap - 1))
+    {
+      struct path_slot *s = &m->slots[i];
+      if (s->key == NULL)
+        return NULL;
+      if (s->hash == h && strncmp (s->key, key, n) == 0 && s->key[n] == '\0')
+        return s;
+    }
+}
+
+static int
+map_grow (struct path_map *m)
+{
+  size_t ncap = m->cap ? m->cap * 2 : 1024;
+  struct path_slot *n = calloc (ncap, sizeof *n);
+  if (n == NULL)
+    return -1;
+  for (size_t i = 0; i < m->cap; i++)
+    {
+      struct path_slot *s = &m->slots[i];
+      if (s->key == NULL)
+        continue;
+      size_t j = s->hash & (ncap - 1);
+      while (n[j].key != NULL)
+        j = (j + 1) & (ncap - 1);
+      n[j] = *s;
+    }
+  free (m->slots);
+  m->slots = n;
+  m->cap = ncap;
+  return 0;
+}
+
+/* The slot for KEY, created if needed; NULL when out of memory. */
+static struct path_slot *
+map_get (struct path_map *m, const char *key)
+{
+  size_t n = strlen (key);
+  struct path_slot *s = map_find (m, key, n);
+  if (s)
+    return s;
+  if ((m->count + 1) * 10 > m->cap * 7 && map_grow (m) < 0)
+    return NULL;
+  uint64_t h = hash_bytes (key, n);
+  size_t i = h & (m->cap - 1);
+  while (m->slots[i].key != NULL)
+    i = (i + 1) & (m->cap - 1);
+  s = &m->slots[i];
+  s->key = strdup (key);
+  if (s->key == NULL)
+    return NULL;
+  s->hash = h;
+  s->kind = KIND_OTHER;
+  s->was_symlink = false;
+  m->count++;
+  return s;
+}
+
+static void
+map_free (struct path_map *m)
+{
+  for (size_t i = 0; i < m->cap; i++)
+    free (m->slots[i].key);
+  free (m->slots);
+  m->slots = NULL;
+  m->cap = m->count = 0;
+}
+
+/* ---------------------------------------------------------------- entries */
+
+/* "./a//b/" -> "a/b"; "./" -> "".  The name was checked: no "..". */
+static char *
+normalize (const char *path)
+{
+  char *out = malloc (strlen (path) + 1);
+  if (out == NULL)
+    return NULL;
+  size_t o = 0;
+  const char *p = path;
+  while (*p)
+    {
+      while (*p == '/')
+        p++;
+      if (*p == '\0')
+        break;
+      const char *e = strchrnul (p, '/');
+      size_t n = (size_t)(e - p);
+      if (!(n == 1 && p[0] == '.'))
+        {
+          if (o > 0)
+            out[o++] = '/';
+          memcpy (out + o, p, n);
+          o += n;
+        }
+      p = e;
+    }
+  out[o] = '\0';
+  return out;
+}
+
+struct unpack
+{
+  const char *archive_path;
+  struct archive *in;
+  struct archive *out;
+  struct path_map map;
+  size_t entries;
+  size_t symlinks;
+};
+
+/* Refuse NORM when one of its proper prefixes was a symlink of the archive. */
+static int
+check_prefixes (struct unpack *u, const char *name, const char *norm, csr_error **err)
+{
+  if (u->symlinks == 0)
+    return 0;
+  for (const char *p = strchr (norm, '/'); p; p = strchr (p + 1, '/'))
+    {
+      struct path_slot *s = map_find (&u->map, norm, (size_t)(p - norm));
+      if (s && s->was_symlink)
+        return csr_error_set (err, 0, "entry '%s' goes through symlink '%.*s'", name,
+                              (int)(p - norm), norm);
+    }
+  return 0;
+}
+
+static int
+copy_data (struct unpack *u, const char *name, csr_error **err)
+{
+  for (;;)
+    {
+      const void *buf;
+      size_t size;
+      la_int64_t offset;
+      int r = archive_read_data_block (u->in, &buf, &size, &offset);
+      if (r == ARCHIVE_EOF)
+        return 0;
+      if (r < ARCHIVE_WARN)
+        return csr_error_set (err, 0, "archive '%s': entry '%s': %s", u->archive_path, name,
+                              archive_error_string (u->in));
+      if (archive_write_data_block (u->out, buf, size, offset) < ARCHIVE_WARN)
+        return csr_error_set (err, archive_errno (u->out), "entry '%s': %s", name,
+                              archive_error_string (u->out));
+    }
+}
+
+/* Entry names: prefer the UTF-8 form (pax headers), else the raw bytes. */
+static const char *
+entry_name (const char *utf8, const char *raw)
+{
+  return utf8 ? utf8 : raw;
+}
+
+static int
+unpack_entry (struct unpack *u, struct archive_entry *e, csr_error **err)
+{
+  const char *raw_name = entry_name (archive_entry_pathname_utf8 (e), archive_entry_pathname (e));
+  const char *hardlink = archive_entry_hardlink (e) ? entry_name (archive_entry_hardlink_utf8 (e),
+                                                                  archive_entry_hardlink (e))
+                                                    : NULL;
+  const char *symlink = archive_entry_symlink (e)
+                            ? entry_name (archive_entry_symlink_utf8 (e), archive_entry_symlink (e))
+                            : NULL;
+  mode_t mode = archive_entry_mode (e);
+  if (raw_name == NULL)
+    return csr_error_set (err, 0, "archive '%s': entry %zu has no usable name", u->archive_path,
+                          u->entries);
+  /* Copies: the entry's own strings change below when names are rewritten. */
+  cleanup_free char *name = strdup (raw_name);
+  cleanup_free char *link = NULL;
+  if (name == NULL
+      || ((hardlink || symlink) && (link = strdup (hardlink ? hardlink : symlink)) == NULL))
+    return csr_error_errno (err, "archive '%s'", u->archive_path);
+  if (hardlink)
+    hardlink = link;
+  else if (symlink)
+    symlink = link;
+  if (csr_tar_entry_check (name, mode, hardlink ? hardlink : symlink, hardlink != NULL, err) < 0)
+    return -1;
+
+  cleanup_free char *norm = normalize (name);
+  cleanup_free char *norm_link = NULL;
+  if (norm == NULL)
+    return csr_error_errno (err, "entry '%s'", name);
+  if (*norm == '\0')
+    {
+      /* "./": the top of the tree, which the caller created (0755). */
+      archive_read_data_skip (u->in);
+      return 0;
+    }
+  if (check_prefixes (u, name, norm, err) < 0)
+    return -1;
+  if (hardlink)
+    {
+      norm_link = normalize (hardlink);
+      if (norm_link == NULL)
+        return csr_error_errno (err, "entry '%s'", name);
+      struct path_slot *src = map_find (&u->map, norm_link, strlen (norm_link));
+      if (src == NULL || src->kind != KIND_REG)
+        return csr_error_set (err, 0,
+                              "entry '%s' is a hardlink to '%s', which is not an earlier regular "
+                              "file of the archive",
+                              name, hardlink);
+      archive_entry_copy_hardlink (e, norm_link);
+    }
+  if (symlink)
+    archive_entry_copy_symlink (e, symlink);
+  archive_entry_copy_pathname (e, norm);
+
+  struct path_slot *s = map_get (&u->map, norm);
+  if (s == NULL)
+    return csr_error_errno (err, "entry '%s'", name);
+  if (hardlink || S_ISREG (mode))
+    s->kind = KIND_REG;
+  else if (S_ISDIR (mode))
+    s->kind = KIND_DIR;
+  else if (S_ISLNK (mode))
+    {
+      s->kind = KIND_LNK;
+      if (!s->was_symlink)
+        u->symlinks++;
+      s->was_symlink = true;
+    }
+  else
+    s->kind = KIND_OTHER;
+
+  int r = archive_write_header (u->out, e);
+  if (r < ARCHIVE_WARN)
+    return csr_error_set (err, archive_errno (u->out), "entry '%s': %s", name,
+                          archive_error_string (u->out));
+  if (r == ARCHIVE_WARN)
+    csr_debug ("entry '%s': %s", name, archive_error_string (u->out));
+  if (copy_data (u, name, err) < 0)
+    return -1;
+  r = archive_write_finish_entry (u->out);
+  if (r < ARCHIVE_WARN)
+    return csr_error_set (err, archive_errno (u->out), "entry '%s': %s", name,
+                          archive_error_string (u->out));
+  return 0;
+}
+
+static int
+unpack_entries (struct unpack *u, csr_error **err)
+{
+  for (;;)
+    {
+      struct archive_entry *e;
+      int r = archive_read_next_header (u->in, &e);
+      if (r == ARCHIVE_EOF)
+        break;
+      if (r < ARCHIVE_WARN)
+        return csr_error_set (err, 0, "archive '%s': %s", u->archive_path,
+                              archive_error_string (u->in));
+      /* mtree "archives" describe files by naming host paths to copy from. */
+      if (u->entries == 0
+          && (archive_format (u->in) & ARCHIVE_FORMAT_BASE_MASK) == ARCHIVE_FORMAT_MTREE)
+        return csr_error_set (err, 0, "archive '%s': mtree archives are not supported",
+                              u->archive_path);
+      u->entries++;
+      if (unpack_entry (u, e, err) < 0)
+        return -1;
+    }
+  if (u->entries == 0)
+    return csr_error_set (err, 0, "archive '%s' has no entries", u->archive_path);
+  return 0;
+}
+
+int
+csr_rootfs_unpack (const char *archive_path, const char *dest, csr_error **err)
+{
+  cleanup_close int afd = open (archive_path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (afd < 0)
+    return csr_error_errno (err, "archive '%s'", archive_path);
+  struct stat st;
+  if (fstat (afd, &st) < 0)
+    return csr_error_errno (err, "archive '%s'", archive_path);
+  if (S_ISDIR (st.st_mode))
+    return csr_error_set (err, EISDIR, "archive '%s'", archive_path);
+  cleanup_close int dfd = open (dest, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0)
+    return csr_error_errno (err, "unpack into '%s'", dest);
+  cleanup_close int cwd = open (".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (cwd < 0)
+    return csr_error_errno (err, "unpack: open the current directory");
+
+  cleanup_archive_read struct archive *in = archive_read_new ();
+  cleanup_archive_write struct archive *out = archive_write_disk_new ();
+  if (in == NULL || out == NULL)
+    return csr_error_set (err, ENOMEM, "archive '%s': cannot allocate libarchive objects",
+                          archive_path);
+  archive_read_support_filter_all (in);
+  archive_read_support_format_all (in);
+  if (archive_read_open_fd (in, afd, UNPACK_BLOCK_SIZE) != ARCHIVE_OK)
+    return csr_error_set (err, 0, "archive '%s': %s", archive_path, archive_error_string (in));
+  /* No ARCHIVE_EXTRACT_OWNER: the files belong to the invoking user. */
+  archive_write_disk_set_options (out, ARCHIVE_EXTRACT_SECURE_SYMLINKS
+                                           | ARCHIVE_EXTRACT_SECURE_NODOTDOT
+                                           | ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS
+                                           | ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_TIME);
+
+  /* Entry names are written relative to DEST, so that libarchive's own
+   * checks (no absolute path, no symlink on the way) apply within the tree
+   * only.  libarchive itself changes directory while checking symlinks: the
+   * current directory is process state either way; it is restored below. */
+  if (fchdir (dfd) < 0)
+    return csr_error_errno (err, "unpack into '%s'", dest);
+  struct unpack u = { .archive_path = archive_path, .in = in, .out = out };
+  int ret = unpack_entries (&u, err);
+  /* Applies the deferred directory modes and times (relative names too). */
+  int r = archive_write_close (out);
+  if (ret == 0 && r < ARCHIVE_WARN)
+    ret = csr_error_set (err, archive_errno (out), "unpack into '%s': %s", dest,
+                         archive_error_string (out));
+  if (fchdir (cwd) < 0 && ret == 0)
+    ret = csr_error_errno (err, "unpack: return to the current directory");
+  map_free (&u.map);
+  return ret;
+}

@@ -1,0 +1,215 @@
+#include "config.h"
+#include "capture.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../jail/jail.h"
+#include "../util/cleanup.h"
+
+/* After the jail's init is gone every writer is gone too; this only bounds the
+ * wait for the kernel to finish tearing the pid namespace down. */
+#define DRAIN_MS 2000
+#define CHUNK (64 * 1024)
+
+static uint64_t
+now_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
+static void
+stream_out (int fd, const char *data, size_t len)
+{
+  while (fd >= 0 && len > 0)
+    {
+      ssize_t w = write (fd, data, len);
+      if (w < 0 && errno == EINTR)
+        continue;
+      if (w <= 0)
+        return; /* the reader went away: keep capturing, stop streaming */
+      data += w;
+      len -= (size_t) w;
+    }
+}
+
+/* Read what is available on *FD into B; close it at EOF. */
+static void
+pump (int *fd, struct csr_bbuf *b, int passthrough)
+{
+  char buf[CHUNK];
+  for (int i = 0; i < 16; i++)
+    {
+      ssize_t r = read (*fd, buf, sizeof buf);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r < 0 && errno == EAGAIN)
+        return;
+      if (r <= 0)
+        {
+          close (*fd);
+          *fd = -1;
+          return;
+        }
+      size_t head = csr_bbuf_append (b, buf, (size_t) r);
+      stream_out (passthrough, buf, head);
+    }
+}
+
+static void
+stream_tail (int fd, const struct csr_bbuf *b)
+{
+  if (fd < 0 || csr_bbuf_dropped (b) == 0)
+    {
+      if (fd >= 0)
+        {
+          size_t len;
+          cleanup_free char *t = csr_bbuf_tail (b, &len);
+          if (t)
+            stream_out (fd, t, len);
+        }
+      return;
+    }
+  char marker[96];
+  int n = snprintf (marker, sizeof marker, "\n[... csrun: %llu bytes dropped ...]\n",
+                    (unsigned long long) csr_bbuf_dropped (b));
+  stream_out (fd, marker, (size_t) n);
+  size_t len;
+  cleanup_free char *t = csr_bbuf_tail (b, &len);
+  if (t)
+    stream_out (fd, t, len);
+}
+
+static int
+make_pipe (int p[2], csr_error **err)
+{
+  if (pipe2 (p, O_CLOEXEC) < 0)
+    return csr_error_errno (err, "pipe");
+  if (fcntl (p[0], F_SETFL, O_NONBLOCK) < 0)
+    return csr_error_errno (err, "fcntl O_NONBLOCK");
+  return 0;
+}
+
+int
+csr_capture_run (const struct jail_spec *spec, const struct csr_capture_opts *o,
+                 struct csr_attempt *a, csr_error **err)
+{
+  if (csr_bbuf_init (&a->out, o->max_output) < 0 || csr_bbuf_init (&a->err, o->max_output) < 0)
+    return csr_error_set (err, ENOMEM, "allocate output buffers");
+  int po[2] = { -1, -1 }, pe[2] = { -1, -1 };
+  if (make_pipe (po, err) < 0 || make_pipe (pe, err) < 0)
+    {
+      for (int i = 0; i < 2; i++)
+        {
+          if (po[i] >= 0)
+            close (po[i]);
+          if (pe[i] >= 0)
+            close (pe[i]);
+        }
+      return -1;
+    }
+  cleanup_close int out_r = po[0];
+  cleanup_close int err_r = pe[0];
+  struct jail_spec s = *spec;
+  s.stdout_fd = po[1];
+  s.stderr_fd = pe[1];
+
+  uint64_t start = now_ms ();
+  struct csr_jail jail;
+  int rc = csr_jail_start (&s, &jail, err);
+  close (po[1]);
+  close (pe[1]);
+  if (rc < 0)
+    return -1;
+
+  uint64_t deadline = o->timeout_s > 0 ? start + (uint64_t) (o->timeout_s * 1000.0) : 0;
+  uint64_t drain_until = 0;
+  bool reaped = false;
+  struct csr_jail_exit ex;
+  memset (&ex, 0, sizeof ex);
+  while (!reaped || out_r >= 0 || err_r >= 0)
+    {
+      uint64_t now = now_ms ();
+      if (!reaped && deadline && now >= deadline && !a->timed_out)
+        {
+          a->timed_out = true;
+          csr_jail_kill (&jail, SIGKILL);
+        }
+      if (reaped && now >= drain_until)
+        break;
+      struct pollfd pfd[3];
+      int n = 0, i_out = -1, i_err = -1, i_pid = -1;
+      if (out_r >= 0)
+        {
+          i_out = n;
+          pfd[n++] = (struct pollfd){ .fd = out_r, .events = POLLIN };
+        }
+      if (err_r >= 0)
+        {
+          i_err = n;
+          pfd[n++] = (struct pollfd){ .fd = err_r, .events = POLLIN };
+        }
+      if (!reaped && jail.pidfd >= 0)
+        {
+          i_pid = n;
+          pfd[n++] = (struct pollfd){ .fd = jail.pidfd, .events = POLLIN };
+        }
+      int timeout = -1;
+      if (reaped)
+        timeout = (int) (drain_until - now);
+      else if (jail.pidfd < 0)
+        timeout = 20; /* no pidfd: poll for the exit */
+      if (!reaped && deadline && !a->timed_out)
+        {
+          int left = (int) (deadline - now);
+          timeout = timeout < 0 || left < timeout ? left : timeout;
+        }
+      int r = poll (pfd, (nfds_t) n, timeout);
+      if (r < 0 && errno != EINTR)
+        {
+          csr_error_errno (err, "poll");
+          csr_jail_release (&jail);
+          return -1;
+        }
+      if (i_out >= 0 && (pfd[i_out].revents & (POLLIN | POLLHUP | POLLERR)))
+        pump (&out_r, &a->out, o->passthrough_out);
+      if (i_err >= 0 && (pfd[i_err].revents & (POLLIN | POLLHUP | POLLERR)))
+        pump (&err_r, &a->err, o->passthrough_err);
+      bool exited = i_pid >= 0 && (pfd[i_pid].revents & POLLIN);
+      if (!reaped && jail.pidfd < 0)
+        {
+          siginfo_t si = { 0 };
+          exited = waitid (P_PID, (id_t) jail.pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0
+                   && si.si_pid == jail.pid;
+        }
+      if (exited)
+        {
+          if (csr_jail_wait (&jail, &ex, err) < 0)
+            {
+              csr_jail_release (&jail);
+              return -1;
+            }
+          reaped = true;
+          a->duration_ms = now_ms () - start;
+          drain_until = now_ms () + DRAIN_MS;
+        }
+    }
+  csr_jail_release (&jail);
+  stream_tail (o->passthrough_out, &a->out);
+  stream_tail (o->passthrough_err, &a->err);
+  a->exited = ex.exited;
+  a->exit_code = ex.exit_code;
+  a->signal = ex.signal;
+  a->cpu_ms = ex.cpu_us / 1000;
+  a->peak_memory_kib = ex.maxrss_kib;
+  return 0;
+}

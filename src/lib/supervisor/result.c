@@ -1,0 +1,400 @@
+#include "config.h"
+#include "result.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <locale.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_gen.h>
+
+#include "../util/cleanup.h"
+#include "../util/utf8.h"
+
+const char *
+csr_status_name (enum csr_status s)
+{
+  switch (s)
+    {
+    case CSR_STATUS_OK:
+      return "ok";
+    case CSR_STATUS_HEALED:
+      return "healed";
+    case CSR_STATUS_FAILED:
+      return "failed";
+    case CSR_STATUS_BLOCKED:
+      return "blocked";
+    case CSR_STATUS_TIMEOUT:
+      return "timeout";
+    case CSR_STATUS_ERROR:
+      return "error";
+    }
+  return "unknown";
+}
+
+static void
+yajl_gen_freep (yajl_gen *g)
+{
+  if (*g)
+    yajl_gen_free (*g);
+}
+#define cleanup_yajl_gen __attribute__ ((cleanup (yajl_gen_freep)))
+
+/* Every generator call goes through these; the first failure is kept in
+ * ST and later calls do nothing, so the writer reads straight through. */
+struct writer
+{
+  yajl_gen g;
+  yajl_gen_status st;
+  int oom; /* a malloc of ours failed */
+};
+
+static void
+check (struct writer *w, yajl_gen_status st)
+{
+  if (w->st == yajl_gen_status_ok)
+    w->st = st;
+}
+
+static bool
+ok (const struct writer *w)
+{
+  return w->st == yajl_gen_status_ok && !w->oom;
+}
+
+/* A string of LEN bytes, repaired to valid UTF-8 first if needed. */
+static void
+w_strn (struct writer *w, const char *s, size_t len)
+{
+  if (!ok (w))
+    return;
+  if (csr_utf8_valid (s, len))
+    {
+      check (w, yajl_gen_string (w->g, (const unsigned char *)s, len));
+      return;
+    }
+  size_t n = 0;
+  cleanup_free char *fixed = csr_utf8_sanitize (s, len, &n);
+  if (fixed == NULL)
+    {
+      w->oom = 1;
+      return;
+    }
+  check (w, yajl_gen_string (w->g, (const unsigned char *)fixed, n));
+}
+
+static void
+w_str (struct writer *w, const char *s)
+{
+  w_strn (w, s, strlen (s));
+}
+
+static void
+w_key (struct writer *w, const char *key)
+{
+  if (ok (w))
+    check (w, yajl_gen_string (w->g, (const unsigned char *)key, strlen (key)));
+}
+
+static void
+w_null (struct writer *w)
+{
+  if (ok (w))
+    check (w, yajl_gen_null (w->g));
+}
+
+static void
+w_bool (struct writer *w, bool b)
+{
+  if (ok (w))
+    check (w, yajl_gen_bool (w->g, b));
+}
+
+static void
+w_int (struct writer *w, long long v)
+{
+  if (ok (w))
+    check (w, yajl_gen_integer (w->g, v));
+}
+
+/* yajl_gen_integer takes a long long: larger values are clamped. */
+static void
+w_u64 (struct writer *w, uint64_t v)
+{
+  w_int (w, v > (uint64_t)LLONG_MAX ? LLONG_MAX : (long long)v);
+}
+
+/* The shortest "%g" form that reads back as V, always with a '.', 'e' or both
+ * so a reader sees a floating-point number ("1.0", "0.1", "1.5", "1e+300").
+ * Formatted under the C locale: a front end that called setlocale() must not
+ * turn the decimal point into a comma.  Not finite -> null. */
+static void
+w_double (struct writer *w, double v)
+{
+  if (!ok (w))
+    return;
+  if (!isfinite (v))
+    {
+      w_null (w);
+      return;
+    }
+  char buf[64];
+  locale_t c_loc = newlocale (LC_NUMERIC_MASK, "C", (locale_t)0);
+  locale_t old = c_loc != (locale_t)0 ? uselocale (c_loc) : (locale_t)0;
+  for (int prec = 15; prec <= 17; prec++)
+    {
+      snprintf (buf, sizeof buf, "%.*g", prec, v);
+      if (strtod (buf, NULL) == v)
+        break;
+    }
+  if (c_loc != (locale_t)0)
+    {
+      uselocale (old);
+      freelocale (c_loc);
+    }
+  else
+    {
+      /* No C locale object: fix up the current locale's decimal point. */
+      const char *dp = localeconv ()->decimal_point;
+      char *at = (dp && *dp && strcmp (dp, ".") != 0) ? strstr (buf, dp) : NULL;
+      if (at != NULL)
+        {
+          size_t dl = strlen (dp);
+          *at = '.';
+          memmove (at + 1, at + dl, strlen (at + dl) + 1);
+        }
+    }
+  if (strspn (buf, "-0123456789") == strlen (buf))
+    strcat (buf, ".0");
+  check (w, yajl_gen_number (w->g, buf, strlen (buf)));
+}
+
+/* "SIGKILL" for 9; "SIG<n>" for a number glibc has no name for. */
+static void
+signal_name (int sig, char *buf, size_t size)
+{
+  const char *abbrev = NULL;
+#if defined(__GLIBC__) && defined(__GLIBC_PREREQ)
+#if __GLIBC_PREREQ(2, 32)
+  abbrev = sigabbrev_np (sig);
+#endif
+#endif
+  if (abbrev != NULL)
+    snprintf (buf, size, "SIG%s", abbrev);
+  else
+    snprintf (buf, size, "SIG%d", sig);
+}
+
+/* One captured stream: head, then the dropped marker if anything was cut,
+ * then the tail, repaired to valid UTF-8 as one string (so a character
+ * split between head and tail survives when nothing was dropped). */
+static void
+w_stream (struct writer *w, const char *name, const struct csr_bbuf *b)
+{
+  if (!ok (w))
+    return;
+  uint64_t dropped = csr_bbuf_dropped (b);
+  char marker[80] = "";
+  if (dropped > 0)
+    snprintf (marker, sizeof marker, "\n[... csrun: %" PRIu64 " bytes dropped ...]\n", dropped);
+  size_t mlen = strlen (marker);
+
+  size_t tail_len = 0;
+  cleanup_free char *tail = csr_bbuf_tail (b, &tail_len);
+  size_t n = b->head_len + mlen + tail_len;
+  cleanup_free char *text = tail ? malloc (n + 1) : NULL;
+  if (text == NULL)
+    {
+      w->oom = 1;
+      return;
+    }
+  if (b->head_len > 0)
+    memcpy (text, b->head, b->head_len);
+  memcpy (text + b->head_len, marker, mlen);
+  if (tail_len > 0)
+    memcpy (text + b->head_len + mlen, tail, tail_len);
+  text[n] = '\0';
+
+  char key[64];
+  w_key (w, name);
+  w_strn (w, text, n);
+  snprintf (key, sizeof key, "%s_bytes", name);
+  w_key (w, key);
+  w_u64 (w, b->total);
+  snprintf (key, sizeof key, "%s_dropped_bytes", name);
+  w_key (w, key);
+  w_u64 (w, dropped);
+}
+
+static void
+w_attempt (struct writer *w, const struct csr_attempt *a)
+{
+  if (ok (w))
+    check (w, yajl_gen_map_open (w->g));
+  w_key (w, "attempt");
+  w_int (w, a->number);
+  w_key (w, "code_sha256");
+  size_t dlen = strnlen (a->code_sha256, sizeof a->code_sha256);
+  if (dlen > 0)
+    w_strn (w, a->code_sha256, dlen);
+  else
+    w_null (w);
+  w_key (w, "exit_code");
+  if (a->exited)
+    w_int (w, a->exit_code);
+  else
+    w_null (w);
+  w_key (w, "signal");
+  if (a->signal != 0)
+    {
+      char sig[32];
+      signal_name (a->signal, sig, sizeof sig);
+      w_str (w, sig);
+    }
+  else
+    w_null (w);
+  w_key (w, "timed_out");
+  w_bool (w, a->timed_out);
+  w_key (w, "duration_ms");
+  w_u64 (w, a->duration_ms);
+  w_key (w, "cpu_ms");
+  w_u64 (w, a->cpu_ms);
+  w_key (w, "peak_memory_kib");
+  w_u64 (w, a->peak_memory_kib);
+  w_stream (w, "stdout", &a->out);
+  w_stream (w, "stderr", &a->err);
+  if (ok (w))
+    check (w, yajl_gen_map_close (w->g));
+}
+
+static void
+w_limits (struct writer *w, const struct csr_limits *l)
+{
+  w_key (w, "limits");
+  if (ok (w))
+    check (w, yajl_gen_map_open (w->g));
+  w_key (w, "mechanism");
+  w_str (w, l->mechanism ? l->mechanism : "none");
+  w_key (w, "memory_bytes");
+  w_u64 (w, l->memory_bytes);
+  w_key (w, "memory_enforced");
+  w_bool (w, l->memory_enforced);
+  w_key (w, "timeout_s");
+  w_double (w, l->timeout_s);
+  w_key (w, "max_output_bytes");
+  w_u64 (w, l->max_output);
+  w_key (w, "tmp_size_bytes");
+  w_u64 (w, l->tmp_size);
+  w_key (w, "nofile");
+  w_u64 (w, l->nofile);
+  if (ok (w))
+    check (w, yajl_gen_map_close (w->g));
+}
+
+static const char *
+gen_status_text (yajl_gen_status st)
+{
+  switch (st)
+    {
+    case yajl_gen_status_ok:
+      return "ok";
+    case yajl_gen_keys_must_be_strings:
+      return "a map key is not a string";
+    case yajl_max_depth_exceeded:
+      return "maximum nesting depth exceeded";
+    case yajl_gen_in_error_state:
+      return "generator in error state";
+    case yajl_gen_generation_complete:
+      return "document already complete";
+    case yajl_gen_invalid_number:
+      return "invalid number";
+    case yajl_gen_no_buf:
+      return "no buffer";
+    default:
+      /* yajl_gen_invalid_string (yajl >= 2.0.4) and anything newer. */
+      return "invalid string";
+    }
+}
+
+int
+csr_result_to_json (const struct csr_run_result *r, char **out, size_t *len, csr_error **err)
+{
+  cleanup_yajl_gen yajl_gen g = yajl_gen_alloc (NULL);
+  if (g == NULL)
+    return csr_error_set (err, ENOMEM, "cannot generate the result JSON");
+  /* Strings are repaired before they reach yajl; validation stays on as a
+   * second guard (it would fail the call rather than emit invalid JSON). */
+  yajl_gen_config (g, yajl_gen_beautify, 0);
+  yajl_gen_config (g, yajl_gen_validate_utf8, 1);
+
+  struct writer wr = { .g = g, .st = yajl_gen_status_ok, .oom = 0 };
+  struct writer *w = &wr;
+
+  check (w, yajl_gen_map_open (g));
+  w_key (w, "version");
+  w_int (w, 1);
+  w_key (w, "status");
+  w_str (w, csr_status_name (r->status));
+  if (r->error != NULL)
+    {
+      w_key (w, "error");
+      w_str (w, r->error);
+    }
+  w_key (w, "duration_ms");
+  w_u64 (w, r->duration_ms);
+
+  if (r->rootfs_dir != NULL)
+    {
+      w_key (w, "rootfs");
+      if (ok (w))
+        check (w, yajl_gen_map_open (g));
+      w_key (w, "dir");
+      w_str (w, r->rootfs_dir);
+      w_key (w, "sha256");
+      if (r->rootfs_sha256 != NULL)
+        w_str (w, r->rootfs_sha256);
+      else
+        w_null (w);
+      w_key (w, "unpacked");
+      w_bool (w, r->rootfs_unpacked);
+      if (ok (w))
+        check (w, yajl_gen_map_close (g));
+    }
+
+  w_limits (w, &r->limits);
+
+  w_key (w, "attempts");
+  if (ok (w))
+    check (w, yajl_gen_array_open (g));
+  for (size_t i = 0; i < r->n_attempts; i++)
+    w_attempt (w, &r->attempts[i]);
+  if (ok (w))
+    check (w, yajl_gen_array_close (g));
+  if (ok (w))
+    check (w, yajl_gen_map_close (g));
+
+  if (wr.oom)
+    return csr_error_set (err, ENOMEM, "cannot generate the result JSON");
+  if (wr.st != yajl_gen_status_ok)
+    return csr_error_set (err, 0, "cannot generate the result JSON: %s", gen_status_text (wr.st));
+
+  const unsigned char *buf = NULL;
+  size_t blen = 0;
+  yajl_gen_status st = yajl_gen_get_buf (g, &buf, &blen);
+  if (st != yajl_gen_status_ok)
+    return csr_error_set (err, 0, "cannot generate the result JSON: %s", gen_status_text (st));
+
+  char *doc = malloc (blen + 2);
+  if (doc == NULL)
+    return csr_error_set (err, ENOMEM, "cannot generate the result JSON");
+  memcpy (doc, buf, blen);
+  doc[blen] = '\n';
+  doc[blen + 1] = '\0';
+  *out = doc;
+  if (len)
+    *len = blen + 1;
+  return 0;
+}

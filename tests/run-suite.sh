@@ -1,0 +1,56 @@
+#!/bin/bash
+# Run the whole test suite from a configured and built tree: once as root and
+# once as an unprivileged user (rootless is csrun's main mode).  Needs root to
+# create that user; run it as `sudo tests/run-suite.sh` from the build tree.
+# CSRUN_TEST_USER names the user (default csrun-test); it is created if missing.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+user=${CSRUN_TEST_USER:-csrun-test}
+status=0
+
+if [ "$(id -u)" != 0 ]; then
+  echo "tests/run-suite.sh: run it as root (it runs the suite as root and as '$user')" >&2
+  exit 2
+fi
+
+show_failures () {
+  # Print the logs of failed tests so CI output says what broke.
+  local dir=$1
+  grep -l -E '^:test-result: (FAIL|ERROR|XPASS)' "$dir"/tests/*/*.trs 2>/dev/null | while read -r trs; do
+    echo "==== ${trs%.trs}.log"
+    cat "${trs%.trs}.log"
+  done
+}
+
+echo "== test suite as root"
+if ! make -C "$top" check; then
+  show_failures "$top"
+  status=1
+fi
+
+echo "== test suite as the unprivileged user '$user'"
+id "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$user"
+home=$(getent passwd "$user" | cut -d: -f6)
+tree="$home/csrun-tree"
+rm -rf "$tree"
+cp -a "$top" "$tree"
+rm -rf "$tree"/tests/cache-*
+chown -R "$user:" "$tree"
+if ! runuser -u "$user" -- env -i HOME="$home" USER="$user" PATH=/usr/local/bin:/usr/bin:/bin \
+  CSRUN_MUST_WORK="${CSRUN_MUST_WORK:-0}" make -C "$tree" check; then
+  show_failures "$tree"
+  status=1
+fi
+# Summary line counted by CI.
+total_pass=0
+total_fail=0
+total_skip=0
+for trs in "$top"/tests/*/*.trs "$tree"/tests/*/*.trs; do
+  [ -f "$trs" ] || continue
+  total_pass=$((total_pass + $(grep -c '^:test-result: PASS' "$trs" || true)))
+  total_fail=$((total_fail + $(grep -c -E '^:test-result: (FAIL|ERROR|XPASS)' "$trs" || true)))
+  total_skip=$((total_skip + $(grep -c '^:test-result: SKIP' "$trs" || true)))
+done
+echo "suite: $total_pass passed, $total_fail failed, $total_skip skipped"
+exit $status

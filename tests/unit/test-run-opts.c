@@ -1,0 +1,94 @@
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "cmd/run-opts.h"
+
+static void
+parse (struct run_opts *o, int argc, const char **argv)
+{
+  run_opts_parse (argc, (char **) argv, o);
+}
+
+Test (run_opts, defaults)
+{
+  struct run_opts o;
+  const char *argv[] = { "csrun run", "x.py", NULL };
+  parse (&o, 2, argv);
+  cr_assert_str_eq (o.file, "x.py");
+  cr_assert_float_eq (o.timeout_s, 60.0, 1e-9);
+  cr_assert_eq (o.memory, 512ULL << 20);
+  cr_assert_eq (o.max_output, 1ULL << 20);
+  cr_assert_eq (o.n_args, 0);
+  cr_assert (!o.json);
+}
+
+Test (run_opts, values_and_snippet_args)
+{
+  struct run_opts o;
+  const char *argv[] = { "csrun run", "--timeout", "1.5s", "--memory=1G", "--max-output", "64k",
+                         "-e",        "A=1",       "--env", "B",         "--json",       "-",
+                         "--timeout", "x",         NULL };
+  parse (&o, 13, argv);
+  cr_assert_float_eq (o.timeout_s, 1.5, 1e-9);
+  cr_assert_eq (o.memory, 1ULL << 30);
+  cr_assert_eq (o.max_output, 64 * 1024);
+  cr_assert_eq (o.n_env, 2);
+  cr_assert_str_eq (o.env[0], "A=1");
+  cr_assert_str_eq (o.env[1], "B");
+  cr_assert (o.json);
+  cr_assert_str_eq (o.file, "-");
+  cr_assert_eq (o.n_args, 2, "options after FILE belong to the snippet");
+  cr_assert_str_eq (o.args[0], "--timeout");
+  cr_assert_str_eq (o.args[1], "x");
+}
+
+Test (run_opts, bad_timeout_is_usage_error, .exit_code = 2)
+{
+  struct run_opts o;
+  const char *argv[] = { "csrun run", "--timeout", "abc", "x.py", NULL };
+  parse (&o, 4, argv);
+}
+
+Test (run_opts, zero_timeout_is_usage_error, .exit_code = 2)
+{
+  struct run_opts o;
+  const char *argv[] = { "csrun run", "--timeout", "0", "x.py", NULL };
+  parse (&o, 4, argv);
+}
+
+Test (run_opts, absurd_memory_is_usage_error, .exit_code = 2)
+{
+  struct run_opts o;
+  const char *argv[] = { "csrun run", "--memory", "99999T", "x.py", NULL };
+  parse (&o, 4, argv);
+}
+
+Test (run_opts, tiny_memory_is_usage_error, .exit_code = 2)
+{
+  struct run_opts o;
+  const char *argv[] = { "csrun run", "--memory", "1k", "x.py", NULL };
+  parse (&o, 4, argv);
+}
+
+Test (run_opts, bad_env_name_is_usage_error, .exit_code = 2)
+{
+  struct run_opts o;
+  const char *argv[] = { "csrun run", "--env", "1BAD=x", "x.py", NULL };
+  parse (&o, 4, argv);
+}
+
+Test (run_opts, missing_file_is_usage_error, .exit_code = 2)
+{
+  struct run_opts o;
+  const char *argv[] = { "csrun run", "--json", NULL };
+  parse (&o, 2, argv);
+}
+
+Test (run_opts, unknown_option_is_usage_error, .exit_code = 2)
+{
+  struct run_opts o;
+  const char *argv[] = { "csrun run", "--no-such-option", "x.py", NULL };
+  parse (&o, 3, argv);
+}
