@@ -382,8 +382,9 @@ csr_rootfs_unpack (const char *archive_path, const char *dest, csr_error **err)
 
   /* Entry names are written relative to DEST, so that libarchive's own
    * checks (no absolute path, no symlink on the way) apply within the tree
-   * only.  libarchive itself changes directory while checking symlinks: the
-   * current directory is process state either way; it is restored below. */
+   * only, whatever the path of DEST.  This changes the current directory of
+   * the process while it runs (libarchive's deferred directory fixups use the
+   * relative names too); it is restored before returning. */
   if (fchdir (dfd) < 0)
     return csr_error_errno (err, "unpack into '%s'", dest);
   struct unpack u = { .archive_path = archive_path, .in = in, .out = out };

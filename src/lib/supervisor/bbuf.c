@@ -66,7 +66,7 @@ ring_push (struct csr_bbuf *b, const char *data, size_t len)
   size_t n = b->tail_len + len;
   if (n > cap)
     {
-      size_t overflow = n - cap; /* < cap, since tail_len <= cap and len <= cap */
+      size_t overflow = n - cap; /* < cap: tail_len <= cap and len < cap */
       b->tail_pos += overflow;
       if (b->tail_pos >= cap)
         b->tail_pos -= cap;

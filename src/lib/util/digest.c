@@ -1,95 +1,168 @@
-/* csrun — SHA-256 digests through the OpenSSL libcrypto EVP interface. */
+/* csrun — SHA-256 (FIPS 180-4), self-contained.
+ *
+ * csrun hashes every snippet on the hot path; linking libcrypto for that cost
+ * more start-up time (library load and configuration) than the hashing itself. */
 #include "config.h"
 #include "digest.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
-
-#include <openssl/evp.h>
 
 #include "cleanup.h"
 
 #define DIGEST_READ_SIZE (256 * 1024)
 
-static void
-evp_md_ctx_freep (EVP_MD_CTX **ctx)
+struct sha256
 {
-  if (*ctx)
-    EVP_MD_CTX_free (*ctx);
+  uint32_t h[8];
+  uint64_t len; /* bytes hashed so far */
+  unsigned char block[64];
+  size_t fill;
+};
+
+static const uint32_t K[64] = {
+  0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+  0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+  0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+  0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+  0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+  0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+  0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+  0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+};
+
+static inline uint32_t
+rotr (uint32_t x, int n)
+{
+  return (x >> n) | (x << (32 - n));
 }
-#define cleanup_md_ctx __attribute__ ((cleanup (evp_md_ctx_freep)))
 
 static void
-to_hex (const unsigned char *md, unsigned int len, char out[CSR_SHA256_HEX_LEN + 1])
+compress (uint32_t h[8], const unsigned char *p)
 {
-  static const char hex[] = "0123456789abcdef";
-  for (unsigned int i = 0; i < len; i++)
+  uint32_t w[64];
+  for (int i = 0; i < 16; i++)
+    w[i] = (uint32_t) p[4 * i] << 24 | (uint32_t) p[4 * i + 1] << 16 | (uint32_t) p[4 * i + 2] << 8
+           | (uint32_t) p[4 * i + 3];
+  for (int i = 16; i < 64; i++)
     {
-      out[2 * i] = hex[md[i] >> 4];
-      out[2 * i + 1] = hex[md[i] & 0x0f];
+      uint32_t s0 = rotr (w[i - 15], 7) ^ rotr (w[i - 15], 18) ^ (w[i - 15] >> 3);
+      uint32_t s1 = rotr (w[i - 2], 17) ^ rotr (w[i - 2], 19) ^ (w[i - 2] >> 10);
+      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
     }
-  out[2 * len] = '\0';
+  uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], k = h[7];
+  for (int i = 0; i < 64; i++)
+    {
+      uint32_t t1 = k + (rotr (e, 6) ^ rotr (e, 11) ^ rotr (e, 25)) + ((e & f) ^ (~e & g)) + K[i]
+                    + w[i];
+      uint32_t t2 = (rotr (a, 2) ^ rotr (a, 13) ^ rotr (a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+      k = g;
+      g = f;
+      f = e;
+      e = d + t1;
+      d = c;
+      c = b;
+      b = a;
+      a = t1 + t2;
+    }
+  h[0] += a;
+  h[1] += b;
+  h[2] += c;
+  h[3] += d;
+  h[4] += e;
+  h[5] += f;
+  h[6] += g;
+  h[7] += k;
 }
 
-static int
-digest_init (EVP_MD_CTX **ctx, csr_error **err)
+static void
+sha256_init (struct sha256 *s)
 {
-  *ctx = EVP_MD_CTX_new ();
-  if (*ctx == NULL)
-    return csr_error_set (err, ENOMEM, "sha256: cannot allocate a digest context");
-  if (EVP_DigestInit_ex (*ctx, EVP_sha256 (), NULL) != 1)
-    return csr_error_set (err, 0, "sha256: EVP_DigestInit_ex failed");
-  return 0;
+  static const uint32_t iv[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                  0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19 };
+  memcpy (s->h, iv, sizeof iv);
+  s->len = 0;
+  s->fill = 0;
 }
 
-static int
-digest_final (EVP_MD_CTX *ctx, char out[CSR_SHA256_HEX_LEN + 1], csr_error **err)
+static void
+sha256_update (struct sha256 *s, const void *data, size_t len)
 {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int md_len = 0;
-  if (EVP_DigestFinal_ex (ctx, md, &md_len) != 1 || md_len * 2 != CSR_SHA256_HEX_LEN)
-    return csr_error_set (err, 0, "sha256: EVP_DigestFinal_ex failed");
-  to_hex (md, md_len, out);
-  return 0;
+  const unsigned char *p = data;
+  s->len += len;
+  if (s->fill)
+    {
+      size_t take = 64 - s->fill < len ? 64 - s->fill : len;
+      memcpy (s->block + s->fill, p, take);
+      s->fill += take;
+      p += take;
+      len -= take;
+      if (s->fill < 64)
+        return;
+      compress (s->h, s->block);
+      s->fill = 0;
+    }
+  for (; len >= 64; p += 64, len -= 64)
+    compress (s->h, p);
+  memcpy (s->block, p, len);
+  s->fill = len;
+}
+
+static void
+sha256_final (struct sha256 *s, char out[CSR_SHA256_HEX_LEN + 1])
+{
+  uint64_t bits = s->len * 8;
+  unsigned char pad[72] = { 0x80 };
+  size_t padlen = (s->fill < 56 ? 56 : 120) - s->fill;
+  for (int i = 0; i < 8; i++)
+    pad[padlen + (size_t) i] = (unsigned char) (bits >> (56 - 8 * i));
+  sha256_update (s, pad, padlen + 8);
+  static const char hex[] = "0123456789abcdef";
+  for (int i = 0; i < 32; i++)
+    {
+      unsigned char byte = (unsigned char) (s->h[i / 4] >> (24 - 8 * (i % 4)));
+      out[2 * i] = hex[byte >> 4];
+      out[2 * i + 1] = hex[byte & 0x0f];
+    }
+  out[CSR_SHA256_HEX_LEN] = '\0';
 }
 
 int
 csr_sha256_buf (const void *data, size_t len, char out[CSR_SHA256_HEX_LEN + 1], csr_error **err)
 {
-  cleanup_md_ctx EVP_MD_CTX *ctx = NULL;
-  if (digest_init (&ctx, err) < 0)
-    return -1;
-  if (len > 0 && EVP_DigestUpdate (ctx, data, len) != 1)
-    return csr_error_set (err, 0, "sha256: EVP_DigestUpdate failed");
-  return digest_final (ctx, out, err);
+  (void) err;
+  struct sha256 s;
+  sha256_init (&s);
+  sha256_update (&s, data, len);
+  sha256_final (&s, out);
+  return 0;
 }
 
 /* Hash everything from the current offset of FD to end of file. */
 int
 csr_sha256_fd (int fd, char out[CSR_SHA256_HEX_LEN + 1], csr_error **err)
 {
-  cleanup_md_ctx EVP_MD_CTX *ctx = NULL;
-  if (digest_init (&ctx, err) < 0)
-    return -1;
   cleanup_free unsigned char *buf = malloc (DIGEST_READ_SIZE);
   if (buf == NULL)
     return csr_error_errno (err, "sha256: cannot allocate a read buffer");
-  (void)posix_fadvise (fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  (void) posix_fadvise (fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  struct sha256 s;
+  sha256_init (&s);
   for (;;)
     {
       ssize_t n = read (fd, buf, DIGEST_READ_SIZE);
+      if (n < 0 && errno == EINTR)
+        continue;
       if (n < 0)
-        {
-          if (errno == EINTR)
-            continue;
-          return csr_error_errno (err, "sha256: read");
-        }
+        return csr_error_errno (err, "sha256: read");
       if (n == 0)
         break;
-      if (EVP_DigestUpdate (ctx, buf, (size_t)n) != 1)
-        return csr_error_set (err, 0, "sha256: EVP_DigestUpdate failed");
+      sha256_update (&s, buf, (size_t) n);
     }
-  return digest_final (ctx, out, err);
+  sha256_final (&s, out);
+  return 0;
 }
