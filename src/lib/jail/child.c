@@ -137,17 +137,18 @@ csr_child_main (const struct jail_spec *spec, int syncfd)
     ;
   if (r != 1 || go != 'G')
     _exit (125);
-  /* Open the rootfs in our own mount namespace (a descriptor from the
-   * supervisor would point into the host's, which mount(2) refuses), and
-   * before the switch to the mapped ids, while the host's permission checks
-   * still see the identity that owns the cache. */
+  /* Open the rootfs in our own mount namespace: a descriptor from the
+   * supervisor would point into the host's, which mount(2) refuses. */
   int rootfs_fd = open (spec->rootfs_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (rootfs_fd < 0)
     {
       csr_error_errno (&e, "open the rootfs %s", spec->rootfs_dir);
       fail (syncfd, e);
     }
-  if (become_ns_root (spec, &e) < 0)
+  if (csr_mounts_bind_rootfs (rootfs_fd, &e) < 0)
+    fail (syncfd, e);
+  close (rootfs_fd);
+  if (become_ns_root (spec, &e) < 0 || csr_mounts_setup (spec, &e) < 0)
     fail (syncfd, e);
   /* Die with the supervisor (set after the credential change, which clears it). */
   if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
@@ -159,9 +160,6 @@ csr_child_main (const struct jail_spec *spec, int syncfd)
   struct pollfd pfd = { .fd = syncfd, .events = POLLRDHUP };
   if (poll (&pfd, 1, 0) > 0 && (pfd.revents & (POLLHUP | POLLRDHUP)))
     _exit (125);
-  if (csr_mounts_setup (spec, rootfs_fd, &e) < 0)
-    fail (syncfd, e);
-  close (rootfs_fd);
   const char *hn = spec->hostname ? spec->hostname : "csrun";
   if (sethostname (hn, strlen (hn)) < 0)
     {

@@ -92,9 +92,20 @@ csr_jail_start (const struct jail_spec *spec, struct csr_jail *jail, csr_error *
   if (s.argv == NULL || s.argv[0] == NULL || s.argv[0][0] != '/')
     return csr_error_set (err, EINVAL, "the jail's program must be an absolute path");
   struct stat st;
-  if (s.rootfs_dir == NULL || stat (s.rootfs_dir, &st) < 0 || !S_ISDIR (st.st_mode))
-    return csr_error_set (err, s.rootfs_dir ? errno ? errno : ENOTDIR : EINVAL,
-                          "rootfs %s is not a directory", s.rootfs_dir ? s.rootfs_dir : "(none)");
+  if (s.rootfs_dir == NULL)
+    return csr_error_set (err, EINVAL, "no rootfs given");
+  if (stat (s.rootfs_dir, &st) < 0)
+    return csr_error_errno (err, "rootfs %s", s.rootfs_dir);
+  if (!S_ISDIR (st.st_mode))
+    return csr_error_set (err, ENOTDIR, "rootfs %s", s.rootfs_dir);
+  /* When the jail's root is not the rootfs owner (csrun as host root maps it
+   * to an unprivileged id), the tree must be readable by others. */
+  if (s.uid_map[0].outside != st.st_uid && (st.st_mode & 0005) != 0005)
+    return csr_error_set (err, EACCES,
+                          "rootfs %s must be readable and searchable by others (mode %03o): the "
+                          "jail's root is host uid %u",
+                          s.rootfs_dir, (unsigned) (st.st_mode & 0777),
+                          (unsigned) s.uid_map[0].outside);
   int sv[2];
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return csr_error_errno (err, "socketpair");

@@ -17,10 +17,10 @@
 #include "../util/fs.h"
 #include "../util/syscalls.h"
 
-/* Scratch directory for assembling the new root: a private tmpfs mounted over
- * the host's /tmp in the jail's own mount namespace (the host never sees it). */
-#define SCRATCH "/tmp"
-#define NEWROOT SCRATCH "/root"
+/* Where the new root is assembled: the rootfs is bind-mounted over the host's
+ * /tmp inside the jail's own mount namespace (the host never sees it), so no
+ * directory has to be created on the host. */
+#define NEWROOT "/tmp"
 
 static const char *const masked_paths[] = {
   "/proc/acpi",        "/proc/asound",     "/proc/kcore",      "/proc/keys",
@@ -226,24 +226,24 @@ pivot (csr_error **err)
 }
 
 int
-csr_mounts_setup (const struct jail_spec *spec, int rootfs_fd, csr_error **err)
+csr_mounts_bind_rootfs (int rootfs_fd, csr_error **err)
 {
   /* Nothing we do here propagates back to the host. */
   if (do_mount (NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL, err) < 0)
     return -1;
-  if (do_mount ("tmpfs", SCRATCH, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=16k,mode=0700",
-                err)
-      < 0)
-    return -1;
-  if (mkdir (NEWROOT, 0755) < 0)
-    return csr_error_errno (err, "mkdir scratch root");
   char src[64];
   snprintf (src, sizeof src, "/proc/self/fd/%d", rootfs_fd);
   if (mount (src, NEWROOT, NULL, MS_BIND, NULL) < 0)
     return csr_error_errno (err, "bind-mount the rootfs");
+  return 0;
+}
+
+int
+csr_mounts_setup (const struct jail_spec *spec, csr_error **err)
+{
   cleanup_close int rootfd = open (NEWROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (rootfd < 0)
-    return csr_error_errno (err, "open new root");
+    return csr_error_errno (err, "open the new root");
   if (setup_proc (rootfd, err) < 0 || setup_dev (rootfd, err) < 0)
     return -1;
   if (setup_tmpfs (rootfd, "tmp", "1777", spec, err) < 0)

@@ -5,11 +5,15 @@
 #include "../util/error.h"
 #include "spec.h"
 
-/* Build the whole tree and pivot into it.  ROOTFS_FD is an O_PATH descriptor
- * of the rootfs directory opened by the supervisor (so no path lookup on the
- * host is needed from inside the user namespace).  Runs in the child, in its
- * new mount namespace, with the id maps already written. */
-int csr_mounts_setup (const struct jail_spec *spec, int rootfs_fd, csr_error **err);
+/* Step 1, still with the host identity (as host root the rootfs path may be
+ * searchable by root only): make every mount private and bind the rootfs,
+ * given as an O_PATH descriptor opened in this mount namespace, on the
+ * assembly point. */
+int csr_mounts_bind_rootfs (int rootfs_fd, csr_error **err);
+
+/* Step 2, as root of the user namespace: /proc, /dev, the tmpfs mounts,
+ * pivot_root, and the rootfs made read-only. */
+int csr_mounts_setup (const struct jail_spec *spec, csr_error **err);
 
 /* Write SPEC's files into the (already pivoted) working directory. */
 int csr_mounts_write_files (const struct jail_spec *spec, csr_error **err);
