@@ -6,6 +6,8 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -150,6 +152,33 @@ csr_jail_kill (struct csr_jail *jail, int sig)
   if (jail->pidfd >= 0)
     return csr_pidfd_send_signal (jail->pidfd, sig);
   return kill (jail->pid, sig);
+}
+
+int
+csr_jail_kill_payload (struct csr_jail *jail)
+{
+  if (jail->pid <= 0)
+    return 0;
+  char path[64], buf[256];
+  snprintf (path, sizeof path, "/proc/%d/task/%d/children", (int) jail->pid, (int) jail->pid);
+  cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  ssize_t n = read (fd, buf, sizeof buf - 1);
+  if (n <= 0)
+    return 0;
+  buf[n] = '\0';
+  int killed = 0;
+  for (char *p = buf, *end; *p; p = end)
+    {
+      long pid = strtol (p, &end, 10);
+      if (end == p)
+        break;
+      /* Init has not reaped its children yet, so these pids can't be reused. */
+      if (pid > 0 && kill ((pid_t) pid, SIGKILL) == 0)
+        killed++;
+    }
+  return killed;
 }
 
 int

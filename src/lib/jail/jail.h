@@ -31,6 +31,10 @@ struct csr_jail_exit
 int csr_jail_start (const struct jail_spec *spec, struct csr_jail *jail, csr_error **err);
 /* Kill every process in the jail (SIGKILL to init: the pid namespace goes with it). */
 int csr_jail_kill (struct csr_jail *jail, int sig);
+/* Kill the payload (the children of init), so init reaps it and reports its
+ * status and resource use before the pid namespace goes.  Returns how many
+ * processes were signalled; 0 means the caller should kill init instead. */
+int csr_jail_kill_payload (struct csr_jail *jail);
 /* After POLLIN on jail->pidfd (or at any time: blocks), reap init and fill *ex. */
 int csr_jail_wait (struct csr_jail *jail, struct csr_jail_exit *ex, csr_error **err);
 void csr_jail_release (struct csr_jail *jail);

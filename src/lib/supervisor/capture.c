@@ -18,6 +18,8 @@
  * wait for the kernel to finish tearing the pid namespace down. */
 #define DRAIN_MS 2000
 #define CHUNK (64 * 1024)
+/* After a timeout, how long init gets to report the killed payload. */
+#define KILL_GRACE_MS 1000
 
 static uint64_t
 now_ms (void)
@@ -141,8 +143,17 @@ csr_capture_run (const struct jail_spec *spec, const struct csr_capture_opts *o,
       uint64_t now = now_ms ();
       if (!reaped && deadline && now >= deadline && !a->timed_out)
         {
+          /* Kill the payload first so init can account for it; init and
+           * everything else follow when init sees it die. */
           a->timed_out = true;
+          if (csr_jail_kill_payload (&jail) == 0)
+            csr_jail_kill (&jail, SIGKILL);
+          deadline = now + KILL_GRACE_MS;
+        }
+      else if (!reaped && a->timed_out && deadline && now >= deadline)
+        {
           csr_jail_kill (&jail, SIGKILL);
+          deadline = 0;
         }
       if (reaped && now >= drain_until)
         break;
@@ -168,7 +179,7 @@ csr_capture_run (const struct jail_spec *spec, const struct csr_capture_opts *o,
         timeout = (int) (drain_until - now);
       else if (jail.pidfd < 0)
         timeout = 20; /* no pidfd: poll for the exit */
-      if (!reaped && deadline && !a->timed_out)
+      if (!reaped && deadline)
         {
           int left = (int) (deadline - now);
           timeout = timeout < 0 || left < timeout ? left : timeout;
