@@ -27,7 +27,7 @@ static const struct command commands[] = {
 static void
 print_version (FILE *f, struct argp_state *state)
 {
-  (void) state;
+  (void)state;
   fprintf (f, "csrun version %s\ncommit: %s\nspec: %s\n%s\n", PACKAGE_VERSION, CSRUN_GIT_COMMIT,
            OCI_SPEC_VERSION, FEATURES);
 }
@@ -75,7 +75,7 @@ parse_global (int key, char *arg, struct argp_state *state)
     default:
       return ARGP_ERR_UNKNOWN;
     }
-  (void) arg;
+  (void)arg;
   return 0;
 }
 

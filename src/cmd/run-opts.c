@@ -27,7 +27,8 @@ static struct argp_option run_options[] = {
     "Memory limit (512M, 1G; default 512M). Recorded in the result; not yet enforced", 0 },
   { "max-output", OPT_MAX_OUTPUT, "SIZE", 0,
     "Keep at most SIZE bytes of stdout and of stderr: the first and the last SIZE/2 "
-    "(default 1M)", 0 },
+    "(default 1M)",
+    0 },
   { "env", OPT_ENV, "KEY[=VALUE]", 0,
     "Add KEY=VALUE to the jail's environment (KEY alone copies the host's value); repeatable", 0 },
   { "rootfs", OPT_ROOTFS, "PATH", 0,
@@ -124,8 +125,8 @@ parse_opt (int key, char *arg, struct argp_state *state)
   return 0;
 }
 
-static struct argp run_argp = { run_options, parse_opt, "FILE|- [ARGS...]", run_doc, NULL, NULL,
-                                NULL };
+static struct argp run_argp
+    = { run_options, parse_opt, "FILE|- [ARGS...]", run_doc, NULL, NULL, NULL };
 
 void
 run_opts_parse (int argc, char **argv, struct run_opts *o)

@@ -96,12 +96,12 @@ build_env (const struct run_opts *o, char **envp, char **owned, size_t cap)
           owned[nowned++] = joined;
           kv = joined;
         }
-      size_t klen = (size_t) (strchr (kv, '=') - kv);
+      size_t klen = (size_t)(strchr (kv, '=') - kv);
       size_t j;
       for (j = 0; j < n; j++)
         if (strncmp (envp[j], kv, klen + 1) == 0)
           break;
-      envp[j] = (char *) kv;
+      envp[j] = (char *)kv;
       if (j == n)
         n++;
     }
@@ -166,7 +166,7 @@ fail_internal (const struct run_opts *o, struct csr_run_result *r, csr_error *e,
 int
 cmd_run (struct csr_global *g, int argc, char **argv)
 {
-  (void) g;
+  (void)g;
   struct run_opts o;
   run_opts_parse (argc, argv, &o);
 
@@ -203,17 +203,17 @@ cmd_run (struct csr_global *g, int argc, char **argv)
   build_env (&o, envp, owned, sizeof envp / sizeof envp[0]);
 
   /* python3 -I -S -u -c LAUNCHER [ARGS...] */
-  char **pargv = calloc ((size_t) o.n_args + 7, sizeof *pargv);
+  char **pargv = calloc ((size_t)o.n_args + 7, sizeof *pargv);
   if (pargv == NULL)
     return fail_internal (&o, &r, (csr_error_set (&e, ENOMEM, "allocate argv"), e),
                           CSR_EXIT_INTERNAL);
   size_t a = 0;
-  pargv[a++] = (char *) JAIL_PYTHON;
-  pargv[a++] = (char *) "-I";
-  pargv[a++] = (char *) "-S";
-  pargv[a++] = (char *) "-u";
-  pargv[a++] = (char *) "-c";
-  pargv[a++] = (char *) csr_launch_py;
+  pargv[a++] = (char *)JAIL_PYTHON;
+  pargv[a++] = (char *)"-I";
+  pargv[a++] = (char *)"-S";
+  pargv[a++] = (char *)"-u";
+  pargv[a++] = (char *)"-c";
+  pargv[a++] = (char *)csr_launch_py;
   for (int i = 0; i < o.n_args; i++)
     pargv[a++] = o.args[i];
   pargv[a] = NULL;

@@ -37,7 +37,7 @@ Test (digest, million_a_in_odd_chunks_through_a_file)
   while (off < 1000000)
     {
       size_t n = step < 1000000 - off ? step : 1000000 - off;
-      cr_assert_eq (write (fd, buf + off, n), (ssize_t) n);
+      cr_assert_eq (write (fd, buf + off, n), (ssize_t)n);
       off += n;
       step = step * 3 + 1;
     }

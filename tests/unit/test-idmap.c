@@ -45,7 +45,7 @@ Test (idmap, format)
   char buf[128];
   int n = csr_idmap_format (m, 2, buf, sizeof buf);
   cr_assert_str_eq (buf, "0 1000 1\n1 100000 65536\n");
-  cr_assert_eq (n, (int) strlen (buf));
+  cr_assert_eq (n, (int)strlen (buf));
   cr_assert_lt (csr_idmap_format (m, 2, buf, 10), 0, "a short buffer must fail, not truncate");
 }
 

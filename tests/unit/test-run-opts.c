@@ -8,7 +8,7 @@
 static void
 parse (struct run_opts *o, int argc, const char **argv)
 {
-  run_opts_parse (argc, (char **) argv, o);
+  run_opts_parse (argc, (char **)argv, o);
 }
 
 Test (run_opts, defaults)
@@ -27,9 +27,9 @@ Test (run_opts, defaults)
 Test (run_opts, values_and_snippet_args)
 {
   struct run_opts o;
-  const char *argv[] = { "csrun run", "--timeout", "1.5s", "--memory=1G", "--max-output", "64k",
-                         "-e",        "A=1",       "--env", "B",         "--json",       "-",
-                         "--timeout", "x",         NULL };
+  const char *argv[]
+      = { "csrun run", "--timeout", "1.5s",   "--memory=1G", "--max-output", "64k", "-e", "A=1",
+          "--env",     "B",         "--json", "-",           "--timeout",    "x",   NULL };
   parse (&o, 13, argv);
   cr_assert_float_eq (o.timeout_s, 1.5, 1e-9);
   cr_assert_eq (o.memory, 1ULL << 30);

@@ -557,6 +557,12 @@ Test (resolve, first_call_unpacks_then_index_is_used)
   cr_assert_str_eq (r->dir, expected);
   check_good_tree (r->dir);
   struct stat st;
+  char *etc = path_in (r->dir, "etc"); /* not in the archive: made by csrun */
+  cr_assert_eq (stat (etc, &st), 0);
+  cr_assert_eq (st.st_mode & 07777, 0755, "implicit parent: mode 0%o",
+                (unsigned)(st.st_mode & 07777));
+  free (etc);
+  cr_assert_eq (umask (077), 077, "the caller's umask was not restored");
   cr_assert_eq (stat (r->dir, &st), 0);
   cr_assert_eq (st.st_mode & 07777, 0755, "tree top: mode 0%o", (unsigned)(st.st_mode & 07777));
   cr_assert_eq (stat (cache, &st), 0);

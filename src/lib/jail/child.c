@@ -91,7 +91,7 @@ struct payload_ctx
 static void
 start_payload (void *arg, int syncfd, const sigset_t *oldmask)
 {
-  const struct jail_spec *spec = ((struct payload_ctx *) arg)->spec;
+  const struct jail_spec *spec = ((struct payload_ctx *)arg)->spec;
   csr_error *e = NULL;
   struct sigaction dfl = { .sa_handler = SIG_DFL };
   for (int s = 1; s < NSIG; s++)
@@ -99,7 +99,7 @@ start_payload (void *arg, int syncfd, const sigset_t *oldmask)
   sigset_t none;
   sigemptyset (&none);
   sigprocmask (SIG_SETMASK, &none, NULL);
-  (void) oldmask;
+  (void)oldmask;
 
   if (setsid () < 0)
     {

@@ -35,19 +35,20 @@ csr_idmap_find_subid (const char *text, const char *user, uid_t uid, uint32_t *s
                       uint32_t *count, csr_error **err)
 {
   char uidstr[32];
-  snprintf (uidstr, sizeof uidstr, "%u", (unsigned) uid);
+  snprintf (uidstr, sizeof uidstr, "%u", (unsigned)uid);
   int lineno = 0;
-  for (const char *line = text; line && *line; line = strchr (line, '\n') ? strchr (line, '\n') + 1 : NULL)
+  for (const char *line = text; line && *line;
+       line = strchr (line, '\n') ? strchr (line, '\n') + 1 : NULL)
     {
       lineno++;
       const char *end = strchrnul (line, '\n');
       if (line == end || line[0] == '#')
         continue;
-      const char *c1 = memchr (line, ':', (size_t) (end - line));
-      const char *c2 = c1 ? memchr (c1 + 1, ':', (size_t) (end - c1 - 1)) : NULL;
+      const char *c1 = memchr (line, ':', (size_t)(end - line));
+      const char *c2 = c1 ? memchr (c1 + 1, ':', (size_t)(end - c1 - 1)) : NULL;
       if (c1 == NULL || c2 == NULL)
         return csr_error_set (err, 0, "line %d: expected NAME:START:COUNT", lineno);
-      size_t nlen = (size_t) (c1 - line);
+      size_t nlen = (size_t)(c1 - line);
       bool match = (user && strlen (user) == nlen && memcmp (line, user, nlen) == 0)
                    || (strlen (uidstr) == nlen && memcmp (line, uidstr, nlen) == 0);
       if (!match)
@@ -59,8 +60,8 @@ csr_idmap_find_subid (const char *text, const char *user, uid_t uid, uint32_t *s
       if (errno || e1 != c2 || (e2 != end && *e2 != '\r') || n == 0 || s > UINT32_MAX
           || n > UINT32_MAX || s + n - 1 > UINT32_MAX)
         return csr_error_set (err, 0, "line %d: invalid subordinate range", lineno);
-      *start = (uint32_t) s;
-      *count = (uint32_t) n;
+      *start = (uint32_t)s;
+      *count = (uint32_t)n;
       return 1;
     }
   return 0;
@@ -77,17 +78,17 @@ csr_idmap_format (const struct csr_idmap *maps, size_t n, char *buf, size_t bufs
     {
       int w = snprintf (buf + off, bufsz - off, "%" PRIu32 " %" PRIu32 " %" PRIu32 "\n",
                         maps[i].inside, maps[i].outside, maps[i].count);
-      if (w < 0 || (size_t) w >= bufsz - off)
+      if (w < 0 || (size_t)w >= bufsz - off)
         return -1;
-      off += (size_t) w;
+      off += (size_t)w;
     }
-  return (int) off;
+  return (int)off;
 }
 
 static bool
 overlap (uint32_t a, uint32_t alen, uint32_t b, uint32_t blen)
 {
-  return (uint64_t) a < (uint64_t) b + blen && (uint64_t) b < (uint64_t) a + alen;
+  return (uint64_t)a < (uint64_t)b + blen && (uint64_t)b < (uint64_t)a + alen;
 }
 
 int
@@ -96,13 +97,14 @@ csr_idmap_validate (const struct csr_idmap *maps, size_t n, csr_error **err)
   if (n == 0)
     return csr_error_set (err, EINVAL, "empty id map");
   if (n > CSR_MAX_IDMAPS)
-    return csr_error_set (err, EINVAL, "too many id map lines (%zu, at most %d)", n, CSR_MAX_IDMAPS);
+    return csr_error_set (err, EINVAL, "too many id map lines (%zu, at most %d)", n,
+                          CSR_MAX_IDMAPS);
   for (size_t i = 0; i < n; i++)
     {
       if (maps[i].count == 0)
         return csr_error_set (err, EINVAL, "id map line %zu has count 0", i + 1);
-      if ((uint64_t) maps[i].inside + maps[i].count > (uint64_t) UINT32_MAX + 1
-          || (uint64_t) maps[i].outside + maps[i].count > (uint64_t) UINT32_MAX + 1)
+      if ((uint64_t)maps[i].inside + maps[i].count > (uint64_t)UINT32_MAX + 1
+          || (uint64_t)maps[i].outside + maps[i].count > (uint64_t)UINT32_MAX + 1)
         return csr_error_set (err, EINVAL, "id map line %zu overflows 32 bits", i + 1);
       for (size_t j = 0; j < i; j++)
         {
@@ -121,12 +123,12 @@ static int
 write_proc_file (pid_t pid, const char *name, const char *text, csr_error **err)
 {
   char path[64];
-  snprintf (path, sizeof path, "/proc/%d/%s", (int) pid, name);
+  snprintf (path, sizeof path, "/proc/%d/%s", (int)pid, name);
   cleanup_close int fd = open (path, O_WRONLY | O_CLOEXEC);
   if (fd < 0)
     return csr_error_errno (err, "open %s", path);
   ssize_t w = write (fd, text, strlen (text));
-  if (w < 0 || (size_t) w != strlen (text))
+  if (w < 0 || (size_t)w != strlen (text))
     return csr_error_errno (err, "write %s", path);
   return 0;
 }
@@ -137,8 +139,8 @@ run_helper (const char *prog, pid_t pid, const struct csr_idmap *maps, size_t n,
   char *argv[3 + 3 * CSR_MAX_IDMAPS + 1];
   char nums[3 * CSR_MAX_IDMAPS + 1][16];
   size_t a = 0;
-  argv[a++] = (char *) prog;
-  snprintf (nums[0], sizeof nums[0], "%d", (int) pid);
+  argv[a++] = (char *)prog;
+  snprintf (nums[0], sizeof nums[0], "%d", (int)pid);
   argv[a++] = nums[0];
   for (size_t i = 0; i < n; i++)
     {
@@ -150,7 +152,7 @@ run_helper (const char *prog, pid_t pid, const struct csr_idmap *maps, size_t n,
       argv[a++] = nums[3 + 3 * i];
     }
   argv[a] = NULL;
-  char *envp[] = { (char *) "PATH=/usr/bin:/bin:/usr/sbin:/sbin", NULL };
+  char *envp[] = { (char *)"PATH=/usr/bin:/bin:/usr/sbin:/sbin", NULL };
   pid_t child;
   int rc = posix_spawnp (&child, prog, NULL, NULL, argv, envp);
   if (rc != 0)

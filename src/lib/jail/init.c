@@ -24,14 +24,14 @@ csr_init_run (int syncfd, void (*start_payload) (void *arg, int syncfd, const si
   int execpipe[2];
   if (pipe2 (execpipe, O_CLOEXEC) < 0)
     {
-      csr_error e = { errno, (char *) "init: pipe" };
+      csr_error e = { errno, (char *)"init: pipe" };
       csr_sync_send (syncfd, CSR_SYNC_ERROR, 0, &e);
       _exit (125);
     }
   pid_t payload = fork ();
   if (payload < 0)
     {
-      csr_error e = { errno, (char *) "init: fork the payload" };
+      csr_error e = { errno, (char *)"init: fork the payload" };
       csr_sync_send (syncfd, CSR_SYNC_ERROR, 0, &e);
       _exit (125);
     }
@@ -53,8 +53,8 @@ csr_init_run (int syncfd, void (*start_payload) (void *arg, int syncfd, const si
   for (int fd = 0; fd < 3 && devnull >= 0; fd++)
     dup2 (devnull, fd);
   if (syncfd > 3)
-    csr_close_range_between (3, (unsigned) syncfd - 1);
-  csr_close_range_between ((unsigned) syncfd + 1, ~0U);
+    csr_close_range_between (3, (unsigned)syncfd - 1);
+  csr_close_range_between ((unsigned)syncfd + 1, ~0U);
 
   /* Reap every process of the namespace; forward signals to the payload. */
   for (;;)

@@ -7,9 +7,8 @@
 
 /* Run as pid 1 after set-up.  START_PAYLOAD runs in the forked child and must
  * not return on success (it execs).  Reports READY/EXIT on SYNCFD and exits. */
-__attribute__ ((noreturn)) void csr_init_run (int syncfd,
-                                              void (*start_payload) (void *arg, int syncfd,
-                                                                     const sigset_t *oldmask),
-                                              void *arg);
+__attribute__ ((noreturn)) void
+csr_init_run (int syncfd, void (*start_payload) (void *arg, int syncfd, const sigset_t *oldmask),
+              void *arg);
 
 #endif

@@ -21,7 +21,7 @@
 #include "idmap.h"
 
 #define JAIL_NS_FLAGS                                                                              \
-  (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS        \
+  (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS         \
    | CLONE_NEWCGROUP)
 
 /* A set-up that takes longer than this is stuck (a hung mount, say). */
@@ -72,7 +72,7 @@ await_ready (int syncfd, csr_error **err)
         return csr_error_errno (err, "read the jail's sync socket");
       if (r == 0)
         return csr_error_set (err, 0, "the jail died during set-up without saying why");
-      if ((size_t) r != sizeof m)
+      if ((size_t)r != sizeof m)
         return csr_error_set (err, 0, "short message on the jail's sync socket");
       m.text[sizeof m.text - 1] = '\0';
       if (m.type == CSR_SYNC_READY)
@@ -106,8 +106,8 @@ csr_jail_start (const struct jail_spec *spec, struct csr_jail *jail, csr_error *
     return csr_error_set (err, EACCES,
                           "rootfs %s must be readable and searchable by others (mode %03o): the "
                           "jail's root is host uid %u",
-                          s.rootfs_dir, (unsigned) (st.st_mode & 0777),
-                          (unsigned) s.uid_map[0].outside);
+                          s.rootfs_dir, (unsigned)(st.st_mode & 0777),
+                          (unsigned)s.uid_map[0].outside);
   int sv[2];
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return csr_error_errno (err, "socketpair");
@@ -160,7 +160,7 @@ csr_jail_kill_payload (struct csr_jail *jail)
   if (jail->pid <= 0)
     return 0;
   char path[64], buf[256];
-  snprintf (path, sizeof path, "/proc/%d/task/%d/children", (int) jail->pid, (int) jail->pid);
+  snprintf (path, sizeof path, "/proc/%d/task/%d/children", (int)jail->pid, (int)jail->pid);
   cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return 0;
@@ -175,7 +175,7 @@ csr_jail_kill_payload (struct csr_jail *jail)
       if (end == p)
         break;
       /* Init has not reaped its children yet, so these pids can't be reused. */
-      if (pid > 0 && kill ((pid_t) pid, SIGKILL) == 0)
+      if (pid > 0 && kill ((pid_t)pid, SIGKILL) == 0)
         killed++;
     }
   return killed;
@@ -196,13 +196,13 @@ csr_jail_wait (struct csr_jail *jail, struct csr_jail_exit *ex, csr_error **err)
         return csr_error_errno (err, "wait for the jail");
     }
   jail->pid = -1;
-  ex->cpu_us = (uint64_t) ru.ru_utime.tv_sec * 1000000 + (uint64_t) ru.ru_utime.tv_usec
-               + (uint64_t) ru.ru_stime.tv_sec * 1000000 + (uint64_t) ru.ru_stime.tv_usec;
-  ex->maxrss_kib = (uint64_t) ru.ru_maxrss;
+  ex->cpu_us = (uint64_t)ru.ru_utime.tv_sec * 1000000 + (uint64_t)ru.ru_utime.tv_usec
+               + (uint64_t)ru.ru_stime.tv_sec * 1000000 + (uint64_t)ru.ru_stime.tv_usec;
+  ex->maxrss_kib = (uint64_t)ru.ru_maxrss;
   /* The payload's own status, if init lived to report it. */
   struct csr_sync_msg m;
   ssize_t r;
-  while ((r = recv (jail->syncfd, &m, sizeof m, MSG_DONTWAIT)) == (ssize_t) sizeof m)
+  while ((r = recv (jail->syncfd, &m, sizeof m, MSG_DONTWAIT)) == (ssize_t)sizeof m)
     if (m.type == CSR_SYNC_EXIT)
       {
         status = m.status;

@@ -23,20 +23,23 @@
 #define NEWROOT "/tmp"
 
 static const char *const masked_paths[] = {
-  "/proc/acpi",        "/proc/asound",     "/proc/kcore",      "/proc/keys",
-  "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug",
-  "/proc/scsi",        "/proc/interrupts", "/proc/sysrq-trigger",
+  "/proc/acpi",          "/proc/asound",     "/proc/kcore",         "/proc/keys",
+  "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats",   "/proc/sched_debug",
+  "/proc/scsi",          "/proc/interrupts", "/proc/sysrq-trigger",
 };
 
 static const char *const readonly_paths[] = {
-  "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys",
+  "/proc/bus",
+  "/proc/fs",
+  "/proc/irq",
+  "/proc/sys",
 };
 
 static const char *const dev_nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
 
 static int
-do_mount (const char *src, const char *dst, const char *type, unsigned long flags,
-          const char *data, csr_error **err)
+do_mount (const char *src, const char *dst, const char *type, unsigned long flags, const char *data,
+          csr_error **err)
 {
   if (mount (src, dst, type, flags, data) < 0)
     return csr_error_errno (err, "mount %s on %s", type ? type : (src ? src : "none"), dst);
@@ -122,7 +125,7 @@ setup_tmpfs (int rootfd, const char *name, const char *mode, const struct jail_s
     return -1;
   char opts[160];
   snprintf (opts, sizeof opts, "size=%" PRIu64 ",nr_inodes=%" PRIu64 ",mode=%s,uid=%u,gid=%u",
-            spec->tmp_size, spec->tmp_inodes, mode, (unsigned) spec->uid, (unsigned) spec->gid);
+            spec->tmp_size, spec->tmp_inodes, mode, (unsigned)spec->uid, (unsigned)spec->gid);
   char what[32];
   snprintf (what, sizeof what, "/%s", name);
   return mount_on_fd ("tmpfs", fd, what, "tmpfs", MS_NOSUID | MS_NODEV, opts, err);
@@ -134,8 +137,9 @@ setup_dev (int rootfd, csr_error **err)
   cleanup_close int fd = open_target (rootfd, "", "dev", err);
   if (fd < 0)
     return -1;
-  if (mount_on_fd ("tmpfs", fd, "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,nr_inodes=64,mode=0755",
-                   err) < 0)
+  if (mount_on_fd ("tmpfs", fd, "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC,
+                   "size=64k,nr_inodes=64,mode=0755", err)
+      < 0)
     return -1;
   for (size_t i = 0; i < sizeof dev_nodes / sizeof dev_nodes[0]; i++)
     {
@@ -150,8 +154,9 @@ setup_dev (int rootfd, csr_error **err)
         return -1;
     }
   static const char *const links[][2] = {
-    { "/proc/self/fd", "fd" },       { "/proc/self/fd/0", "stdin" }, { "/proc/self/fd/1", "stdout" },
-    { "/proc/self/fd/2", "stderr" }, { "pts/ptmx", "ptmx" },
+    { "/proc/self/fd", "fd" },       { "/proc/self/fd/0", "stdin" },
+    { "/proc/self/fd/1", "stdout" }, { "/proc/self/fd/2", "stderr" },
+    { "pts/ptmx", "ptmx" },
   };
   for (size_t i = 0; i < sizeof links / sizeof links[0]; i++)
     {
@@ -165,10 +170,12 @@ setup_dev (int rootfd, csr_error **err)
     if (mkdir (dirs[i], 0755) < 0)
       return csr_error_errno (err, "mkdir %s", dirs[i] + sizeof NEWROOT - 1);
   if (do_mount ("tmpfs", NEWROOT "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                "size=64m,nr_inodes=1024,mode=1777", err) < 0)
+                "size=64m,nr_inodes=1024,mode=1777", err)
+      < 0)
     return -1;
   if (do_mount ("devpts", NEWROOT "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
-                "newinstance,ptmxmode=0666,mode=0620", err) < 0)
+                "newinstance,ptmxmode=0666,mode=0620", err)
+      < 0)
     return -1;
   return remount_ro (NEWROOT "/dev", MS_NOSUID | MS_NOEXEC, err);
 }
@@ -191,7 +198,8 @@ setup_proc (int rootfd, csr_error **err)
       if (S_ISDIR (st.st_mode))
         {
           if (do_mount ("tmpfs", p, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                        "size=0,nr_inodes=1,mode=0555", err) < 0)
+                        "size=0,nr_inodes=1,mode=0555", err)
+              < 0)
             return -1;
         }
       else if (do_mount ("/dev/null", p, NULL, MS_BIND, NULL, err) < 0)

@@ -7,9 +7,9 @@
 static int
 set_limit (int res, const char *name, uint64_t value, csr_error **err)
 {
-  struct rlimit rl = { .rlim_cur = (rlim_t) value, .rlim_max = (rlim_t) value };
+  struct rlimit rl = { .rlim_cur = (rlim_t)value, .rlim_max = (rlim_t)value };
   if (setrlimit (res, &rl) < 0)
-    return csr_error_errno (err, "setrlimit %s to %llu", name, (unsigned long long) value);
+    return csr_error_errno (err, "setrlimit %s to %llu", name, (unsigned long long)value);
   return 0;
 }
 

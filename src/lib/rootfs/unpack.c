@@ -277,6 +277,8 @@ unpack_entry (struct unpack *u, struct archive_entry *e, csr_error **err)
       norm_link = normalize (hardlink);
       if (norm_link == NULL)
         return csr_error_errno (err, "entry '%s'", name);
+      if (check_prefixes (u, name, norm_link, err) < 0)
+        return -1;
       struct path_slot *src = map_find (&u->map, norm_link, strlen (norm_link));
       if (src == NULL || src->kind != KIND_REG)
         return csr_error_set (err, 0,
@@ -387,6 +389,10 @@ csr_rootfs_unpack (const char *archive_path, const char *dest, csr_error **err)
    * relative names too); it is restored before returning. */
   if (fchdir (dfd) < 0)
     return csr_error_errno (err, "unpack into '%s'", dest);
+  /* Parent directories missing from the archive are created with 0777 minus
+   * the umask: make them 0755 whatever the caller's umask (the tree must be
+   * readable by the jail's uid).  Entries get their archive modes. */
+  mode_t old_umask = umask (022);
   struct unpack u = { .archive_path = archive_path, .in = in, .out = out };
   int ret = unpack_entries (&u, err);
   /* Applies the deferred directory modes and times (relative names too). */
@@ -394,6 +400,7 @@ csr_rootfs_unpack (const char *archive_path, const char *dest, csr_error **err)
   if (ret == 0 && r < ARCHIVE_WARN)
     ret = csr_error_set (err, archive_errno (out), "unpack into '%s': %s", dest,
                          archive_error_string (out));
+  umask (old_umask);
   if (fchdir (cwd) < 0 && ret == 0)
     ret = csr_error_errno (err, "unpack: return to the current directory");
   map_free (&u.map);

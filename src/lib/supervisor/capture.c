@@ -26,7 +26,7 @@ now_ms (void)
 {
   struct timespec ts;
   clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+  return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 static void
@@ -40,7 +40,7 @@ stream_out (int fd, const char *data, size_t len)
       if (w <= 0)
         return; /* the reader went away: keep capturing, stop streaming */
       data += w;
-      len -= (size_t) w;
+      len -= (size_t)w;
     }
 }
 
@@ -62,7 +62,7 @@ pump (int *fd, struct csr_bbuf *b, int passthrough)
           *fd = -1;
           return;
         }
-      size_t head = csr_bbuf_append (b, buf, (size_t) r);
+      size_t head = csr_bbuf_append (b, buf, (size_t)r);
       stream_out (passthrough, buf, head);
     }
 }
@@ -83,8 +83,8 @@ stream_tail (int fd, const struct csr_bbuf *b)
     }
   char marker[96];
   int n = snprintf (marker, sizeof marker, "\n[... csrun: %llu bytes dropped ...]\n",
-                    (unsigned long long) csr_bbuf_dropped (b));
-  stream_out (fd, marker, (size_t) n);
+                    (unsigned long long)csr_bbuf_dropped (b));
+  stream_out (fd, marker, (size_t)n);
   size_t len;
   cleanup_free char *t = csr_bbuf_tail (b, &len);
   if (t)
@@ -133,7 +133,7 @@ csr_capture_run (const struct jail_spec *spec, const struct csr_capture_opts *o,
   if (rc < 0)
     return -1;
 
-  uint64_t deadline = o->timeout_s > 0 ? start + (uint64_t) (o->timeout_s * 1000.0) : 0;
+  uint64_t deadline = o->timeout_s > 0 ? start + (uint64_t)(o->timeout_s * 1000.0) : 0;
   uint64_t drain_until = 0;
   bool reaped = false;
   struct csr_jail_exit ex;
@@ -176,15 +176,15 @@ csr_capture_run (const struct jail_spec *spec, const struct csr_capture_opts *o,
         }
       int timeout = -1;
       if (reaped)
-        timeout = (int) (drain_until - now);
+        timeout = (int)(drain_until - now);
       else if (jail.pidfd < 0)
         timeout = 20; /* no pidfd: poll for the exit */
       if (!reaped && deadline)
         {
-          int left = (int) (deadline - now);
+          int left = (int)(deadline - now);
           timeout = timeout < 0 || left < timeout ? left : timeout;
         }
-      int r = poll (pfd, (nfds_t) n, timeout);
+      int r = poll (pfd, (nfds_t)n, timeout);
       if (r < 0 && errno != EINTR)
         {
           csr_error_errno (err, "poll");
@@ -199,7 +199,7 @@ csr_capture_run (const struct jail_spec *spec, const struct csr_capture_opts *o,
       if (!reaped && jail.pidfd < 0)
         {
           siginfo_t si = { 0 };
-          exited = waitid (P_PID, (id_t) jail.pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0
+          exited = waitid (P_PID, (id_t)jail.pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0
                    && si.si_pid == jail.pid;
         }
       if (exited)

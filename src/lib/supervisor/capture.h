@@ -11,8 +11,8 @@
 
 struct csr_capture_opts
 {
-  double timeout_s;   /* wall clock; 0 = none */
-  size_t max_output;  /* per stream: head + tail kept */
+  double timeout_s;    /* wall clock; 0 = none */
+  size_t max_output;   /* per stream: head + tail kept */
   int passthrough_out; /* stream kept output live to these fds; -1 = don't */
   int passthrough_err;
 };

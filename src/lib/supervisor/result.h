@@ -22,11 +22,11 @@ const char *csr_status_name (enum csr_status s);
 
 struct csr_attempt
 {
-  int number;            /* 1-based */
-  char code_sha256[65];  /* digest of the code this attempt ran */
-  bool exited;           /* exit_code valid */
+  int number;           /* 1-based */
+  char code_sha256[65]; /* digest of the code this attempt ran */
+  bool exited;          /* exit_code valid */
   int exit_code;
-  int signal;            /* 0 if none */
+  int signal; /* 0 if none */
   bool timed_out;
   struct csr_bbuf out, err;
   uint64_t duration_ms;
@@ -36,11 +36,11 @@ struct csr_attempt
 
 struct csr_limits
 {
-  const char *mechanism;   /* "none" until cgroups/rlimits enforce memory */
-  uint64_t memory_bytes;   /* requested */
+  const char *mechanism; /* "none" until cgroups/rlimits enforce memory */
+  uint64_t memory_bytes; /* requested */
   bool memory_enforced;
   double timeout_s;
-  uint64_t max_output;     /* per stream */
+  uint64_t max_output; /* per stream */
   uint64_t tmp_size;
   uint64_t nofile;
 };
@@ -54,8 +54,8 @@ struct csr_run_result
   uint64_t duration_ms;
   const char *rootfs_sha256; /* may be NULL (directory rootfs) */
   const char *rootfs_dir;
-  bool rootfs_unpacked;      /* cold cache: this run unpacked the tarball */
-  const char *error;         /* status "error": what failed in csrun itself */
+  bool rootfs_unpacked; /* cold cache: this run unpacked the tarball */
+  const char *error;    /* status "error": what failed in csrun itself */
 };
 
 /* Serialise to JSON (one object, newline-terminated).  Output bytes that are

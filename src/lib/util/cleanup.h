@@ -11,7 +11,7 @@
 static inline void
 csr_freep (void *p)
 {
-  free (*(void **) p);
+  free (*(void **)p);
 }
 
 static inline void

@@ -46,8 +46,8 @@ compress (uint32_t h[8], const unsigned char *p)
 {
   uint32_t w[64];
   for (int i = 0; i < 16; i++)
-    w[i] = (uint32_t) p[4 * i] << 24 | (uint32_t) p[4 * i + 1] << 16 | (uint32_t) p[4 * i + 2] << 8
-           | (uint32_t) p[4 * i + 3];
+    w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8
+           | (uint32_t)p[4 * i + 3];
   for (int i = 16; i < 64; i++)
     {
       uint32_t s0 = rotr (w[i - 15], 7) ^ rotr (w[i - 15], 18) ^ (w[i - 15] >> 3);
@@ -57,8 +57,8 @@ compress (uint32_t h[8], const unsigned char *p)
   uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], k = h[7];
   for (int i = 0; i < 64; i++)
     {
-      uint32_t t1 = k + (rotr (e, 6) ^ rotr (e, 11) ^ rotr (e, 25)) + ((e & f) ^ (~e & g)) + K[i]
-                    + w[i];
+      uint32_t t1
+          = k + (rotr (e, 6) ^ rotr (e, 11) ^ rotr (e, 25)) + ((e & f) ^ (~e & g)) + K[i] + w[i];
       uint32_t t2 = (rotr (a, 2) ^ rotr (a, 13) ^ rotr (a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
       k = g;
       g = f;
@@ -119,12 +119,12 @@ sha256_final (struct sha256 *s, char out[CSR_SHA256_HEX_LEN + 1])
   unsigned char pad[72] = { 0x80 };
   size_t padlen = (s->fill < 56 ? 56 : 120) - s->fill;
   for (int i = 0; i < 8; i++)
-    pad[padlen + (size_t) i] = (unsigned char) (bits >> (56 - 8 * i));
+    pad[padlen + (size_t)i] = (unsigned char)(bits >> (56 - 8 * i));
   sha256_update (s, pad, padlen + 8);
   static const char hex[] = "0123456789abcdef";
   for (int i = 0; i < 32; i++)
     {
-      unsigned char byte = (unsigned char) (s->h[i / 4] >> (24 - 8 * (i % 4)));
+      unsigned char byte = (unsigned char)(s->h[i / 4] >> (24 - 8 * (i % 4)));
       out[2 * i] = hex[byte >> 4];
       out[2 * i + 1] = hex[byte & 0x0f];
     }
@@ -134,7 +134,7 @@ sha256_final (struct sha256 *s, char out[CSR_SHA256_HEX_LEN + 1])
 int
 csr_sha256_buf (const void *data, size_t len, char out[CSR_SHA256_HEX_LEN + 1], csr_error **err)
 {
-  (void) err;
+  (void)err;
   struct sha256 s;
   sha256_init (&s);
   sha256_update (&s, data, len);
@@ -149,7 +149,7 @@ csr_sha256_fd (int fd, char out[CSR_SHA256_HEX_LEN + 1], csr_error **err)
   cleanup_free unsigned char *buf = malloc (DIGEST_READ_SIZE);
   if (buf == NULL)
     return csr_error_errno (err, "sha256: cannot allocate a read buffer");
-  (void) posix_fadvise (fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  (void)posix_fadvise (fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   struct sha256 s;
   sha256_init (&s);
   for (;;)
@@ -161,7 +161,7 @@ csr_sha256_fd (int fd, char out[CSR_SHA256_HEX_LEN + 1], csr_error **err)
         return csr_error_errno (err, "sha256: read");
       if (n == 0)
         break;
-      sha256_update (&s, buf, (size_t) n);
+      sha256_update (&s, buf, (size_t)n);
     }
   sha256_final (&s, out);
   return 0;

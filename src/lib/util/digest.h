@@ -9,7 +9,8 @@
 #define CSR_SHA256_HEX_LEN 64
 
 /* OUT receives 64 lowercase hex digits and a NUL. */
-int csr_sha256_buf (const void *data, size_t len, char out[CSR_SHA256_HEX_LEN + 1], csr_error **err);
+int csr_sha256_buf (const void *data, size_t len, char out[CSR_SHA256_HEX_LEN + 1],
+                    csr_error **err);
 int csr_sha256_fd (int fd, char out[CSR_SHA256_HEX_LEN + 1], csr_error **err);
 
 #endif

@@ -21,8 +21,7 @@ int csr_error_setv (csr_error **err, int status, const char *fmt, va_list ap);
 /* Shorthand for csr_error_set (err, errno, ...). */
 #define csr_error_errno(err, ...) csr_error_set ((err), errno, __VA_ARGS__)
 /* Prefix the message of *err with "context: ". Returns -1. */
-int csr_error_wrap (csr_error **err, const char *fmt, ...)
-    __attribute__ ((format (printf, 2, 3)));
+int csr_error_wrap (csr_error **err, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
 /* "msg: strerror(status)" or just "msg"; never NULL. The string belongs to err. */
 const char *csr_error_text (csr_error *err);
 void csr_error_free (csr_error *err);

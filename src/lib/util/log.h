@@ -12,7 +12,8 @@ enum csr_log_level
 };
 
 void csr_log_set_level (enum csr_log_level level);
-void csr_log (enum csr_log_level level, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
+void csr_log (enum csr_log_level level, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
 #define csr_warn(...) csr_log (CSR_LOG_WARNING, __VA_ARGS__)
 #define csr_debug(...) csr_log (CSR_LOG_DEBUG, __VA_ARGS__)
 

@@ -15,7 +15,7 @@ int csr_parse_size (const char *s, uint64_t max, uint64_t *out, csr_error **err)
 int csr_parse_duration (const char *s, double max_s, double *out, csr_error **err);
 /* A decimal integer in [MIN, MAX]. */
 int csr_parse_uint (const char *s, uint64_t min, uint64_t max, uint64_t *out, csr_error **err);
-/* "KEY=VALUE": KEY must be a valid environment name ([A-Za-z_][A-Za-z0-9_]*). 
+/* "KEY=VALUE": KEY must be a valid environment name ([A-Za-z_][A-Za-z0-9_]*).
  * Sets *key_len to the length of KEY; *has_value false for a bare "KEY". */
 int csr_parse_env (const char *s, size_t *key_len, bool *has_value, csr_error **err);
 

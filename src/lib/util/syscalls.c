@@ -30,13 +30,13 @@
 int
 csr_pidfd_open (pid_t pid)
 {
-  return (int) syscall (__NR_pidfd_open, pid, 0);
+  return (int)syscall (__NR_pidfd_open, pid, 0);
 }
 
 int
 csr_pidfd_send_signal (int pidfd, int sig)
 {
-  return (int) syscall (__NR_pidfd_send_signal, pidfd, sig, NULL, 0);
+  return (int)syscall (__NR_pidfd_send_signal, pidfd, sig, NULL, 0);
 }
 
 pid_t
@@ -46,9 +46,9 @@ csr_clone (uint64_t flags, int *pidfd)
   struct clone_args args;
   memset (&args, 0, sizeof args);
   args.flags = flags | CLONE_PIDFD;
-  args.pidfd = (uint64_t) (uintptr_t) &fd;
+  args.pidfd = (uint64_t)(uintptr_t)&fd;
   args.exit_signal = SIGCHLD;
-  pid_t pid = (pid_t) syscall (__NR_clone3, &args, sizeof args);
+  pid_t pid = (pid_t)syscall (__NR_clone3, &args, sizeof args);
   if (pid >= 0 || (errno != ENOSYS && errno != E2BIG))
     {
       if (pid > 0 && pidfd)
@@ -58,7 +58,7 @@ csr_clone (uint64_t flags, int *pidfd)
       return pid;
     }
   /* Old kernel: plain clone(2) with a fork-like call (NULL stack). */
-  pid = (pid_t) syscall (__NR_clone, (unsigned long) (flags | SIGCHLD), NULL, NULL, NULL, 0);
+  pid = (pid_t)syscall (__NR_clone, (unsigned long)(flags | SIGCHLD), NULL, NULL, NULL, 0);
   if (pid > 0 && pidfd)
     *pidfd = csr_pidfd_open (pid);
   return pid;
@@ -67,7 +67,7 @@ csr_clone (uint64_t flags, int *pidfd)
 int
 csr_pivot_root (const char *new_root, const char *put_old)
 {
-  return (int) syscall (__NR_pivot_root, new_root, put_old);
+  return (int)syscall (__NR_pivot_root, new_root, put_old);
 }
 
 int
@@ -86,7 +86,7 @@ csr_close_range (unsigned int first, int cloexec_only)
       if (de->d_name[0] == '.')
         continue;
       int fd = atoi (de->d_name);
-      if (fd < (int) first || fd == self)
+      if (fd < (int)first || fd == self)
         continue;
       if (cloexec_only)
         fcntl (fd, F_SETFD, FD_CLOEXEC);
@@ -105,6 +105,6 @@ csr_close_range_between (unsigned int first, unsigned int last)
   if (syscall (__NR_close_range, first, last, 0) == 0)
     return;
   long max = sysconf (_SC_OPEN_MAX);
-  for (long fd = first; fd <= (long) last && fd < max; fd++)
-    close ((int) fd);
+  for (long fd = first; fd <= (long)last && fd < max; fd++)
+    close ((int)fd);
 }
