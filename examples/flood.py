@@ -1,6 +1,6 @@
-# Write about 50 MB to stdout.  csrun keeps only the first and the last
-# --max-output/2 bytes of each stream (default 1M in all) and reports how many
-# bytes it dropped, so a runaway print loop can't fill the caller's memory.
+# Write 50 MB to stdout.  csrun keeps only the first and the last
+# --max-output/2 bytes of each stream (1M in all by default) and reports how
+# many bytes it dropped, so a runaway print loop can't fill the caller's memory.
 #
 #   ./csrun run examples/flood.py | tail -c 300
 #   ./csrun run --json --max-output 4K examples/flood.py
@@ -10,4 +10,4 @@ line = "x" * 99 + "\n"
 out = sys.stdout
 for i in range(500_000):
     out.write(line)
-print("done: wrote 50,000,000 bytes")
+print("done: 500,000 lines of 100 bytes")

@@ -34,8 +34,9 @@ static const char *const default_env[] = {
   "PYTHONDONTWRITEBYTECODE=1",
 };
 
-/* The default rootfs: $CSRUN_ROOTFS, next to the binary (build tree), or the
- * installed one. */
+/* The default rootfs: $CSRUN_ROOTFS; next to the binary (build tree); in
+ * ../share/csrun beside the binary (a relocated install); the configured
+ * $(pkgdatadir). */
 static char *
 find_rootfs (void)
 {
@@ -47,10 +48,15 @@ find_rootfs (void)
   if (n > 0)
     {
       exe[n] = '\0';
-      char *p = NULL;
-      if (asprintf (&p, "%s/" ROOTFS_NAME, dirname (exe)) >= 0 && access (p, R_OK) == 0)
-        return p;
-      free (p);
+      const char *dir = dirname (exe);
+      static const char *const rel[] = { "/" ROOTFS_NAME, "/../share/csrun/" ROOTFS_NAME };
+      for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++)
+        {
+          char *p = NULL;
+          if (asprintf (&p, "%s%s", dir, rel[i]) >= 0 && access (p, R_OK) == 0)
+            return p;
+          free (p);
+        }
     }
   return strdup (PKGDATADIR "/" ROOTFS_NAME);
 }

@@ -65,19 +65,15 @@ done_testing () {
   [ "$TAP_FAILED" -eq 0 ]
 }
 
-TAP_TMPDIRS=()
+# Every temporary directory lives under one base made here (not in a
+# subshell), so the EXIT trap can remove them all.
+TAP_BASE=$(mktemp -d "${TMPDIR:-/tmp}/csrun-test.XXXXXX")
 tmpdir () {
-  local d
-  d=$(mktemp -d "${TMPDIR:-/tmp}/csrun-test.XXXXXX")
-  TAP_TMPDIRS+=("$d")
-  echo "$d"
+  mktemp -d "$TAP_BASE/d.XXXXXX"
 }
 _tap_cleanup () {
-  local d
-  for d in "${TAP_TMPDIRS[@]+"${TAP_TMPDIRS[@]}"}"; do
-    chmod -R u+rwX "$d" 2>/dev/null
-    rm -rf "$d"
-  done
+  chmod -R u+rwX "$TAP_BASE" 2>/dev/null
+  rm -rf "$TAP_BASE"
 }
 trap _tap_cleanup EXIT
 
