@@ -10,15 +10,7 @@ if [ ! -r "$CSRUN_TEST_ROOTFS" ]; then
   exit
 fi
 
-# One scratch directory for everything, removed at exit (trees in the cache
-# may hold read-only directories).
-BASE=$(mktemp -d "${TMPDIR:-/tmp}/csrun-rootfs-test.XXXXXX")
-trap 'chmod -R u+rwX "$BASE" 2>/dev/null; rm -rf "$BASE"; _tap_cleanup' EXIT
-scratch () {
-  mktemp -d "$BASE/d.XXXXXX"
-}
-
-T=$(scratch)
+T=$(tmpdir)
 snippet="$T/hello.py"
 echo 'print("hello from the rootfs")' >"$snippet"
 want_sha=$(sha256sum "$CSRUN_TEST_ROOTFS" | cut -d' ' -f1)
@@ -192,7 +184,7 @@ unexpected () {
 for spec in "dotdot:../evil" "symlink:a/x" "chardev:dev/mem" "setuid:usr/bin/su"; do
   kind=${spec%%:*}
   entry=${spec#*:}
-  H=$(scratch)
+  H=$(tmpdir)
   mkdir "$H/target"
   if ! make_hostile "$kind" "$H/hostile.tar" "$H/target"; then
     not_ok "hostile tarball ($kind) is refused" "python3 could not write the tarball"
@@ -218,7 +210,7 @@ for spec in "dotdot:../evil" "symlink:a/x" "chardev:dev/mem" "setuid:usr/bin/su"
 done
 
 # ---------------------------------------------------------------- bad sources
-G=$(scratch)
+G=$(tmpdir)
 head -c 100000 /dev/urandom >"$G/garbage.tar.zst"
 CSRUN_CACHE_DIR="$G/cache" csrun run --rootfs "$G/garbage.tar.zst" "$snippet" \
   >/dev/null 2>"$G/err" </dev/null
