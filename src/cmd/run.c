@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -173,6 +174,8 @@ int
 cmd_run (struct csr_global *g, int argc, char **argv)
 {
   (void)g;
+  struct timespec t0;
+  clock_gettime (CLOCK_MONOTONIC, &t0);
   struct run_opts o;
   run_opts_parse (argc, argv, &o);
 
@@ -260,7 +263,9 @@ cmd_run (struct csr_global *g, int argc, char **argv)
     }
   r.attempts = &att;
   r.n_attempts = 1;
-  r.duration_ms = att.duration_ms;
+  struct timespec t1;
+  clock_gettime (CLOCK_MONOTONIC, &t1);
+  r.duration_ms = (uint64_t) ((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
   if (att.timed_out)
     r.status = CSR_STATUS_TIMEOUT;
   else if (att.exited && att.exit_code == 0)

@@ -67,9 +67,12 @@ done_testing () {
 
 # Every temporary directory lives under one base made here (not in a
 # subshell), so the EXIT trap can remove them all.
+# They are world-searchable: some tests hand them to other users (nobody).
 TAP_BASE=$(mktemp -d "${TMPDIR:-/tmp}/csrun-test.XXXXXX")
+chmod 755 "$TAP_BASE"
 tmpdir () {
-  mktemp -d "$TAP_BASE/d.XXXXXX"
+  local d
+  d=$(mktemp -d "$TAP_BASE/d.XXXXXX") && chmod 755 "$d" && echo "$d"
 }
 _tap_cleanup () {
   chmod -R u+rwX "$TAP_BASE" 2>/dev/null

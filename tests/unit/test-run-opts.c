@@ -30,7 +30,7 @@ Test (run_opts, values_and_snippet_args)
   const char *argv[]
       = { "csrun run", "--timeout", "1.5s",   "--memory=1G", "--max-output", "64k", "-e", "A=1",
           "--env",     "B",         "--json", "-",           "--timeout",    "x",   NULL };
-  parse (&o, 13, argv);
+  parse (&o, 14, argv);
   cr_assert_float_eq (o.timeout_s, 1.5, 1e-9);
   cr_assert_eq (o.memory, 1ULL << 30);
   cr_assert_eq (o.max_output, 64 * 1024);
