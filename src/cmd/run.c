@@ -265,7 +265,7 @@ cmd_run (struct csr_global *g, int argc, char **argv)
   r.n_attempts = 1;
   struct timespec t1;
   clock_gettime (CLOCK_MONOTONIC, &t1);
-  r.duration_ms = (uint64_t) ((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
+  r.duration_ms = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
   if (att.timed_out)
     r.status = CSR_STATUS_TIMEOUT;
   else if (att.exited && att.exit_code == 0)
