@@ -45,7 +45,7 @@ a = json.loads(p.stdout)["attempts"][0]
 print(p.returncode, a["stdout_bytes"], a["stdout_dropped_bytes"], len(a["stdout"]) < 1100000, rss < 65536, "rss=%dKiB" % rss, "%.1fs" % elapsed)
 PY
 )
-set -- $res
+set -- $res "" "" "" "" "" "" ""
 if [ "$1 $2 $3 $4 $5" = "0 1073741824 1072693248 True True" ]; then
   ok "a 1 GiB flood is counted in full and csrun stays small ($6, $7)"
 else
