@@ -52,7 +52,7 @@ r["masked"] = masked
 r["write_proc_sys"] = try_write("/proc/sys/kernel/hostname")
 r["uid_map"] = open("/proc/self/uid_map").read().split()
 r["dev"] = sorted(os.listdir("/dev"))
-r["mounts"] = [l.split()[1] for l in open("/proc/self/mounts")]
+r["mounts"] = {l.split()[1]: l.split()[3].split(",") for l in open("/proc/self/mounts")}
 r["ppid"] = os.getppid()
 r["sid_is_self"] = os.getsid(0) == os.getpid()
 print(json.dumps(r))
@@ -112,9 +112,27 @@ else
   [ "$(p 'j["uid_map"]')" = "['0', '$(id -u)', '1']" ] && ok "rootless, the jail's root is the invoking user" || not_ok "rootless id map" "$(p 'j["uid_map"]')"
 fi
 [ "$(p 'j["status"]["Uid"].split()[0]')" = 0 ] && ok "the snippet runs as uid 0 of its namespace" || not_ok "uid 0 inside" "$(p 'j["status"]')"
-[ "$(p '"/dev/null" not in j["mounts"] or True')" = True ] && \
-  [ "$(p 'sorted(set(j["dev"]) - {"null","zero","full","random","urandom","tty","fd","stdin","stdout","stderr","ptmx","pts","shm"})')" = "[]" ] \
+[ "$(p 'sorted(set(j["dev"]) - {"null","zero","full","random","urandom","tty","fd","stdin","stdout","stderr","ptmx","pts","shm"})')" = "[]" ] \
   && ok "/dev holds only the minimal set" || not_ok "/dev minimal" "$(p 'j["dev"]')"
+# mount_flags PATH FLAG...: the mount at PATH inside the jail has every FLAG.
+mount_flags () {
+  local path=$1
+  shift
+  local want
+  want=$(printf '"%s",' "$@")
+  [ "$(p "all(f in j['mounts'].get('$path', []) for f in [$want])")" = True ] \
+    && ok "$path is mounted $*" || not_ok "$path mounted $*" "$(p "j['mounts'].get('$path')")"
+}
+mount_flags / ro nosuid nodev
+mount_flags /proc nosuid nodev noexec
+mount_flags /tmp rw nosuid nodev
+mount_flags /work rw nosuid nodev
+mount_flags /dev ro nosuid noexec
+mount_flags /dev/null nosuid noexec
+mount_flags /dev/urandom nosuid noexec
+mount_flags /dev/shm nosuid nodev noexec
+mount_flags /proc/sys ro nosuid nodev noexec
+mount_flags /proc/keys ro nosuid noexec
 
 # A snippet that double-forks and setsid()s leaves nothing behind on the host.
 token="csrun-daemon-$$-$RANDOM"

@@ -70,12 +70,14 @@ locked_flags (const char *path)
   return f;
 }
 
-/* Make the mount at PATH read-only (plus EXTRA flags), not recursively. */
+/* Add FLAGS (MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC) to the mount at PATH,
+ * not recursively.  A bind mount ignores these flags when it is created. */
 static int
-remount_ro (const char *path, unsigned long extra, csr_error **err)
+restrict_mount (const char *path, unsigned long extra, csr_error **err)
 {
   struct mount_attr attr = { 0 };
-  attr.attr_set = MOUNT_ATTR_RDONLY;
+  if (extra & MS_RDONLY)
+    attr.attr_set |= MOUNT_ATTR_RDONLY;
   if (extra & MS_NOSUID)
     attr.attr_set |= MOUNT_ATTR_NOSUID;
   if (extra & MS_NODEV)
@@ -84,7 +86,7 @@ remount_ro (const char *path, unsigned long extra, csr_error **err)
     attr.attr_set |= MOUNT_ATTR_NOEXEC;
   if (syscall (SYS_mount_setattr, AT_FDCWD, path, 0, &attr, sizeof attr) == 0)
     return 0;
-  unsigned long flags = MS_REMOUNT | MS_BIND | MS_RDONLY | extra | locked_flags (path);
+  unsigned long flags = MS_REMOUNT | MS_BIND | extra | locked_flags (path);
   return do_mount (NULL, path, NULL, flags, NULL, err);
 }
 
@@ -150,7 +152,8 @@ setup_dev (int rootfd, csr_error **err)
       if (f < 0)
         return csr_error_errno (err, "create %s", dst + sizeof NEWROOT - 1);
       close (f);
-      if (do_mount (src, dst, NULL, MS_BIND | MS_NOSUID | MS_NOEXEC, NULL, err) < 0)
+      if (do_mount (src, dst, NULL, MS_BIND, NULL, err) < 0
+          || restrict_mount (dst, MS_NOSUID | MS_NOEXEC, err) < 0)
         return -1;
     }
   static const char *const links[][2] = {
@@ -177,7 +180,7 @@ setup_dev (int rootfd, csr_error **err)
                 "newinstance,ptmxmode=0666,mode=0620", err)
       < 0)
     return -1;
-  return remount_ro (NEWROOT "/dev", MS_NOSUID | MS_NOEXEC, err);
+  return restrict_mount (NEWROOT "/dev", MS_RDONLY | MS_NOSUID | MS_NOEXEC, err);
 }
 
 static int
@@ -202,7 +205,8 @@ setup_proc (int rootfd, csr_error **err)
               < 0)
             return -1;
         }
-      else if (do_mount ("/dev/null", p, NULL, MS_BIND, NULL, err) < 0)
+      else if (do_mount ("/dev/null", p, NULL, MS_BIND, NULL, err) < 0
+               || restrict_mount (p, MS_RDONLY | MS_NOSUID | MS_NOEXEC, err) < 0)
         return -1;
     }
   for (size_t i = 0; i < sizeof readonly_paths / sizeof readonly_paths[0]; i++)
@@ -213,7 +217,7 @@ setup_proc (int rootfd, csr_error **err)
         continue;
       if (do_mount (p, p, NULL, MS_BIND | MS_REC, NULL, err) < 0)
         return -1;
-      if (remount_ro (p, MS_NOSUID | MS_NODEV | MS_NOEXEC, err) < 0)
+      if (restrict_mount (p, MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, err) < 0)
         return -1;
     }
   return 0;
@@ -261,7 +265,7 @@ csr_mounts_setup (const struct jail_spec *spec, csr_error **err)
     return -1;
   if (pivot (err) < 0)
     return -1;
-  if (!spec->rootfs_writable && remount_ro ("/", MS_NOSUID | MS_NODEV, err) < 0)
+  if (!spec->rootfs_writable && restrict_mount ("/", MS_RDONLY | MS_NOSUID | MS_NODEV, err) < 0)
     return csr_error_wrap (err, "make the rootfs read-only");
   return 0;
 }
