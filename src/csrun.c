@@ -24,11 +24,13 @@ static const struct command commands[] = {
   { NULL, NULL, NULL },
 };
 
+extern const char csr_commit[]; /* commit.c, generated at build time */
+
 static void
 print_version (FILE *f, struct argp_state *state)
 {
   (void)state;
-  fprintf (f, "csrun version %s\ncommit: %s\nspec: %s\n%s\n", PACKAGE_VERSION, CSRUN_GIT_COMMIT,
+  fprintf (f, "csrun version %s\ncommit: %s\nspec: %s\n%s\n", PACKAGE_VERSION, csr_commit,
            OCI_SPEC_VERSION, FEATURES);
 }
 void (*argp_program_version_hook) (FILE *, struct argp_state *) = print_version;
