@@ -177,12 +177,16 @@ for _ in $(seq 50); do
 done
 kill -9 $sup
 { wait $sup; } 2>/dev/null
-sleep 0.5
-left=""
-for d in /proc/[0-9]*; do
-  if { tr '\0' ' ' <"$d/cmdline"; } 2>/dev/null | grep -q -- "$token2"; then
-    left="$left ${d#/proc/}"
-  fi
+# The kernel delivers the parent-death signal asynchronously: allow 3 s.
+for _ in $(seq 30); do
+  left=""
+  for d in /proc/[0-9]*; do
+    if { tr '\0' ' ' <"$d/cmdline"; } 2>/dev/null | grep -q -- "$token2"; then
+      left="$left ${d#/proc/}"
+    fi
+  done
+  [ -z "$left" ] && break
+  sleep 0.1
 done
 [ -z "$left" ] && ok "killing csrun kills the jail (parent-death signal)" || not_ok "jail outlived csrun" "pids:$left"
 
