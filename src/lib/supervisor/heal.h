@@ -1,0 +1,80 @@
+/* csrun — local healing (policies/heal.conf): fixes that are certain, no network. */
+#ifndef CSRUN_HEAL_H
+#define CSRUN_HEAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../util/error.h"
+#include "classify.h"
+#include "gate.h"
+
+struct csr_heal_import
+{
+  char *name;   /* the name as the snippet uses it: "math", "Counter", "np" */
+  char *line;   /* the import that binds it: "import math", "from collections import Counter",
+                   "import numpy as np" */
+  char *module; /* top-level module it needs ("numpy"): only used if it exists in the rootfs */
+};
+
+struct csr_heal_conf
+{
+  struct csr_heal_import *imports;
+  size_t n_imports;
+};
+
+/* heal.conf lines:  NAME  IMPORT-LINE   e.g.
+ *   math        import math
+ *   Counter     from collections import Counter
+ *   np          import numpy as np
+ * '#' comments; errors name the line. */
+int csr_heal_conf_parse (const char *text, size_t len, struct csr_heal_conf *c, csr_error **err);
+int csr_heal_conf_load (const char *path, struct csr_heal_conf *c, csr_error **err);
+void csr_heal_conf_release (struct csr_heal_conf *c);
+
+struct csr_patch
+{
+  char *code;   /* the whole patched program */
+  char *rules;  /* comma-separated rule ids applied, e.g. "missing-import,str-concat" */
+  char *source; /* "local" or "patch-cmd" */
+  char *diff;   /* unified diff snippet.py -> snippet.py */
+};
+
+/* Try the local rules on CODE, given the last attempt's diagnosis D (may be
+ * NULL) and the gate's verdict V (may be NULL: its undefined names let every
+ * missing import be fixed in one patch).  ROOTFS_DIR lets the healer check a
+ * third-party module exists before importing it (NULL: assume it does not).
+ * Rules:
+ *   missing-import  NameError 'X' / undefined names with a heal.conf entry ->
+ *                   insert the import lines after the module docstring and any
+ *                   __future__ imports (one line each, no duplicates)
+ *   str-concat      TypeError 'can only concatenate str (not "int") to str' (and
+ *                   the reverse 'unsupported operand type(s) for +: 'int' and 'str'')
+ *                   on line L -> wrap the non-str operand of the '+' on that line in str()
+ *   py2-print       SyntaxError "Missing parentheses in call to 'print'" or a
+ *                   `print x` statement -> print(x)
+ * Never adds placeholders or try/except.  Returns 1 and fills OUT when a
+ * patch was made, 0 when no rule applies, -1 on error. */
+int csr_heal_local (const char *code, const struct csr_diagnosis *d,
+                    const struct csr_gate_verdict *v, const struct csr_heal_conf *c,
+                    const char *rootfs_dir, struct csr_patch *out, csr_error **err);
+void csr_patch_release (struct csr_patch *p);
+
+/* A unified diff of A -> B with 3 lines of context, labelled a/NAME and b/NAME. */
+char *csr_unified_diff (const char *a, const char *b, const char *name);
+
+/* Take code out of a model's or a program's reply: a ```python fence, else a
+ * plain ``` fence, else the raw text (trimmed).  Returns malloc'ed code. */
+char *csr_extract_code (const char *reply, size_t len);
+
+/* --patch-cmd: run PROGRAM (through /bin/sh -c, outside the jail, clean
+ * environment plus PATH/HOME/LANG) with TIMEOUT_S; write
+ * {"code","diagnosis":{"error_type","message","line","context"},"attempt"} on
+ * its stdin; read at most 1 MiB of stdout.  Returns 1 and *out (extracted
+ * code) on a usable reply; 0 with *why set (static string) when there is no
+ * patch: non-zero exit, timeout, empty, identical to CODE; -1 on error. */
+int csr_patchcmd_run (const char *program, double timeout_s, const char *code,
+                      const struct csr_diagnosis *d, int attempt, char **out, const char **why,
+                      csr_error **err);
+
+#endif
