@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <argp.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@ struct command
 
 static const struct command commands[] = {
   { "run", cmd_run, "run a Python snippet in a disposable jail" },
+  { "check", cmd_check, "run only the AST gate on a snippet" },
   { NULL, NULL, NULL },
 };
 
@@ -48,7 +50,8 @@ static struct argp_option global_options[] = {
 static const char global_doc[]
     = "csrun: run untrusted Python in a disposable rootless jail.\v"
       "Commands:\n"
-      "  run        run a Python snippet in a disposable jail\n\n"
+      "  run        gate, run and heal a Python snippet in a disposable jail\n"
+      "  check      run only the AST gate on a snippet (in the jail)\n\n"
       "Run 'csrun COMMAND --help' for a command's options. See csrun(1).";
 
 struct global_parse
@@ -87,6 +90,11 @@ static struct argp global_argp
 int
 main (int argc, char **argv)
 {
+  /* Started with 0, 1 or 2 closed?  Fill them, so no pipe or file of ours
+   * lands on a standard stream number. */
+  for (int fd = 0; fd < 3; fd++)
+    if (fcntl (fd, F_GETFD) < 0 && open ("/dev/null", O_RDWR) != fd)
+      return 125;
   struct global_parse p;
   memset (&p, 0, sizeof p);
   p.cmd_index = -1;

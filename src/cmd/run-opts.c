@@ -2,6 +2,8 @@
 #include "run-opts.h"
 
 #include <argp.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
@@ -13,16 +15,44 @@ enum
   OPT_MEMORY = 'm',
   OPT_ENV = 'e',
   OPT_JSON = 'j',
+  OPT_QUIET = 'q',
   OPT_MAX_OUTPUT = 1000,
   OPT_ROOTFS,
   OPT_TMP_SIZE,
   OPT_CACHE_DIR,
   OPT_MAX_CODE,
+  OPT_POLICY,
+  OPT_ALLOW,
+  OPT_SILENT_CONF,
+  OPT_SILENT_PATTERN,
+  OPT_NO_SILENT_SCAN,
+  OPT_HEAL_CONF,
+  OPT_NO_HEAL,
+  OPT_PATCH_CMD,
+  OPT_PATCH_TIMEOUT,
+  OPT_MAX_ATTEMPTS,
+};
+
+/* Options shared by run and check. */
+static struct argp_option common_options[] = {
+  { "timeout", OPT_TIMEOUT, "DURATION", 0,
+    "Kill the whole jail after DURATION, per attempt (30, 1.5s, 500ms, 2m; default 60s, at most "
+    "24h)",
+    0 },
+  { "rootfs", OPT_ROOTFS, "PATH", 0,
+    "Python rootfs: a tarball (unpacked once into the cache) or a directory", 0 },
+  { "cache-dir", OPT_CACHE_DIR, "DIR", 0, "Where unpacked rootfs trees live", 0 },
+  { "policy", OPT_POLICY, "FILE", 0, "Gate policy to use instead of the default gate.conf", 0 },
+  { "allow", OPT_ALLOW, "RULE", 0,
+    "Switch a gate rule off (broad-except, undefined-name, ...), or allow one call with "
+    "call:NAME (call:os.system); repeatable",
+    0 },
+  { "max-code-size", OPT_MAX_CODE, "SIZE", 0, "Refuse snippets larger than SIZE (default 1M)", 0 },
+  { "json", OPT_JSON, NULL, 0, "Print the result as one JSON object", 0 },
+  { NULL, 0, NULL, 0, NULL, 0 },
 };
 
 static struct argp_option run_options[] = {
-  { "timeout", OPT_TIMEOUT, "DURATION", 0,
-    "Kill the whole jail after DURATION (30, 1.5s, 500ms, 2m; default 60s, at most 24h)", 0 },
   { "memory", OPT_MEMORY, "SIZE", 0,
     "Memory limit (512M, 1G; default 512M). Recorded in the result; not yet enforced", 0 },
   { "max-output", OPT_MAX_OUTPUT, "SIZE", 0,
@@ -31,21 +61,39 @@ static struct argp_option run_options[] = {
     0 },
   { "env", OPT_ENV, "KEY[=VALUE]", 0,
     "Add KEY=VALUE to the jail's environment (KEY alone copies the host's value); repeatable", 0 },
-  { "rootfs", OPT_ROOTFS, "PATH", 0,
-    "Python rootfs: a tarball (unpacked once into the cache) or a directory", 0 },
-  { "cache-dir", OPT_CACHE_DIR, "DIR", 0, "Where unpacked rootfs trees live", 0 },
   { "tmp-size", OPT_TMP_SIZE, "SIZE", 0, "Size of the /tmp and /work tmpfs, each (default 64M)",
     0 },
-  { "max-code-size", OPT_MAX_CODE, "SIZE", 0, "Refuse snippets larger than SIZE (default 1M)", 0 },
-  { "json", OPT_JSON, NULL, 0, "Print the result as one JSON object instead of the output", 0 },
+  { "max-attempts", OPT_MAX_ATTEMPTS, "N", 0,
+    "Run at most N attempts: the first and N-1 healed ones (1-10, default 3)", 0 },
+  { "no-heal", OPT_NO_HEAL, NULL, 0, "No local healing (heal.conf rules)", 0 },
+  { "heal-conf", OPT_HEAL_CONF, "FILE", 0, "Import table to use instead of heal.conf", 0 },
+  { "patch-cmd", OPT_PATCH_CMD, "PROGRAM", 0,
+    "Ask PROGRAM (run by /bin/sh, outside the jail) for a patch when local healing can't: it "
+    "reads {\"code\",\"diagnosis\",\"attempt\"} JSON and prints the whole fixed program",
+    0 },
+  { "patch-timeout", OPT_PATCH_TIMEOUT, "DURATION", 0,
+    "Time allowed to --patch-cmd per call (default 60s)", 0 },
+  { "silent-pattern", OPT_SILENT_PATTERN, "REGEX", 0,
+    "Also treat output matching REGEX (extended, case-insensitive) as a failure; repeatable", 0 },
+  { "silent-conf", OPT_SILENT_CONF, "FILE", 0,
+    "Silent-failure patterns to use instead of silent-failure.conf", 0 },
+  { "no-silent-scan", OPT_NO_SILENT_SCAN, NULL, 0, "Trust exit status 0 (no silent-failure scan)",
+    0 },
+  { "quiet", OPT_QUIET, NULL, 0, "Print only the snippet's output (no csrun diagnosis lines)", 0 },
   { NULL, 0, NULL, 0, NULL, 0 },
 };
 
 static const char run_doc[]
-    = "Run a Python snippet in a disposable jail.\v"
+    = "Run a Python snippet in a disposable jail; gate it, and heal it when it fails.\v"
       "FILE is a Python source file, or - for standard input; ARGS become sys.argv[1:].\n\n"
-      "Exit status: 0 the snippet succeeded, 1 it failed, 2 usage or input error, "
-      "124 timed out, 125 csrun itself failed. See csrun-run(1).";
+      "Exit status: 0 the snippet succeeded (possibly after healing), 1 it still fails, 2 usage "
+      "or input error, 3 blocked by the gate, 124 timed out, 125 csrun itself failed. See "
+      "csrun-run(1).";
+
+static const char check_doc[]
+    = "Run only the AST gate on a snippet (inside the jail) and print its verdict.\v"
+      "Exit status: 0 pass, 1 syntax error, 2 usage or input error, 3 blocked, 125 csrun itself "
+      "failed. See csrun-check(1).";
 
 static void
 bad_value (struct argp_state *state, const char *opt, csr_error *e)
@@ -54,8 +102,18 @@ bad_value (struct argp_state *state, const char *opt, csr_error *e)
   csr_error_free (e);
 }
 
+static void
+push (struct argp_state *state, const char **list, size_t *n, const char *opt, char *arg)
+{
+  if (*n >= CSR_MAX_LIST)
+    argp_failure (state, CSR_EXIT_USAGE, 0, "too many --%s options (at most %d)", opt,
+                  CSR_MAX_LIST);
+  else
+    list[(*n)++] = arg;
+}
+
 static error_t
-parse_opt (int key, char *arg, struct argp_state *state)
+parse_common (int key, char *arg, struct argp_state *state)
 {
   struct run_opts *o = state->input;
   csr_error *e = NULL;
@@ -65,46 +123,23 @@ parse_opt (int key, char *arg, struct argp_state *state)
       if (csr_parse_duration (arg, 86400, &o->timeout_s, &e) < 0)
         bad_value (state, "timeout", e);
       break;
-    case OPT_MEMORY:
-      if (csr_parse_size (arg, 1ULL << 40, &o->memory, &e) < 0)
-        bad_value (state, "memory", e);
-      else if (o->memory < (16ULL << 20))
-        argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --memory: %s is below 16 MiB", arg);
+    case OPT_ROOTFS:
+      o->rootfs = arg;
       break;
-    case OPT_MAX_OUTPUT:
-      if (csr_parse_size (arg, 1ULL << 30, &o->max_output, &e) < 0)
-        bad_value (state, "max-output", e);
+    case OPT_CACHE_DIR:
+      o->cache_dir = arg;
       break;
-    case OPT_TMP_SIZE:
-      if (csr_parse_size (arg, 64ULL << 30, &o->tmp_size, &e) < 0)
-        bad_value (state, "tmp-size", e);
-      else if (o->tmp_size < (64ULL << 10))
-        argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --tmp-size: %s is below 64 KiB", arg);
+    case OPT_POLICY:
+      o->policy = arg;
+      break;
+    case OPT_ALLOW:
+      push (state, o->allow, &o->n_allow, "allow", arg);
       break;
     case OPT_MAX_CODE:
       if (csr_parse_size (arg, 64ULL << 20, &o->max_code, &e) < 0)
         bad_value (state, "max-code-size", e);
       else if (o->max_code == 0)
         argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --max-code-size: must be positive");
-      break;
-    case OPT_ENV:
-      {
-        size_t klen;
-        bool has_value;
-        if (csr_parse_env (arg, &klen, &has_value, &e) < 0)
-          bad_value (state, "env", e);
-        else if (o->n_env >= CSR_MAX_ENV)
-          argp_failure (state, CSR_EXIT_USAGE, 0, "too many --env options (at most %d)",
-                        CSR_MAX_ENV);
-        else
-          o->env[o->n_env++] = arg;
-        break;
-      }
-    case OPT_ROOTFS:
-      o->rootfs = arg;
-      break;
-    case OPT_CACHE_DIR:
-      o->cache_dir = arg;
       break;
     case OPT_JSON:
       o->json = true;
@@ -125,11 +160,102 @@ parse_opt (int key, char *arg, struct argp_state *state)
   return 0;
 }
 
-static struct argp run_argp
-    = { run_options, parse_opt, "FILE|- [ARGS...]", run_doc, NULL, NULL, NULL };
+static error_t
+parse_run (int key, char *arg, struct argp_state *state)
+{
+  struct run_opts *o = state->input;
+  csr_error *e = NULL;
+  switch (key)
+    {
+    case ARGP_KEY_INIT:
+      state->child_inputs[0] = o;
+      break;
+    case OPT_MEMORY:
+      if (csr_parse_size (arg, 1ULL << 40, &o->memory, &e) < 0)
+        bad_value (state, "memory", e);
+      else if (o->memory < (16ULL << 20))
+        argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --memory: %s is below 16 MiB", arg);
+      break;
+    case OPT_MAX_OUTPUT:
+      if (csr_parse_size (arg, 1ULL << 30, &o->max_output, &e) < 0)
+        bad_value (state, "max-output", e);
+      break;
+    case OPT_TMP_SIZE:
+      if (csr_parse_size (arg, 64ULL << 30, &o->tmp_size, &e) < 0)
+        bad_value (state, "tmp-size", e);
+      else if (o->tmp_size < (64ULL << 10))
+        argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --tmp-size: %s is below 64 KiB", arg);
+      break;
+    case OPT_ENV:
+      {
+        size_t klen;
+        bool has_value;
+        if (csr_parse_env (arg, &klen, &has_value, &e) < 0)
+          bad_value (state, "env", e);
+        else if (o->n_env >= CSR_MAX_ENV)
+          argp_failure (state, CSR_EXIT_USAGE, 0, "too many --env options (at most %d)",
+                        CSR_MAX_ENV);
+        else
+          o->env[o->n_env++] = arg;
+        break;
+      }
+    case OPT_MAX_ATTEMPTS:
+      if (csr_parse_uint (arg, 1, 10, &o->max_attempts, &e) < 0)
+        bad_value (state, "max-attempts", e);
+      break;
+    case OPT_NO_HEAL:
+      o->no_heal = true;
+      break;
+    case OPT_HEAL_CONF:
+      o->heal_conf = arg;
+      break;
+    case OPT_PATCH_CMD:
+      if (arg[0] == '\0')
+        argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --patch-cmd: empty");
+      o->patch_cmd = arg;
+      break;
+    case OPT_PATCH_TIMEOUT:
+      if (csr_parse_duration (arg, 3600, &o->patch_timeout_s, &e) < 0)
+        bad_value (state, "patch-timeout", e);
+      break;
+    case OPT_SILENT_PATTERN:
+      push (state, o->silent_patterns, &o->n_silent_patterns, "silent-pattern", arg);
+      break;
+    case OPT_SILENT_CONF:
+      o->silent_conf = arg;
+      break;
+    case OPT_NO_SILENT_SCAN:
+      o->no_silent_scan = true;
+      break;
+    case OPT_QUIET:
+      o->quiet = true;
+      break;
+    default:
+      return ARGP_ERR_UNKNOWN;
+    }
+  return 0;
+}
 
-void
-run_opts_parse (int argc, char **argv, struct run_opts *o)
+static error_t
+parse_check (int key, char *arg, struct argp_state *state)
+{
+  (void)arg;
+  if (key == ARGP_KEY_INIT)
+    {
+      state->child_inputs[0] = state->input;
+      return 0;
+    }
+  return ARGP_ERR_UNKNOWN;
+}
+
+static struct argp common_argp = { common_options, parse_common, NULL, NULL, NULL, NULL, NULL };
+static struct argp_child children[] = { { &common_argp, 0, NULL, 0 }, { NULL, 0, NULL, 0 } };
+static struct argp run_argp
+    = { run_options, parse_run, "FILE|- [ARGS...]", run_doc, children, NULL, NULL };
+static struct argp check_argp = { NULL, parse_check, "FILE|-", check_doc, children, NULL, NULL };
+
+static void
+defaults (struct run_opts *o)
 {
   memset (o, 0, sizeof *o);
   o->timeout_s = 60;
@@ -137,6 +263,26 @@ run_opts_parse (int argc, char **argv, struct run_opts *o)
   o->max_output = 1ULL << 20;
   o->tmp_size = 64ULL << 20;
   o->max_code = 1ULL << 20;
+  o->max_attempts = 3;
+  o->patch_timeout_s = 60;
   argp_err_exit_status = CSR_EXIT_USAGE;
+}
+
+void
+run_opts_parse (int argc, char **argv, struct run_opts *o)
+{
+  defaults (o);
   argp_parse (&run_argp, argc, argv, ARGP_IN_ORDER, NULL, o);
+}
+
+void
+check_opts_parse (int argc, char **argv, struct run_opts *o)
+{
+  defaults (o);
+  argp_parse (&check_argp, argc, argv, ARGP_IN_ORDER, NULL, o);
+  if (o->n_args > 0)
+    {
+      fprintf (stderr, "%s: unexpected argument '%s' after FILE\n", argv[0], o->args[0]);
+      exit (CSR_EXIT_USAGE);
+    }
 }

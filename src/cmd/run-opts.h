@@ -1,4 +1,4 @@
-/* csrun — options of `csrun run`. */
+/* csrun — options of `csrun run` and `csrun check`. */
 #ifndef CSRUN_RUN_OPTS_H
 #define CSRUN_RUN_OPTS_H
 
@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #define CSR_MAX_ENV 256
+#define CSR_MAX_LIST 64
 
 struct run_opts
 {
@@ -18,15 +19,32 @@ struct run_opts
   const char *rootfs;
   const char *cache_dir;
   bool json;
+  bool quiet;
   const char *env[CSR_MAX_ENV]; /* "KEY=VALUE" or "KEY" (copy from the host) */
   size_t n_env;
+  /* Policies. */
+  const char *policy; /* gate.conf replacement */
+  const char *allow[CSR_MAX_LIST];
+  size_t n_allow;
+  const char *silent_conf;
+  const char *silent_patterns[CSR_MAX_LIST];
+  size_t n_silent_patterns;
+  bool no_silent_scan;
+  const char *heal_conf;
+  bool no_heal;
+  const char *patch_cmd;
+  double patch_timeout_s;
+  uint64_t max_attempts;
+  /* Operand. */
   const char *file; /* FILE or "-" */
   char **args;      /* arguments after FILE: sys.argv[1:] */
   int n_args;
 };
 
-/* Parse ARGV (ARGV[0] is "run").  Prints --help and exits 0; prints a
- * one-line error and exits 2 on bad usage. */
+/* Parse ARGV (ARGV[0] is "csrun run" or "csrun check").  Prints --help and
+ * exits 0; prints a one-line error and exits 2 on bad usage.  CHECK selects
+ * the smaller option set of `csrun check`. */
 void run_opts_parse (int argc, char **argv, struct run_opts *o);
+void check_opts_parse (int argc, char **argv, struct run_opts *o);
 
 #endif

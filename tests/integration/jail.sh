@@ -204,7 +204,7 @@ rc=$?
 
 # Tracebacks point into snippet.py, not into the launcher.
 printf 'def f():\n    return 1 / 0\n\nf()\n' > "$T/zero.py"
-csrun run "$T/zero.py" >/dev/null 2>"$T/zero.err"
+csrun run --quiet "$T/zero.py" >/dev/null 2>"$T/zero.err"
 rc=$?
 if [ $rc -eq 1 ] && grep -q 'File "snippet.py", line 2, in f' "$T/zero.err" && ! grep -q '<string>' "$T/zero.err" \
   && tail -n1 "$T/zero.err" | grep -q '^ZeroDivisionError: division by zero$'; then

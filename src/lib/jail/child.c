@@ -56,29 +56,29 @@ become_ns_root (const struct jail_spec *spec, csr_error **err)
   return 0;
 }
 
+/* Give the payload its descriptors: 0, 1, 2 from the spec (/dev/null when
+ * -1) and, when asked, fd 3.  Every source is first moved above FD_HIGH, so
+ * no dup2() can clobber a source that happens to sit on a target number
+ * (csrun may itself have been started with fd 0, 1 or 2 closed). */
+#define FD_HIGH 64
 static int
-redirect_stdio (const struct jail_spec *spec, csr_error **err)
+install_fds (const struct jail_spec *spec, csr_error **err)
 {
-  int fds[3] = { spec->stdin_fd, spec->stdout_fd, spec->stderr_fd };
-  int devnull = -1;
-  for (int i = 0; i < 3; i++)
+  int want[4] = { spec->stdin_fd, spec->stdout_fd, spec->stderr_fd, spec->extra_fd };
+  int n = spec->extra_fd >= 0 ? 4 : 3;
+  int high[4];
+  for (int i = 0; i < n; i++)
     {
-      int src = fds[i];
-      if (src < 0)
-        {
-          if (devnull < 0 && (devnull = open ("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
-            return csr_error_errno (err, "open /dev/null");
-          src = devnull;
-        }
-      if (src == i)
-        {
-          int fl = fcntl (i, F_GETFD);
-          if (fl >= 0)
-            fcntl (i, F_SETFD, fl & ~FD_CLOEXEC);
-        }
-      else if (dup2 (src, i) < 0)
-        return csr_error_errno (err, "dup2 fd %d", i);
+      if (want[i] < 0)
+        high[i] = open ("/dev/null", O_RDWR | O_CLOEXEC);
+      else
+        high[i] = fcntl (want[i], F_DUPFD_CLOEXEC, FD_HIGH);
+      if (high[i] < 0)
+        return csr_error_errno (err, "prepare fd %d", i);
     }
+  for (int i = 0; i < n; i++)
+    if (dup2 (high[i], i) < 0)
+      return csr_error_errno (err, "dup2 fd %d", i);
   return 0;
 }
 
@@ -106,7 +106,15 @@ start_payload (void *arg, int syncfd, const sigset_t *oldmask)
       csr_error_errno (&e, "setsid");
       fail (syncfd, e);
     }
-  if (redirect_stdio (spec, &e) < 0 || csr_rlimits_apply (spec, &e) < 0)
+  /* Keep the sync socket out of the way of the fds the payload gets. */
+  int hsync = fcntl (syncfd, F_DUPFD_CLOEXEC, FD_HIGH);
+  if (hsync < 0)
+    {
+      csr_error_errno (&e, "move the sync socket");
+      fail (syncfd, e);
+    }
+  syncfd = hsync;
+  if (install_fds (spec, &e) < 0 || csr_rlimits_apply (spec, &e) < 0)
     fail (syncfd, e);
   if (chdir (spec->cwd ? spec->cwd : "/work") < 0)
     {
@@ -115,8 +123,8 @@ start_payload (void *arg, int syncfd, const sigset_t *oldmask)
     }
   if (csr_caps_drop_all (spec->uid, spec->gid, &e) < 0)
     fail (syncfd, e);
-  /* Everything but 0, 1, 2 and the sync socket goes; the sync socket goes at exec. */
-  if (fcntl (syncfd, F_SETFD, FD_CLOEXEC) < 0 || csr_close_range (3, 1) < 0)
+  /* Everything but 0, 1, 2 (and 3 when asked) goes at exec, the sync socket too. */
+  if (csr_close_range (spec->extra_fd >= 0 ? 4 : 3, 1) < 0)
     {
       csr_error_errno (&e, "close inherited file descriptors");
       fail (syncfd, e);

@@ -59,6 +59,8 @@ struct jail_spec
 
   /* Standard streams of the payload: fds in the supervisor, -1 = /dev/null. */
   int stdin_fd, stdout_fd, stderr_fd;
+  /* A supervisor fd the payload gets as fd 3 (the gate's verdict pipe); -1 = none. */
+  int extra_fd;
 
   /* Seams for later layers (seccomp, cgroups, network modes). */
   const void *seccomp_bpf; /* struct sock_fprog *, loaded last before exec; NULL = none */

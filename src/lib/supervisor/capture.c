@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -91,6 +92,13 @@ stream_tail (int fd, const struct csr_bbuf *b)
     stream_out (fd, t, len);
 }
 
+void
+csr_capture_print (int fd, const struct csr_bbuf *b)
+{
+  stream_out (fd, b->head, b->head_len);
+  stream_tail (fd, b);
+}
+
 static int
 make_pipe (int p[2], csr_error **err)
 {
@@ -101,9 +109,38 @@ make_pipe (int p[2], csr_error **err)
   return 0;
 }
 
+#define VERDICT_MAX (256 * 1024)
+
+/* Read what is available of the verdict pipe; close it at EOF or when full. */
+static void
+pump_verdict (int *fd, char *buf, size_t *len)
+{
+  for (;;)
+    {
+      ssize_t r = read (*fd, buf + *len, VERDICT_MAX - *len);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r < 0 && errno == EAGAIN)
+        return;
+      if (r <= 0 || (*len += (size_t)r) >= VERDICT_MAX)
+        {
+          close (*fd);
+          *fd = -1;
+          return;
+        }
+    }
+}
+
 int
 csr_capture_run (const struct jail_spec *spec, const struct csr_capture_opts *o,
                  struct csr_attempt *a, csr_error **err)
+{
+  return csr_capture_run_gated (spec, o, a, NULL, NULL, err);
+}
+
+int
+csr_capture_run_gated (const struct jail_spec *spec, const struct csr_capture_opts *o,
+                       struct csr_attempt *a, char **verdict, size_t *verdict_len, csr_error **err)
 {
   if (csr_bbuf_init (&a->out, o->max_output) < 0 || csr_bbuf_init (&a->err, o->max_output) < 0)
     return csr_error_set (err, ENOMEM, "allocate output buffers");
@@ -121,15 +158,35 @@ csr_capture_run (const struct jail_spec *spec, const struct csr_capture_opts *o,
     }
   cleanup_close int out_r = po[0];
   cleanup_close int err_r = pe[0];
+  cleanup_close int ver_r = -1;
+  cleanup_close int ver_w = -1;
+  cleanup_free char *vbuf = NULL;
+  size_t vlen = 0;
   struct jail_spec s = *spec;
   s.stdout_fd = po[1];
   s.stderr_fd = pe[1];
+  if (verdict)
+    {
+      int pv[2];
+      vbuf = malloc (VERDICT_MAX + 1);
+      if (vbuf == NULL || make_pipe (pv, err) < 0)
+        {
+          close (po[1]);
+          close (pe[1]);
+          return vbuf ? -1 : csr_error_set (err, ENOMEM, "allocate the verdict buffer");
+        }
+      ver_r = pv[0];
+      ver_w = pv[1];
+      s.extra_fd = ver_w;
+    }
 
   uint64_t start = now_ms ();
   struct csr_jail jail;
   int rc = csr_jail_start (&s, &jail, err);
   close (po[1]);
   close (pe[1]);
+  if (ver_w >= 0)
+    close (steal_fd (&ver_w));
   if (rc < 0)
     return -1;
 
@@ -138,7 +195,7 @@ csr_capture_run (const struct jail_spec *spec, const struct csr_capture_opts *o,
   bool reaped = false;
   struct csr_jail_exit ex;
   memset (&ex, 0, sizeof ex);
-  while (!reaped || out_r >= 0 || err_r >= 0)
+  while (!reaped || out_r >= 0 || err_r >= 0 || ver_r >= 0)
     {
       uint64_t now = now_ms ();
       if (!reaped && deadline && now >= deadline && !a->timed_out)
@@ -157,8 +214,13 @@ csr_capture_run (const struct jail_spec *spec, const struct csr_capture_opts *o,
         }
       if (reaped && now >= drain_until)
         break;
-      struct pollfd pfd[3];
-      int n = 0, i_out = -1, i_err = -1, i_pid = -1;
+      struct pollfd pfd[4];
+      int n = 0, i_out = -1, i_err = -1, i_pid = -1, i_ver = -1;
+      if (ver_r >= 0)
+        {
+          i_ver = n;
+          pfd[n++] = (struct pollfd){ .fd = ver_r, .events = POLLIN };
+        }
       if (out_r >= 0)
         {
           i_out = n;
@@ -191,6 +253,8 @@ csr_capture_run (const struct jail_spec *spec, const struct csr_capture_opts *o,
           csr_jail_release (&jail);
           return -1;
         }
+      if (i_ver >= 0 && (pfd[i_ver].revents & (POLLIN | POLLHUP | POLLERR)))
+        pump_verdict (&ver_r, vbuf, &vlen);
       if (i_out >= 0 && (pfd[i_out].revents & (POLLIN | POLLHUP | POLLERR)))
         pump (&out_r, &a->out, o->passthrough_out);
       if (i_err >= 0 && (pfd[i_err].revents & (POLLIN | POLLHUP | POLLERR)))
@@ -222,5 +286,12 @@ csr_capture_run (const struct jail_spec *spec, const struct csr_capture_opts *o,
   a->signal = ex.signal;
   a->cpu_ms = ex.cpu_us / 1000;
   a->peak_memory_kib = ex.maxrss_kib;
+  if (verdict)
+    {
+      vbuf[vlen] = '\0';
+      *verdict = steal_pointer (&vbuf);
+      if (verdict_len)
+        *verdict_len = vlen;
+    }
   return 0;
 }

@@ -25,4 +25,15 @@ struct csr_capture_opts
 int csr_capture_run (const struct jail_spec *spec, const struct csr_capture_opts *o,
                      struct csr_attempt *a, csr_error **err);
 
+/* The same, and the payload also gets a pipe as fd 3 whose contents (at most
+ * 256 KiB: the gate's verdict) end up in *VERDICT (malloc'ed, NUL-terminated,
+ * possibly empty) — VERDICT NULL means no fd 3. */
+int csr_capture_run_gated (const struct jail_spec *spec, const struct csr_capture_opts *o,
+                           struct csr_attempt *a, char **verdict, size_t *verdict_len,
+                           csr_error **err);
+
+/* Write what B kept to FD: the head, a "[... csrun: N bytes dropped ...]"
+ * line when bytes were dropped, and the tail (errors writing are ignored). */
+void csr_capture_print (int fd, const struct csr_bbuf *b);
+
 #endif

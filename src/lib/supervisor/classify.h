@@ -13,7 +13,9 @@ struct csr_diagnosis
                        SilentFailure, UnknownError */
   char *message;    /* the exception message (may be empty) */
   int line;         /* failing line in snippet.py (innermost snippet.py frame), 0 if unknown */
-  char *context;    /* the snippet's lines around LINE ("N: text" lines, +-2), or NULL */
+  char *context;    /* the snippet's lines around LINE ("N: text" lines, +-2), or NULL;
+                       each line is "  N: text\n", the failing one "> N: text\n", numbers
+                       right-aligned to the widest */
 };
 
 /* Parse STDERR (the bounded text of the attempt) for the last traceback:
@@ -21,11 +23,14 @@ struct csr_diagnosis
  * group's top line; "During handling..." chains take the last exception),
  * the innermost frame in "snippet.py" (not the stdlib), and CODE's lines
  * around it.  SyntaxError tracebacks (File "snippet.py", line N ... caret)
- * give line N.  Returns 1 when a traceback was found, 0 when not (D is then
- * filled with UnknownError and the last non-empty stderr line as message). */
+ * give line N.  An exception group that stands for a single exception
+ * (asyncio.TaskGroup) is reported as that exception.  Returns 1 when a
+ * traceback was found, 0 when not (D is then filled with UnknownError and the
+ * last non-empty stderr line as message).  D is overwritten, not released. */
 int csr_classify_traceback (const char *stderr_text, size_t len, const char *code,
                             struct csr_diagnosis *d);
-/* Fill D with a synthetic diagnosis (type, message, line 0 unless given). */
+/* Fill D with a synthetic diagnosis (type, message, line 0 unless given): the strings are
+ * copied (NULL message: ""), the context is computed from CODE when LINE > 0. */
 void csr_diagnosis_set (struct csr_diagnosis *d, const char *type, const char *message, int line,
                         const char *code);
 void csr_diagnosis_release (struct csr_diagnosis *d);

@@ -19,13 +19,14 @@ enum csr_rule_kind
 {
   CSR_RULE_SYNTAX,       /* syntax errors (always on; can't be allowed away) */
   CSR_RULE_BROAD_EXCEPT, /* bare except / except of the listed classes */
-  CSR_RULE_CALL,         /* calls of the listed dotted names (aliases resolved); '*' suffix = prefix */
+  CSR_RULE_CALL,         /* calls of the listed names (aliases resolved); '*' suffix = prefix */
   CSR_RULE_LIMIT,        /* a numeric limit (max-source-bytes, max-ast-depth) */
+  CSR_RULE_UNDEFINED,    /* global names used but never bound (reported; blocks heal_names) */
 };
 
 struct csr_rule
 {
-  char *id;   /* e.g. "dangerous-call" */
+  char *id; /* e.g. "dangerous-call" */
   enum csr_rule_kind kind;
   char **args; /* targets (names) for except/call; one number for limit */
   size_t n_args;
@@ -42,19 +43,37 @@ struct csr_gate_policy
 /* Parse the text of a gate.conf (format in csrun-policy(5)):
  *   # comment
  *   RULE-ID  KIND  ARG...        [ -- message text ]
- * KIND is syntax, except, call or limit.  Errors name the line. */
-int csr_gate_policy_parse (const char *text, size_t len, struct csr_gate_policy *p, csr_error **err);
+ * KIND is syntax, except, call, limit or undefined; a trailing backslash
+ * continues a line.  Errors name the line ("gate.conf line 7: ..." for
+ * parse, "PATH line 7: ..." for load). */
+int csr_gate_policy_parse (const char *text, size_t len, struct csr_gate_policy *p,
+                           csr_error **err);
 int csr_gate_policy_load (const char *path, struct csr_gate_policy *p, csr_error **err);
-/* --allow RULE: disable RULE (by id, or "call:NAME" to drop one call target).
- * Unknown ids are an error; "syntax" can't be allowed. */
+/* --allow RULE: disable RULE (by id, or "call:NAME" / "except:NAME" to drop
+ * one target from every rule of that kind; a rule left without targets is
+ * disabled).  Unknown ids and targets are an error; "syntax" can't be allowed. */
 int csr_gate_policy_allow (struct csr_gate_policy *p, const char *rule, csr_error **err);
 /* The JSON the gate reads from sys.argv[1]:
- * {"rules":[{"id":..,"kind":..,"args":[..],"message":..}]} (enabled rules only). */
+ * {"rules":[{"id":..,"kind":..,"args":[..],"message":..|null}],"run":..,"heal_names":[..]}
+ * (enabled rules only).  RUN false: check only, never run the snippet.
+ * HEAL_NAMES: the undefined names the healer can import; the gate blocks a
+ * snippet that uses one (so it is healed before it runs).  *OUT is malloc'ed
+ * and NUL-terminated.  csr_gate_policy_to_json: run true, no heal names. */
+int csr_gate_policy_to_json_ex (const struct csr_gate_policy *p, bool run,
+                                const char *const *heal_names, size_t n_heal, char **out,
+                                csr_error **err);
 int csr_gate_policy_to_json (const struct csr_gate_policy *p, char **out, csr_error **err);
 void csr_gate_policy_release (struct csr_gate_policy *p);
 
 /* --------------------------------------------------------------- verdict */
 
+/* The verdict JSON (one object, see csrun-policy(5)):
+ *   {"verdict":"pass"|"blocked"|"syntax_error"|"error",
+ *    "violations":[{"rule":..,"line":..,"col":..,"message":..}],
+ *    "syntax_error":{"line":..,"col":..,"message":..,"text":..|null}  (syntax_error only)
+ *    "undefined_names":[{"name":..,"line":..,"usage":"attribute"|"call"|"name"}],
+ *    "message":..  ("error" only: why the gate could not decide)}
+ * Unknown extra fields are ignored. */
 enum csr_gate_outcome
 {
   CSR_GATE_PASS,

@@ -9,12 +9,27 @@
 #include "classify.h"
 #include "gate.h"
 
+/* How a name is used in the snippet (bits of csr_heal_import.uses). */
+enum
+{
+  CSR_HEAL_USE_ATTRIBUTE = 1, /* NAME.attr */
+  CSR_HEAL_USE_CALL = 2,      /* NAME(...) */
+  CSR_HEAL_USE_NAME = 4,      /* anything else: NAME, NAME[...], ... */
+};
+
 struct csr_heal_import
 {
   char *name;   /* the name as the snippet uses it: "math", "Counter", "np" */
   char *line;   /* the import that binds it: "import math", "from collections import Counter",
                    "import numpy as np" */
   char *module; /* top-level module it needs ("numpy"): only used if it exists in the rootfs */
+  /* Conditions on how the snippet uses NAME (all must hold; the first entry
+   * of a name whose conditions hold wins): */
+  unsigned uses; /* use=: every use is one of these CSR_HEAL_USE_* kinds (0: any) */
+  char **attrs;  /* attr=: there is a NAME.A use, and every NAME.A has A in this list */
+  size_t n_attrs;
+  char **not_attrs; /* not-attr=: no NAME.A use has A in this list */
+  size_t n_not_attrs;
 };
 
 struct csr_heal_conf
@@ -23,11 +38,13 @@ struct csr_heal_conf
   size_t n_imports;
 };
 
-/* heal.conf lines:  NAME  IMPORT-LINE   e.g.
+/* heal.conf lines:  NAME  IMPORT-LINE  [OPTION...]   e.g.
  *   math        import math
  *   Counter     from collections import Counter
- *   np          import numpy as np
- * '#' comments; errors name the line. */
+ *   np          import numpy as np                 [module=numpy]
+ *   datetime    import datetime                    [use=attribute attr=datetime,date,timedelta]
+ * OPTIONs: module=M, use=KIND,..., attr=A,..., not-attr=A,... (see
+ * policies/heal.conf).  '#' comments; errors name the line. */
 int csr_heal_conf_parse (const char *text, size_t len, struct csr_heal_conf *c, csr_error **err);
 int csr_heal_conf_load (const char *path, struct csr_heal_conf *c, csr_error **err);
 void csr_heal_conf_release (struct csr_heal_conf *c);
@@ -72,7 +89,9 @@ char *csr_extract_code (const char *reply, size_t len);
  * {"code","diagnosis":{"error_type","message","line","context"},"attempt"} on
  * its stdin; read at most 1 MiB of stdout.  Returns 1 and *out (extracted
  * code) on a usable reply; 0 with *why set (static string) when there is no
- * patch: non-zero exit, timeout, empty, identical to CODE; -1 on error. */
+ * patch: non-zero exit, timeout, empty, identical to CODE; -1 on error.
+ * TIMEOUT_S <= 0 means no time limit.  *why may point to a thread-local
+ * buffer, valid until the next call in the same thread. */
 int csr_patchcmd_run (const char *program, double timeout_s, const char *code,
                       const struct csr_diagnosis *d, int attempt, char **out, const char **why,
                       csr_error **err);

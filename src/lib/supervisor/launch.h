@@ -1,4 +1,4 @@
-/* csrun — the Python launcher run in the jail (policies/launch.py, embedded at build time). */
+/* csrun — Python programs run in the jail, embedded at build time from policies/. */
 #ifndef CSRUN_LAUNCH_H
 #define CSRUN_LAUNCH_H
 
@@ -6,5 +6,9 @@
 
 extern const char csr_launch_py[];
 extern const size_t csr_launch_py_len;
+
+/* The gate (policies/gate.py): gate, then run the snippet on "pass". */
+extern const char csr_gate_py[];
+extern const size_t csr_gate_py_len;
 
 #endif

@@ -230,6 +230,109 @@ w_stream (struct writer *w, const char *name, const struct csr_bbuf *b)
 }
 
 static void
+w_open (struct writer *w)
+{
+  if (ok (w))
+    check (w, yajl_gen_map_open (w->g));
+}
+
+static void
+w_close (struct writer *w)
+{
+  if (ok (w))
+    check (w, yajl_gen_map_close (w->g));
+}
+
+static void
+w_str_or_null (struct writer *w, const char *s)
+{
+  if (s)
+    w_str (w, s);
+  else
+    w_null (w);
+}
+
+static void
+w_diagnosis (struct writer *w, const struct csr_diagnosis *d)
+{
+  w_key (w, "diagnosis");
+  w_open (w);
+  w_key (w, "error_type");
+  w_str_or_null (w, d->error_type);
+  w_key (w, "message");
+  w_str_or_null (w, d->message);
+  w_key (w, "line");
+  if (d->line > 0)
+    w_int (w, d->line);
+  else
+    w_null (w);
+  w_key (w, "context");
+  w_str_or_null (w, d->context);
+  w_close (w);
+}
+
+static void
+w_gate (struct writer *w, const struct csr_gate_verdict *v)
+{
+  w_key (w, "gate");
+  w_open (w);
+  w_key (w, "verdict");
+  w_str (w, csr_gate_outcome_name (v->outcome));
+  if (v->outcome == CSR_GATE_FAILED || v->outcome == CSR_GATE_SYNTAX_ERROR)
+    {
+      w_key (w, "message");
+      w_str_or_null (w, v->message);
+    }
+  if (v->outcome == CSR_GATE_SYNTAX_ERROR)
+    {
+      w_key (w, "line");
+      w_int (w, v->line);
+      w_key (w, "col");
+      w_int (w, v->col);
+      w_key (w, "text");
+      w_str_or_null (w, v->text);
+    }
+  w_key (w, "violations");
+  if (ok (w))
+    check (w, yajl_gen_array_open (w->g));
+  for (size_t i = 0; i < v->n_violations; i++)
+    {
+      w_open (w);
+      w_key (w, "rule");
+      w_str_or_null (w, v->violations[i].rule);
+      w_key (w, "line");
+      w_int (w, v->violations[i].line);
+      w_key (w, "col");
+      w_int (w, v->violations[i].col);
+      w_key (w, "message");
+      w_str_or_null (w, v->violations[i].message);
+      w_close (w);
+    }
+  if (ok (w))
+    check (w, yajl_gen_array_close (w->g));
+  if (v->n_undefined > 0)
+    {
+      w_key (w, "undefined_names");
+      if (ok (w))
+        check (w, yajl_gen_array_open (w->g));
+      for (size_t i = 0; i < v->n_undefined; i++)
+        {
+          w_open (w);
+          w_key (w, "name");
+          w_str_or_null (w, v->undefined[i].name);
+          w_key (w, "line");
+          w_int (w, v->undefined[i].line);
+          w_key (w, "usage");
+          w_str_or_null (w, v->undefined[i].usage);
+          w_close (w);
+        }
+      if (ok (w))
+        check (w, yajl_gen_array_close (w->g));
+    }
+  w_close (w);
+}
+
+static void
 w_attempt (struct writer *w, const struct csr_attempt *a)
 {
   if (ok (w))
@@ -266,6 +369,39 @@ w_attempt (struct writer *w, const struct csr_attempt *a)
   w_u64 (w, a->peak_memory_kib);
   w_stream (w, "stdout", &a->out);
   w_stream (w, "stderr", &a->err);
+  if (a->gate)
+    w_gate (w, a->gate);
+  if (a->scanned)
+    {
+      w_key (w, "silent_failure");
+      w_open (w);
+      w_key (w, "detected");
+      w_bool (w, a->silent_failure);
+      w_key (w, "pattern");
+      w_str_or_null (w, a->silent_failure ? a->silent_pattern : NULL);
+      w_key (w, "line");
+      w_str_or_null (w, a->silent_failure ? a->silent_line : NULL);
+      w_close (w);
+    }
+  if (a->diagnosis)
+    w_diagnosis (w, a->diagnosis);
+  if (a->patch)
+    {
+      w_key (w, "patch");
+      w_open (w);
+      w_key (w, "source");
+      w_str_or_null (w, a->patch->source);
+      w_key (w, "rules");
+      w_str_or_null (w, a->patch->rules);
+      w_key (w, "diff");
+      w_str_or_null (w, a->patch->diff);
+      w_close (w);
+    }
+  else if (a->patch_none)
+    {
+      w_key (w, "no_patch");
+      w_str (w, a->patch_none);
+    }
   if (ok (w))
     check (w, yajl_gen_map_close (w->g));
 }
@@ -365,6 +501,18 @@ csr_result_to_json (const struct csr_run_result *r, char **out, size_t *len, csr
     }
 
   w_limits (w, &r->limits);
+  if (r->max_attempts > 0)
+    {
+      w_key (w, "max_attempts");
+      w_int (w, r->max_attempts);
+    }
+  if (r->diagnosis)
+    w_diagnosis (w, r->diagnosis);
+  if (r->final_code)
+    {
+      w_key (w, "final_code");
+      w_str (w, r->final_code);
+    }
 
   w_key (w, "attempts");
   if (ok (w))

@@ -8,6 +8,9 @@
 
 #include "../util/error.h"
 #include "bbuf.h"
+#include "classify.h"
+#include "gate.h"
+#include "heal.h"
 
 enum csr_status
 {
@@ -32,6 +35,16 @@ struct csr_attempt
   uint64_t duration_ms;
   uint64_t cpu_ms;
   uint64_t peak_memory_kib; /* largest resident set of a jail process (rusage) */
+
+  /* Filled by the healing loop; a NULL pointer is left out of the JSON. */
+  const struct csr_gate_verdict *gate; /* the gate's verdict on this code */
+  bool scanned;                        /* the silent-failure scan ran (exit status 0) */
+  bool silent_failure;
+  const char *silent_pattern;
+  const char *silent_line;
+  const struct csr_diagnosis *diagnosis; /* why this attempt failed */
+  const struct csr_patch *patch;         /* the fix made after it, run by the next attempt */
+  const char *patch_none;                /* why no fix was made, when none was */
 };
 
 struct csr_limits
@@ -56,6 +69,9 @@ struct csr_run_result
   const char *rootfs_dir;
   bool rootfs_unpacked; /* cold cache: this run unpacked the tarball */
   const char *error;    /* status "error": what failed in csrun itself */
+  int max_attempts;
+  const struct csr_diagnosis *diagnosis; /* the final attempt's, when it failed */
+  const char *final_code;                /* the program that ran last, when it was healed */
 };
 
 /* Serialise to JSON (one object, newline-terminated).  Output bytes that are

@@ -12,11 +12,14 @@
 struct csr_scan
 {
   char **sources; /* the patterns as written */
-  regex_t *res;   /* compiled: POSIX extended, case-insensitive; \s \S \w \W \b work (glibc) */
+  regex_t *res;   /* compiled: POSIX extended, case-insensitive; \s \S \w \W \b work (glibc),
+                     \d \D are translated to [[:digit:]] [^[:digit:]] */
   size_t n;
 };
 
-/* One pattern per line; '#' comments and blank lines ignored.  Errors name the line. */
+/* One pattern per line; '#' comments and blank lines ignored.  Errors name the line.
+ * Patterns are appended to S (zero it first); on error S is left as it was.
+ * A pattern that matches an empty line is refused. */
 int csr_scan_parse (const char *text, size_t len, struct csr_scan *s, csr_error **err);
 int csr_scan_load (const char *path, struct csr_scan *s, csr_error **err);
 int csr_scan_add (struct csr_scan *s, const char *pattern, csr_error **err);

@@ -1,0 +1,848 @@
+# csrun gate: runs inside the jail as
+#     python3 -I -S -u -c <this file> POLICY_JSON [ARG...]
+# with the snippet in ./snippet.py (read-only) and fd 3 a pipe to the supervisor.
+#
+#  1. takes the policy (made by csr_gate_policy_to_json_ex) out of argv;
+#  2. reads snippet.py and applies the size limit before parsing;
+#  3. parses it with the builtin compile(..., PyCF_ONLY_AST) -- `import ast`
+#     alone costs more than this whole check -- and walks the tree without
+#     recursion, so hostile nesting can't crash it;
+#  4. writes ONE JSON verdict on fd 3 and closes fd 3: what runs later can't
+#     forge it;
+#  5. only on "pass" with "run": true, runs the snippet as __main__ from
+#     snippet.py, as `python3 snippet.py` would.
+#
+# Verdict schema and rules: csrun-policy(5).  The exit status is only
+# informational (fd 3 is the truth): the snippet's own, 1 syntax error or
+# uncaught exception, 3 blocked, 4 the gate itself failed.
+#
+# This is a policy layer that catches obvious mistakes and gives the healer
+# precise feedback; the jail is the security boundary.  The gate's names live
+# in this module, never in the snippet's (a fresh __main__).
+#
+# Speed: Python compiles this file on every run, and that is most of what
+# the gate costs.  So the hot path is short: one cheap walk (limits, names
+# for undefined-name, and whether anything in the snippet could be a
+# dangerous call or a broad except).  The scope-aware resolver that decides
+# those rules (_RESOLVER below) is source in a string, compiled only for the
+# snippets that need it.  Keep it working on Python 3.8+.
+import sys
+
+_HARD_MAX_DEPTH = 1000  # nesting cap even when max-ast-depth is allowed away or set higher
+_MAX_REPORTED = 100  # violations and undefined names listed in one verdict
+# Builtins that site.py adds (the jail runs with -S; _run adds exit/quit).
+_SITE_NAMES = ("exit", "quit", "help", "copyright", "credits", "license")
+# Uses that bind globals behind the analysis' back: undefined-name is skipped.
+_DYNAMIC = ("globals", "locals", "vars", "exec", "eval", "__import__")
+# Reflection: with any of these, a call target can hide in a computed string.
+_REFLECTION = ("getattr", "vars", "__dict__", "modules", "import_module", "__import__", "__builtins__")
+_JSON_ESC = dict((c, "\\u%04x" % c) for c in range(32))
+_JSON_ESC.update({34: '\\"', 92: "\\\\", 8: "\\b", 9: "\\t", 10: "\\n", 12: "\\f", 13: "\\r"})
+
+
+def _json(v):
+    """Compact JSON of str, int, bool, None, list and dict."""
+    if isinstance(v, str):
+        return '"' + v.translate(_JSON_ESC) + '"'
+    if v is None or v is True or v is False:
+        return {None: "null", True: "true", False: "false"}[v]
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, dict):
+        return "{" + ",".join(_json(k) + ":" + _json(x) for k, x in v.items()) + "}"
+    return "[" + ",".join(map(_json, v)) + "]"
+
+
+def _literal(n):
+    """A JSON document, parsed by the builtin parser: JSON from yajl is a
+    Python literal but for true/false/null, and only literal nodes are
+    accepted (`import json` would cost more than this whole gate)."""
+    k = type(n).__name__
+    if k == "Constant":
+        return n.value
+    if k == "List":
+        return [_literal(x) for x in n.elts]
+    if k == "Dict" and None not in n.keys:
+        return dict(zip(map(_literal, n.keys), map(_literal, n.values)))
+    if k == "Name" and n.id in ("true", "false", "null"):
+        return {"true": True, "false": False, "null": None}[n.id]
+    raise ValueError("the policy is not JSON")
+
+
+class _Policy:
+    """The enabled rules of the policy JSON."""
+
+    def __init__(self, doc):
+        self.run = doc.get("run", True) is True
+        self.heal_names = set(doc.get("heal_names") or ())
+        self.full = doc.get("full") is True  # tests: always run the resolver
+        self.max_bytes = self.max_depth = self.undefined = None
+        self.excepts, self.calls = {}, {}  # target as written -> (rule id, message)
+        for r in doc["rules"]:
+            kind, rule = r["kind"], (r["id"], r.get("message") or "")
+            for a in r.get("args") or ():
+                if kind in ("except", "call"):
+                    getattr(self, kind + "s")[a] = rule
+            if kind == "limit" and r["id"] in ("max-source-bytes", "max-ast-depth"):
+                setattr(self, "max_bytes" if r["id"] == "max-source-bytes" else "max_depth", (int(r["args"][0]), rule))
+            elif kind == "undefined":
+                self.undefined = rule
+
+    def needs_resolver(self, mentions, loads, bound):
+        """Could the snippet break an except or call rule?  Every component
+        of a target must appear in it (as a name, attribute, import or
+        string); a builtin (one component) as a loaded name, or anywhere once
+        the builtins module is named.  A bare except always counts, and so
+        does reflection (getattr...), which can compute any target."""
+        mentions = mentions.union(loads, bound)
+        if self.full or "except:" in mentions or mentions.intersection(_REFLECTION):
+            return True
+
+        def seen(part, pool):
+            return any(m.startswith(part[:-1]) for m in pool) if part.endswith("*") else part in pool
+
+        for target in list(self.calls) + list(self.excepts):
+            parts = target.split(".")
+            if parts[0] in ("builtins", "__builtins__"):
+                parts = parts[1:]
+            if len(parts) == 1:
+                if seen(parts[0], loads) or ("builtins" in mentions and seen(parts[0], mentions)):
+                    return True
+            elif all(seen(x, mentions) for x in parts):
+                return True
+        return False
+
+
+def _scan(tree, max_depth):
+    """The cheap walk every snippet gets: breadth-first, a level at a time
+    (no recursion, and the depth comes free).  Returns (a node nested deeper
+    than MAX_DEPTH or None, loads, bound, mentions, star): loads maps each
+    loaded name to its uses [(Name node, usage)], bound holds every name bound
+    anywhere, mentions every attribute, imported name and string constant (for
+    _Policy.needs_resolver; "except:" stands for a bare except)."""
+    import _ast as A
+
+    Name, Attribute, Call, Constant, Load, AST = A.Name, A.Attribute, A.Call, A.Constant, A.Load, A.AST
+    # node type -> field holding a name it binds (a str, or a list of them)
+    binders = {A.FunctionDef: "name", A.AsyncFunctionDef: "name", A.ClassDef: "name", A.arg: "arg"}
+    binders.update({A.ExceptHandler: "name", A.Global: "names", A.Nonlocal: "names"})
+    for k in ("MatchAs", "MatchStar", "MatchMapping", "TypeVar", "ParamSpec", "TypeVarTuple"):
+        binders[getattr(A, k, None)] = "rest" if k == "MatchMapping" else "name"
+    loads, bound, mentions, star = {}, set(), set(), False
+    fields = {}
+
+    def load(node, usage):
+        uses = loads.get(node.id)
+        if uses is None:
+            loads[node.id] = [(node, usage)]
+        else:
+            uses.append((node, usage))
+
+    level, depth = [tree], 0
+    while level:
+        if depth > max_depth:
+            return next((n for n in level if hasattr(n, "lineno")), level[0]), loads, bound, mentions, star
+        depth += 1
+        below = []
+        add = below.append
+        for node in level:
+            t = type(node)
+            if t is Name:
+                if type(node.ctx) is Load:
+                    load(node, "name")
+                else:
+                    bound.add(node.id)
+                continue
+            if t is Constant:
+                if type(node.value) is str and len(node.value) < 64:
+                    mentions.add(node.value)
+                    mentions.add(node.value.partition(".")[0])
+                continue
+            if t is Attribute:  # a name used as X.attr, or as X(...): its usage
+                mentions.add(node.attr)
+                v = node.value
+                if type(v) is Name and type(v.ctx) is Load:
+                    load(v, "attribute")
+                else:
+                    add(v)
+                continue
+            if t is Call:
+                v = node.func
+                if type(v) is Name:
+                    load(v, "call")
+                else:
+                    add(v)
+                below += node.args
+                below += node.keywords
+                continue
+            if t is A.alias:  # import a.b [as c], from m import a [as c], from m import *
+                star = star or node.name == "*"
+                mentions.update(node.name.split("."))
+                bound.add(node.asname or node.name.partition(".")[0])
+                continue
+            if t is A.ImportFrom:
+                mentions.update((node.module or "").split("."))
+            f = binders.get(t)
+            if f is not None:
+                v = getattr(node, f)
+                if v:
+                    bound.update([v] if type(v) is str else v)
+                if t is A.ExceptHandler and node.type is None:
+                    mentions.add("except:")
+            fs = fields.get(t)
+            if fs is None:
+                fs = fields[t] = [f for f in t._fields if f not in ("ctx", "op", "ops", "type_comment")]
+            for f in fs:
+                v = getattr(node, f, None)
+                if type(v) is list:
+                    for x in v:
+                        if isinstance(x, AST):
+                            add(x)
+                elif isinstance(v, AST):
+                    add(v)
+        level = below
+    return None, loads, bound, mentions, star
+
+
+def _undefined(loads, bound, star):
+    """([(line, col, name, usage)], None) for the names loaded but never
+    bound anywhere (nor builtins, nor dunders), at their first use; or
+    (None, why) when the snippet can bind names the gate can't see."""
+    import builtins
+
+    if star:
+        return None, "from ... import * binds names the gate can't see"
+    for n in _DYNAMIC:
+        if n in loads:
+            return None, "%s() can bind names the gate can't see" % n
+    known = bound.union(dir(builtins), _SITE_NAMES)
+    out = []
+    for name, uses in loads.items():
+        if name not in known and not (name[:2] == "__" == name[-2:]):
+            node, usage = min(uses, key=lambda u: (u[0].lineno, u[0].col_offset))
+            out.append((node.lineno, node.col_offset, name, usage))
+    return sorted(out), None
+
+
+def _syntax_error(e, src):
+    """The verdict for a SyntaxError (filling in the text it may lack)."""
+    if e.text is None and e.lineno:  # errors found by the bytecode compiler carry no text
+        lines = src.split(b"\n")
+        if e.lineno <= len(lines):
+            e.text = lines[e.lineno - 1].decode("utf-8", "replace") + "\n"
+    err = {"line": e.lineno or 0, "col": max((e.offset or 1) - 1, 0), "message": str(e.msg), "text": e.text or ""}
+    err["type"] = type(e).__name__
+    return {"verdict": "syntax_error", "violations": [], "syntax_error": err, "undefined_names": []}
+
+
+def _blocked(violations, undefined=()):
+    violations = sorted(set(violations))
+    v = {"verdict": "blocked", "violations": [], "undefined_names": list(undefined)}
+    for line, col, rule, message in violations[:_MAX_REPORTED]:
+        v["violations"].append({"rule": rule, "line": line, "col": col, "message": message})
+    if len(violations) > _MAX_REPORTED:
+        v["violations_dropped"] = len(violations) - _MAX_REPORTED
+    return v
+
+
+def _with(rule, message):
+    """A violation message: what is wrong, then the rule's advice."""
+    return message + (": " + rule[1] if rule[1] else "")
+
+
+def _check(p):
+    """Read, parse and check snippet.py.  Return (verdict, code object to run
+    or None, SyntaxError to report or None)."""
+    with open("snippet.py", "rb") as f:
+        src = f.read(-1 if p.max_bytes is None else p.max_bytes[0] + 1)
+        if p.max_bytes and len(src) > p.max_bytes[0]:
+            msg = "snippet.py is %d bytes, over the limit of %d" % (f.seek(0, 2), p.max_bytes[0])
+            return _blocked([(1, 0, p.max_bytes[1][0], _with(p.max_bytes[1], msg))]), None, None
+    depth, rule = p.max_depth or (_HARD_MAX_DEPTH, ("max-ast-depth", ""))
+    depth = min(depth, _HARD_MAX_DEPTH)
+    deep = [(1, 0, rule[0], _with(rule, "the code is nested too deeply (the limit is %d levels)" % depth))]
+    try:
+        try:
+            tree = compile(src, "snippet.py", "exec", 0x400, True)  # PyCF_ONLY_AST
+        except ValueError:  # NUL bytes (a SyntaxError from Python 3.12 on)
+            at = src.find(b"\0")
+            if at < 0:
+                raise
+            pos = ("snippet.py", src.count(b"\n", 0, at) + 1, at - src.rfind(b"\n", 0, at), None)
+            e = SyntaxError("source code cannot contain null bytes", pos)
+            return _syntax_error(e, src), None, e
+        node, loads, bound, mentions, star = _scan(tree, depth)
+        if node is not None:
+            deep[0] = (getattr(node, "lineno", 1), getattr(node, "col_offset", 0)) + deep[0][2:]
+            return _blocked(deep), None, None
+        violations = []
+        if (p.excepts or p.calls) and p.needs_resolver(mentions, loads, bound):
+            ns = {}
+            exec(compile(_RESOLVER, "<csrun gate resolver>", "exec"), ns)
+            violations = ns["analyse"](p, tree, src.split(b"\n"))
+        undefined, why = _undefined(loads, bound, star) if p.undefined else ([], None)
+        for line, col, name, usage in undefined or ():
+            if name in p.heal_names:
+                msg = "name '%s' is used but never defined or imported" % name
+                violations.append((line, col, p.undefined[0], _with(p.undefined, msg)))
+        # Some errors only show when compiling to bytecode ('return' outside
+        # a function...): compile now, so check-only verdicts are right too.
+        code = compile(tree, "snippet.py", "exec", 0, True)
+    except SyntaxError as e:
+        return _syntax_error(e, src), None, e
+    except (RecursionError, MemoryError):
+        return _blocked(deep), None, None
+    undefined = [{"name": n, "line": line, "usage": u} for line, col, n, u in (undefined or ())[:_MAX_REPORTED]]
+    if violations:
+        return _blocked(violations, undefined), None, None
+    v = {"verdict": "pass", "violations": [], "undefined_names": undefined}
+    if why:
+        v["undefined_skipped"] = why
+    return v, code, None
+
+
+def _send(verdict):
+    """Write the verdict on fd 3 and close it; False if that failed."""
+    import posix
+
+    data = (_json(verdict) + "\n").encode("utf-8", "replace")
+    try:
+        while data:
+            data = data[posix.write(3, data) :]
+        return True
+    except OSError as e:
+        sys.stderr.write("csrun gate: can't write the verdict on fd 3: %s\n" % e)
+        return False
+    finally:
+        try:
+            posix.close(3)
+        except OSError:
+            pass
+
+
+def _gate():
+    """Everything before the snippet runs.  Return its code object when it
+    must run; otherwise exit."""
+    try:
+        # argv was decoded with the locale's codec; the policy is UTF-8.
+        text = sys.argv.pop(1).encode(sys.getfilesystemencoding(), "surrogateescape").decode("utf-8", "replace")
+        p = _Policy(_literal(compile(text, "<policy>", "eval", 0x400).body))
+        verdict, code, syntax_error = _check(p)
+    except (IndexError, SyntaxError, ValueError, TypeError, KeyError, AttributeError, OSError) as e:
+        msg = "%s: %s" % (type(e).__name__, e)
+        sys.stderr.write("csrun gate: %s\n" % msg)
+        _send({"verdict": "error", "message": msg, "violations": [], "undefined_names": []})
+        sys.exit(4)
+    sys.argv[0] = "snippet.py"
+    sent = _send(verdict)
+    if syntax_error is not None:  # the report `python3 snippet.py` prints
+        sys.excepthook(SyntaxError, syntax_error.with_traceback(None), None)
+        sys.exit(1)
+    for v in verdict["violations"]:
+        sys.stderr.write("csrun gate: snippet.py:%d:%d: %s: %s\n" % (v["line"], v["col"], v["rule"], v["message"]))
+    if verdict["violations"] or not sent:
+        sys.exit(3 if sent else 4)
+    if not p.run:
+        sys.exit(0)
+    return code
+
+
+class _Quitter:
+    """exit() and quit(), which site.py would have added to builtins."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return "Use %s() or Ctrl-D (i.e. EOF) to exit" % self.name
+
+    def __call__(self, code=None):
+        raise SystemExit(code)
+
+
+def _run(code):
+    """Run the snippet as __main__ from snippet.py, as launch.py does."""
+    import builtins
+
+    # -S skipped site.py (faster start-up): add its package dirs and exit().
+    sys.path += ["/usr/local/lib/python%d.%d/dist-packages" % sys.version_info[:2], "/usr/lib/python3/dist-packages"]
+    if not hasattr(builtins, "exit"):
+        builtins.exit, builtins.quit = _Quitter("exit"), _Quitter("quit")
+    main = type(sys)("__main__")
+    main.__file__ = "snippet.py"
+    main.__builtins__ = builtins
+    sys.modules["__main__"] = main
+    try:
+        exec(code, main.__dict__)
+    except SystemExit:
+        raise
+    except BaseException as e:
+        tb = e.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_filename != "snippet.py":
+            tb = tb.tb_next  # the traceback starts in snippet.py, not in the gate
+        sys.excepthook(type(e), e.with_traceback(tb), tb)
+        sys.exit(1)
+
+
+# --------------------------------------------------------------- resolver
+# Compiled only when _Policy.needs_resolver says the snippet may break the
+# except or call rules.  analyse(policy, tree, lines) walks the tree again,
+# this time with Python's scopes, resolves aliases and returns the
+# violations as (line, col, rule id, message).
+_RESOLVER = r'''
+_WHAT = {
+    "eval": "runs a string as Python code",
+    "exec": "runs a string as Python code",
+    "compile": "turns a string into runnable code",
+    "__import__": "imports a module chosen at run time",
+}
+_SHELL = ("system", "popen", "getoutput", "getstatusoutput")
+_PROGRAM = ("exec", "spawn", "posix_spawn", "Popen", "run", "call", "check_", "create_subprocess_")
+
+
+def _what(target):
+    """What a dangerous call target does, for the message."""
+    last = target.rpartition(".")[2]
+    if target in _WHAT:
+        return _WHAT[target]
+    if "." in target and last in _SHELL:
+        return "runs a shell command"
+    if "." in target and last.startswith(_PROGRAM):
+        return "starts another program"
+    return "is not allowed by the gate policy"
+
+
+def _canon(dotted):
+    """Builtins are named without their module: builtins.eval -> eval."""
+    if dotted.startswith("__builtins__"):
+        dotted = "builtins" + dotted[12:]
+    return dotted[9:] if dotted.startswith("builtins.") else dotted
+
+
+def _join(base, attr):
+    return attr if base == "builtins" else base + "." + attr
+
+
+def _const_str(n):
+    """The value of a constant string expression ("a", "a" "b", "a" + "b",
+    f"a{'b'}"), else None."""
+    k = type(n).__name__
+    if k == "Index":  # Python 3.8 wraps subscripts
+        return _const_str(n.value)
+    if k == "Constant":
+        return n.value if type(n.value) is str else None
+    if k == "BinOp" and type(n.op).__name__ == "Add":
+        a, b = _const_str(n.left), _const_str(n.right)
+        return None if a is None or b is None else a + b
+    if k == "FormattedValue" and n.format_spec is None and n.conversion in (-1, 115):
+        return _const_str(n.value)
+    if k == "JoinedStr":
+        parts = [_const_str(v) for v in n.values]
+        return None if None in parts else "".join(parts)
+    return None
+
+
+def _bound_by(stmt, out):
+    """Names a statement binds for sure once it ran (def, class, import,
+    plain assignment)."""
+    k = type(stmt).__name__
+    if k in ("FunctionDef", "AsyncFunctionDef", "ClassDef"):
+        out.append(stmt.name)
+    elif k == "Import" or k == "ImportFrom":
+        out.extend(a.asname or a.name.partition(".")[0] for a in stmt.names if a.name != "*")
+    elif k == "Assign" or (k == "AnnAssign" and stmt.value is not None):
+        todo = list(getattr(stmt, "targets", None) or [stmt.target])
+        while todo:
+            t = todo.pop()
+            k = type(t).__name__
+            if k == "Name":
+                out.append(t.id)
+            elif k in ("Tuple", "List", "Starred"):
+                todo.extend(getattr(t, "elts", None) or [t.value])
+
+
+class _Scope:
+    """A scope: module, class, function (def and lambda) or comp.  bindings
+    maps a name to what each of its bindings can hold: None (unknown: a def,
+    a parameter...), a dotted name (an import: "os", "os.system") or
+    (expr, scope) for `name = expr`, resolved on demand (`f = os.system`)."""
+
+    __slots__ = ("kind", "parent", "body", "bindings", "declared", "dels", "firsts")
+
+    def __init__(self, kind, parent, body=None):
+        self.kind, self.parent, self.body = kind, parent, body
+        self.bindings, self.declared, self.dels, self.firsts = {}, {}, set(), None
+
+    def bind(self, name, value):
+        self.bindings.setdefault(name, []).append(value)
+
+    def surely_bound(self, name, pos):
+        """In a module or class body: did a statement directly in the body
+        bind NAME before POS?  Only then is the builtin of that name out of
+        reach (`del NAME` in the scope cancels that)."""
+        if self.firsts is None:
+            self.firsts = {}
+            for stmt in self.body:
+                names = []
+                _bound_by(stmt, names)
+                for n in names:
+                    self.firsts.setdefault(n, (stmt.lineno, stmt.col_offset))
+        first = self.firsts.get(name)
+        return first is not None and first <= pos and name not in self.dels
+
+
+class _Analysis:
+    def __init__(self, policy, lines):
+        self.lines = lines
+        self.excepts = dict((_canon(k), v) for k, v in policy.excepts.items())
+        self.calls, self.prefixes = {}, []
+        for target, rule in policy.calls.items():
+            if target.endswith("*"):
+                self.prefixes.append((_canon(target[:-1]), rule))
+            else:
+                self.calls[_canon(target)] = rule
+        # Only an expression ending in a target's last component can be one.
+        self.last = set(t.rpartition(".")[2] for t in self.calls)
+        self.last_prefixes = tuple(p.rpartition(".")[2] for p, _ in self.prefixes) or ("\0",)
+        self.violations, self.memo = [], {}
+
+    def interesting(self, name):
+        return name in self.last or name.startswith(self.last_prefixes)
+
+    def match(self, dotted):
+        """(target, rule) when DOTTED is a call target.  A target of two or
+        more components also matches as a suffix: a module re-exported by
+        another (shutil.os.system) is still that module."""
+        i = 0
+        while i >= 0:
+            d = dotted[i:]
+            if i and "." not in d:
+                return None
+            if d in self.calls:
+                return d, self.calls[d]
+            for p, rule in self.prefixes:
+                if d.startswith(p) and "." not in d[len(p) :] and (not i or "." in p):
+                    return d, rule
+            i = dotted.find(".", i) + 1 or -1
+        return None
+
+    def violation(self, rule, node, message):
+        self.violations.append((node.lineno, node.col_offset, rule[0], message + (rule[1] and ": " + rule[1])))
+
+    def walk(self, tree):
+        """Collect scopes, bindings and the uses worth checking.  A stack
+        entry is (node, scope, hint); hint tells how the parent uses the
+        node: "call" (the callee), "attribute" (X in X.y), "alias" (X in
+        `name = X`), or (X, scope) for that name."""
+        import _ast as A
+
+        Name, Attribute, Call, Load, Del, AST = A.Name, A.Attribute, A.Call, A.Load, A.Del, A.AST
+        # Nodes needing more than "visit the children in the same scope".
+        kinds = {A.FunctionDef: 1, A.AsyncFunctionDef: 1, A.Lambda: 2, A.ClassDef: 3}
+        kinds.update(dict.fromkeys((A.ListComp, A.SetComp, A.GeneratorExp, A.DictComp), 4))
+        kinds.update({A.Assign: 5, A.AnnAssign: 5, A.NamedExpr: 5, A.ExceptHandler: 6, A.Import: 7})
+        kinds.update({A.ImportFrom: 7, A.Global: 8, A.Nonlocal: 8, A.Subscript: 9})
+        for k in ("MatchAs", "MatchStar", "MatchMapping", "TypeVar", "ParamSpec", "TypeVarTuple"):
+            kinds[getattr(A, k, None)] = 10
+        resolvable = (Name, Attribute, A.Subscript, Call)
+        interesting = self.interesting
+        self.module = _Scope("module", None, tree.body)
+        self.scopes = [self.module]
+        self.loads = loads = {}  # name -> [(Name node, scope, hint)]
+        self.calls_seen = calls = []  # (Call node, scope, hint)
+        self.refs = refs = []  # (node, scope): possible uses of a dangerous callable as a value
+        self.handlers = []  # (ExceptHandler node, scope)
+        self.stars = []  # M of every `from M import *`
+        fields = {}
+        stack = [(tree, self.module, None)]
+        push, pop = stack.append, stack.pop
+        while stack:
+            node, scope, hint = pop()
+            t = type(node)
+            if t is Name:
+                if type(node.ctx) is Load:
+                    loads.setdefault(node.id, []).append((node, scope, hint))
+                elif type(node.ctx) is Del:
+                    scope.dels.add(node.id)
+                else:
+                    scope.bind(node.id, hint if type(hint) is tuple else None)
+                continue
+            if t is Attribute:
+                if hint != "call" and hint != "alias" and type(node.ctx) is Load and interesting(node.attr):
+                    refs.append((node, scope))
+                push((node.value, scope, "attribute"))
+                continue
+            if t is Call:
+                calls.append((node, scope, hint))
+                push((node.func, scope, "call"))
+                for x in node.args + [k.value for k in node.keywords]:
+                    push((x, scope, None))
+                continue
+            k = kinds.get(t)
+            if k is not None and k <= 3:  # def, lambda, class: a new scope
+                inner = _Scope("class" if k == 3 else "function", scope, node.body if k == 3 else None)
+                self.scopes.append(inner)
+                if k != 2:
+                    scope.bind(node.name, None)
+                    for x in node.decorator_list + (node.bases if k == 3 else []):
+                        push((x, scope, None))
+                    for x in getattr(node, "type_params", None) or ():  # 3.12+
+                        push((x, inner, None))
+                if k == 3:
+                    for x in node.keywords:
+                        push((x.value, scope, None))
+                else:
+                    a = node.args
+                    if k == 1 and node.returns is not None:
+                        push((node.returns, scope, None))
+                    for x in a.defaults + a.kw_defaults:
+                        if x is not None:
+                            push((x, scope, None))
+                    for x in getattr(a, "posonlyargs", []) + a.args + a.kwonlyargs + [a.vararg, a.kwarg]:
+                        if x is not None:
+                            inner.bind(x.arg, None)
+                            if x.annotation is not None:
+                                push((x.annotation, scope, None))
+                for x in [node.body] if k == 2 else node.body:
+                    push((x, inner, None))
+                continue
+            if k == 4:  # comprehension: the first iterable is evaluated outside
+                inner = _Scope("comp", scope)
+                self.scopes.append(inner)
+                for i, g in enumerate(node.generators):
+                    push((g.iter, inner if i else scope, None))
+                    push((g.target, inner, None))
+                    for x in g.ifs:
+                        push((x, inner, None))
+                for x in (node.key, node.value) if t is A.DictComp else (node.elt,):
+                    push((x, inner, None))
+                continue
+            if k == 5:  # `name = X` makes name an alias of X; other targets let X escape
+                v = node.value
+                targets = getattr(node, "targets", None) or [node.target]
+                alias = isinstance(v, resolvable) and all(type(x) is Name for x in targets)
+                where = scope
+                while t is A.NamedExpr and where.kind == "comp":  # := binds outside comprehensions
+                    where = where.parent
+                for x in targets:
+                    push((x, where, (v, scope) if alias else None))
+                if v is not None:
+                    push((v, scope, "alias" if alias else None))
+                if t is A.AnnAssign:
+                    push((node.annotation, scope, None))
+                continue
+            if k == 6:
+                self.handlers.append((node, scope))
+                if node.name:
+                    scope.bind(node.name, None)
+            elif k == 7:
+                mod = None if getattr(node, "level", 0) else getattr(node, "module", "")
+                for a in node.names:
+                    if a.name == "*":
+                        self.stars += [mod] if mod else []
+                    elif t is A.Import and not a.asname:
+                        scope.bind(a.name.partition(".")[0], a.name.partition(".")[0])
+                    elif t is A.Import:
+                        scope.bind(a.asname, _canon(a.name))
+                    else:
+                        scope.bind(a.asname or a.name, mod and _canon(mod + "." + a.name))
+                continue
+            elif k == 8:
+                scope.declared.update(dict.fromkeys(node.names, t.__name__))
+                continue
+            elif k == 9:
+                if hint != "call" and hint != "alias" and type(node.ctx) is Load:
+                    key = _const_str(node.slice)
+                    if key is not None and interesting(key):
+                        refs.append((node, scope))
+            elif k == 10:  # match captures, type parameters
+                n = getattr(node, "name", None) or getattr(node, "rest", None)
+                if n:
+                    scope.bind(n, None)
+            fs = fields.get(t)
+            if fs is None:
+                fs = fields[t] = [f for f in t._fields if f not in ("ctx", "op", "ops", "type_comment")]
+            for f in fs:
+                v = getattr(node, f, None)
+                if type(v) is list:
+                    for x in v:
+                        if isinstance(x, AST):
+                            push((x, scope, None))
+                elif isinstance(v, AST):
+                    push((v, scope, None))
+
+    def settle(self):
+        """Move what a scope binds under `global`/`nonlocal` to the scope it
+        really binds in."""
+        for s in self.scopes:
+            for name, decl in s.declared.items():
+                to = s.parent
+                while to and decl == "Nonlocal" and (to.kind != "function" or to.declared.get(name) or name not in to.bindings):
+                    to = to.parent
+                to = to if to and decl == "Nonlocal" else self.module
+                if to is not s:
+                    for v in s.bindings.pop(name, ()):
+                        to.bind(name, v)
+                    if name in s.dels:
+                        to.dels.add(name)
+
+    def lookup(self, name, scope, pos):
+        """The dotted names NAME can stand for at POS, by Python's scoping
+        rules (flow-insensitive, except for what shadows a builtin)."""
+        out = set()
+        s, first = scope, True
+        while s.kind != "module" and s.declared.get(name) != "Global":
+            if name in s.bindings and name not in s.declared and (first or s.kind != "class"):
+                self.values(s, name, out)
+                if s.kind != "class" or s.surely_bound(name, pos):
+                    return out
+            s, first = s.parent, False
+        m = self.module
+        if name in m.bindings:
+            self.values(m, name, out)
+            if m.surely_bound(name, pos):
+                return out
+        # Maybe unbound here: the builtin, or a name from a star import.
+        out.add("builtins" if name == "__builtins__" else name)
+        out.update(_join(mod, name) for mod in self.stars)
+        return out
+
+    def values(self, scope, name, out):
+        for v in scope.bindings[name]:
+            if type(v) is tuple:  # `name = X`: resolve X once (a cycle gives nothing)
+                got = self.memo.get(id(v))
+                if got is None:
+                    self.memo[id(v)] = ()
+                    got = self.memo[id(v)] = self.resolve(*v)
+                out.update(got)
+            elif v:
+                out.add(v)
+
+    def resolve(self, node, scope):
+        """The dotted names an expression can evaluate to (builtins without
+        their module); empty when unknown."""
+        attrs = []
+        while type(node).__name__ == "Attribute":  # unrolled: chains can be long
+            attrs.append(node.attr)
+            node = node.value
+        k = type(node).__name__
+        out = set()
+        if k == "Name":
+            out = self.lookup(node.id, scope, (node.lineno, node.col_offset))
+        elif k == "Call":
+            funcs, args = self.resolve(node.func, scope), node.args
+            first = _const_str(args[0]) if args else None
+            if "getattr" in funcs and len(args) >= 2 and _const_str(args[1]) is not None:
+                out = set(_join(b, _const_str(args[1])) for b in self.resolve(args[0], scope))
+            elif first and "importlib.import_module" in funcs:
+                out = {first}
+            elif first and "__import__" in funcs:
+                out = {first.partition(".")[0]}
+            elif "vars" in funcs and len(args) == 1:
+                out = set(b + ".__dict__" for b in self.resolve(args[0], scope))
+        elif k == "Subscript":
+            key = _const_str(node.slice)
+            for b in self.resolve(node.value, scope) if key is not None else ():
+                if b.endswith(".__dict__"):  # os.__dict__["system"]
+                    out.add(_join(b[:-9], key))
+                elif b in ("builtins", "sys.modules"):  # __builtins__["eval"], sys.modules["os"]
+                    out.add(key)
+        for a in reversed(attrs):
+            out = set(_join(b, a) for b in out)
+        return out
+
+    def dangerous(self, node, scope):
+        for n in sorted(self.resolve(node, scope)):
+            hit = self.match(n)
+            if hit:
+                return hit
+        return None
+
+    def text(self, node):
+        """The source of a one-line node, or None."""
+        try:
+            if node.lineno == node.end_lineno:
+                return self.lines[node.lineno - 1][node.col_offset : node.end_col_offset].decode("utf-8", "replace")
+        except (AttributeError, IndexError):
+            pass
+        return None
+
+    def maybe(self, node):
+        """Can this expression be a call target?  (A cheap syntactic test
+        before resolving: its last component must be a target's.)"""
+        k = type(node).__name__
+        if k == "Attribute":
+            return self.interesting(node.attr) or self.maybe(node.value)
+        if k == "Call":
+            return len(node.args) >= 2 and self.interesting(_const_str(node.args[1]) or "")
+        if k == "Subscript":
+            return self.interesting(_const_str(node.slice) or "")
+        return k == "Name"
+
+    def check_calls(self):
+        if not self.calls and not self.prefixes:
+            return
+        # Names worth resolving: a target's last component, or a name bound
+        # to an import or an alias that may be one.
+        hot = set(n for n in self.loads if self.interesting(n))
+        for s in self.scopes:
+            for name, vals in s.bindings.items():
+                if name in self.loads and any(type(v) is tuple and self.maybe(v[0]) or type(v) is str and self.match(v) for v in vals):
+                    hot.add(name)
+        for node, scope, hint in self.calls_seen:
+            f = node.func
+            k = type(f).__name__
+            if (k == "Name" and f.id not in hot) or (k == "Attribute" and not self.maybe(f)):
+                continue
+            hit = self.dangerous(f, scope)
+            if hit:
+                written = self.text(f)
+                where = " (called as `%s`)" % written if written and written != hit[0] else ""
+                self.violation(hit[1], node, "%s() %s%s" % (hit[0], _what(hit[0]), where))
+            elif hint not in ("call", "alias") and len(node.args) >= 2 and self.interesting(_const_str(node.args[1]) or ""):
+                self.refs.append((node, scope))  # getattr(os, "system") as a value
+        # A dangerous callable used as a value (passed, stored, returned) is
+        # flagged where it is used.  `f = os.system` alone is not: f is an
+        # alias, and every use of f is checked as a use of os.system.
+        for name in hot:
+            self.refs.extend((n, s) for n, s, h in self.loads[name] if h not in ("call", "alias"))
+        for node, scope in self.refs:
+            hit = self.dangerous(node, scope)
+            if hit:
+                msg = "`%s` is %s, which %s; using it as a value counts as calling it"
+                self.violation(hit[1], node, msg % (self.text(node) or hit[0], hit[0], _what(hit[0])))
+
+    def check_excepts(self):
+        for h, scope in self.handlers if self.excepts else ():
+            if h.type is None:
+                rule = self.excepts.get("BaseException") or next(iter(self.excepts.values()))
+                msg = "bare `except:` catches every exception, even KeyboardInterrupt and SystemExit, and hides real errors"
+                self.violation(rule, h, msg)
+                continue
+            for e in h.type.elts if type(h.type).__name__ == "Tuple" else [h.type]:
+                hit = [n for n in sorted(self.resolve(e, scope)) if n in self.excepts]
+                if hit:
+                    msg = "`except %s` catches %s and all its subclasses, which hides real errors"
+                    self.violation(self.excepts[hit[0]], h, msg % (self.text(e) or hit[0], hit[0]))
+                    break
+
+
+def analyse(policy, tree, lines):
+    a = _Analysis(policy, lines)
+    a.walk(tree)
+    a.settle()
+    a.check_excepts()
+    a.check_calls()
+    return a.violations
+'''
+
+
+try:
+    _code = _gate()
+except (SystemExit, KeyboardInterrupt):
+    raise
+except BaseException as _e:  # a bug in the gate: never a pass
+    sys.stderr.write("csrun gate: internal error: %s: %s\n" % (type(_e).__name__, _e))
+    _send({"verdict": "error", "message": "internal error: %r" % _e, "violations": [], "undefined_names": []})
+    sys.exit(4)
+_run(_code)

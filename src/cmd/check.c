@@ -1,0 +1,48 @@
+/* csrun check: only the AST gate (still inside the jail), and its verdict. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "common.h"
+
+int
+cmd_check (struct csr_global *g, int argc, char **argv)
+{
+  (void)g;
+  struct run_opts o;
+  check_opts_parse (argc, argv, &o);
+  struct csr_snippet_run s;
+  memset (&s, 0, sizeof s);
+  csr_error *e = NULL;
+  int rc = csr_execute (&o, true, &s, &e);
+  if (rc != 0)
+    {
+      rc = csr_report_failure ("csrun check", &o, &s.loop.result, e, rc);
+      csr_error_free (e);
+      csr_snippet_run_release (&s);
+      return rc;
+    }
+  const struct csr_run_result *r = &s.loop.result;
+  const struct csr_gate_verdict *v = r->n_attempts ? r->attempts[0].gate : NULL;
+  if (o.json)
+    csr_print_json (r);
+  else if (r->status == CSR_STATUS_ERROR || v == NULL)
+    fprintf (stderr, "csrun check: error: %s\n", r->error ? r->error : "no verdict");
+  else
+    {
+      const char *name = strcmp (o.file, "-") == 0 ? "<stdin>" : o.file;
+      if (v->outcome == CSR_GATE_PASS)
+        printf ("%s: pass\n", name);
+      else if (v->outcome == CSR_GATE_SYNTAX_ERROR)
+        printf ("%s:%d:%d: syntax: %s\n", name, v->line, v->col, v->message ? v->message : "");
+      for (size_t i = 0; i < v->n_violations; i++)
+        printf ("%s:%d:%d: %s: %s\n", name, v->violations[i].line, v->violations[i].col,
+                v->violations[i].rule, v->violations[i].message ? v->violations[i].message : "");
+    }
+  /* 0 pass, 3 blocked, 1 syntax error (the run exit codes fit: failed = 1). */
+  rc = csr_exit_code_for (r);
+  csr_snippet_run_release (&s);
+  return rc;
+}

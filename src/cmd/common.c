@@ -1,0 +1,309 @@
+/* csrun — what the front ends that run snippets share: finding the rootfs and
+ * the policies, reading the snippet, the jail's environment, printing results. */
+#include "config.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "common.h"
+#include "jail/jail.h"
+#include "util/cleanup.h"
+#include "util/fs.h"
+#include "util/utf8.h"
+
+#define ROOTFS_NAME "python-rootfs.tar.zst"
+
+static const char *const default_env[] = {
+  "PATH=/usr/local/bin:/usr/bin:/bin",
+  "HOME=/work",
+  "LANG=C.UTF-8",
+  "TMPDIR=/tmp",
+  "PYTHONUNBUFFERED=1",
+  "PYTHONDONTWRITEBYTECODE=1",
+};
+
+/* A data file: next to the binary (build tree: DIR_REL is relative to the
+ * binary's directory), in ../share/csrun beside the binary (a relocated
+ * install), or under the configured $(pkgdatadir). */
+static char *
+find_data (const char *name)
+{
+  char exe[PATH_MAX];
+  ssize_t n = readlink ("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0)
+    {
+      exe[n] = '\0';
+      const char *dir = dirname (exe);
+      static const char *const rel[] = { "/", "/../share/csrun/" };
+      for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++)
+        {
+          char *p = NULL;
+          if (asprintf (&p, "%s%s%s", dir, rel[i], name) >= 0 && access (p, R_OK) == 0)
+            return p;
+          free (p);
+        }
+    }
+  char *p = NULL;
+  if (asprintf (&p, "%s/%s", PKGDATADIR, name) < 0)
+    return NULL;
+  return p;
+}
+
+char *
+csr_find_rootfs (void)
+{
+  const char *env = getenv ("CSRUN_ROOTFS");
+  if (env && *env)
+    return strdup (env);
+  return find_data (ROOTFS_NAME);
+}
+
+char *
+csr_find_policy (const char *name)
+{
+  const char *env = getenv ("CSRUN_POLICY_DIR");
+  char *p = NULL;
+  if (env && *env)
+    {
+      if (asprintf (&p, "%s/%s", env, name) < 0)
+        return NULL;
+      return p;
+    }
+  if (asprintf (&p, "policies/%s", name) < 0)
+    return NULL;
+  char *found = find_data (p);
+  free (p);
+  return found;
+}
+
+/* Read the snippet; any problem with it is a usage error (exit 2). */
+int
+csr_read_snippet (const struct run_opts *o, char **code, size_t *len, csr_error **err)
+{
+  const char *name = strcmp (o->file, "-") == 0 ? "standard input" : o->file;
+  int rc = strcmp (o->file, "-") == 0 ? csr_read_fd (0, o->max_code, code, len, err)
+                                      : csr_read_file (o->file, o->max_code, code, len, err);
+  if (rc < 0)
+    return csr_error_wrap (err, "cannot read the snippet '%s'", name);
+  size_t i = 0;
+  while (i < *len && strchr (" \t\r\n\f\v", (*code)[i]))
+    i++;
+  if (i == *len)
+    return csr_error_set (err, 0, "the snippet '%s' is empty", name);
+  if (!csr_utf8_valid (*code, *len))
+    return csr_error_set (err, 0, "the snippet '%s' is not valid UTF-8", name);
+  if (memchr (*code, '\0', *len))
+    return csr_error_set (err, 0, "the snippet '%s' contains a NUL byte", name);
+  return 0;
+}
+
+/* Default environment, then --env (a later KEY replaces an earlier one). */
+size_t
+csr_build_env (const struct run_opts *o, char **envp, char **owned, size_t cap)
+{
+  size_t n = 0, nowned = 0;
+  const size_t ndef = sizeof default_env / sizeof default_env[0];
+  for (size_t i = 0; i < ndef + o->n_env && n < cap - 1; i++)
+    {
+      const char *kv = i < ndef ? default_env[i] : o->env[i - ndef];
+      if (strchr (kv, '=') == NULL)
+        {
+          const char *v = getenv (kv);
+          if (v == NULL)
+            continue;
+          char *joined = NULL;
+          if (asprintf (&joined, "%s=%s", kv, v) < 0)
+            continue;
+          owned[nowned++] = joined;
+          kv = joined;
+        }
+      size_t klen = (size_t)(strchr (kv, '=') - kv);
+      size_t j;
+      for (j = 0; j < n; j++)
+        if (strncmp (envp[j], kv, klen + 1) == 0)
+          break;
+      envp[j] = (char *)kv;
+      if (j == n)
+        n++;
+    }
+  envp[n] = NULL;
+  owned[nowned] = NULL;
+  return n;
+}
+
+int
+csr_exit_code_for (const struct csr_run_result *r)
+{
+  switch (r->status)
+    {
+    case CSR_STATUS_OK:
+    case CSR_STATUS_HEALED:
+      return CSR_EXIT_OK;
+    case CSR_STATUS_BLOCKED:
+      return CSR_EXIT_BLOCKED;
+    case CSR_STATUS_TIMEOUT:
+      return CSR_EXIT_TIMEOUT;
+    case CSR_STATUS_ERROR:
+      return CSR_EXIT_INTERNAL;
+    case CSR_STATUS_FAILED:
+    default:
+      return CSR_EXIT_FAILED;
+    }
+}
+
+void
+csr_print_json (const struct csr_run_result *r)
+{
+  cleanup_free char *json = NULL;
+  size_t len = 0;
+  csr_error *e = NULL;
+  if (csr_result_to_json (r, &json, &len, &e) < 0)
+    {
+      fprintf (stderr, "csrun run: cannot serialise the result: %s\n", csr_error_text (e));
+      csr_error_free (e);
+      return;
+    }
+  fwrite (json, 1, len, stdout);
+  fflush (stdout);
+}
+
+/* Load a policy file: the option's file, else the default one found by name. */
+static int
+policy_path (const char *opt, const char *name, char **path, csr_error **err)
+{
+  *path = opt ? strdup (opt) : csr_find_policy (name);
+  if (*path == NULL)
+    return csr_error_set (err, ENOMEM, "find %s", name);
+  return 0;
+}
+
+int
+csr_execute (struct run_opts *o, bool check_only, struct csr_snippet_run *s, csr_error **err)
+{
+  struct timespec t0;
+  clock_gettime (CLOCK_MONOTONIC, &t0);
+  struct csr_run_result *r = &s->loop.result;
+  r->limits.mechanism = "none";
+  r->limits.memory_bytes = o->memory;
+  r->limits.timeout_s = o->timeout_s;
+  r->limits.max_output = o->max_output;
+  r->limits.tmp_size = o->tmp_size;
+  r->limits.nofile = 1024;
+
+  if (csr_read_snippet (o, &s->code, &s->code_len, err) < 0)
+    return CSR_EXIT_USAGE;
+
+  /* Policies: a broken policy file is a usage error. */
+  cleanup_free char *gate_path = NULL;
+  if (policy_path (o->policy, "gate.conf", &gate_path, err) < 0)
+    return CSR_EXIT_INTERNAL;
+  if (csr_gate_policy_load (gate_path, &s->policy, err) < 0)
+    return o->policy ? CSR_EXIT_USAGE : CSR_EXIT_INTERNAL;
+  for (size_t i = 0; i < o->n_allow; i++)
+    if (csr_gate_policy_allow (&s->policy, o->allow[i], err) < 0)
+      {
+        csr_error_wrap (err, "--allow %s", o->allow[i]);
+        return CSR_EXIT_USAGE;
+      }
+  bool scan = !check_only && !o->no_silent_scan;
+  if (scan)
+    {
+      cleanup_free char *p = NULL;
+      if (policy_path (o->silent_conf, "silent-failure.conf", &p, err) < 0)
+        return CSR_EXIT_INTERNAL;
+      if (csr_scan_load (p, &s->scan, err) < 0)
+        return o->silent_conf ? CSR_EXIT_USAGE : CSR_EXIT_INTERNAL;
+      for (size_t i = 0; i < o->n_silent_patterns; i++)
+        if (csr_scan_add (&s->scan, o->silent_patterns[i], err) < 0)
+          {
+            csr_error_wrap (err, "--silent-pattern");
+            return CSR_EXIT_USAGE;
+          }
+    }
+  bool heal = !check_only && !o->no_heal;
+  if (heal)
+    {
+      cleanup_free char *p = NULL;
+      if (policy_path (o->heal_conf, "heal.conf", &p, err) < 0)
+        return CSR_EXIT_INTERNAL;
+      if (csr_heal_conf_load (p, &s->heal, err) < 0)
+        return o->heal_conf ? CSR_EXIT_USAGE : CSR_EXIT_INTERNAL;
+    }
+
+  cleanup_free char *rootfs_src = o->rootfs ? strdup (o->rootfs) : csr_find_rootfs ();
+  if (rootfs_src == NULL)
+    return csr_error_set (err, ENOMEM, "find the rootfs"), CSR_EXIT_INTERNAL;
+  if (csr_rootfs_resolve (rootfs_src, o->cache_dir, &s->rootfs, err) < 0)
+    return CSR_EXIT_INTERNAL;
+  r->rootfs_dir = s->rootfs->dir;
+  r->rootfs_sha256 = s->rootfs->sha256;
+  r->rootfs_unpacked = s->rootfs->unpacked_now;
+
+  csr_build_env (o, s->envp, s->owned_env, sizeof s->envp / sizeof s->envp[0]);
+  struct jail_spec spec;
+  jail_spec_init (&spec);
+  spec.rootfs_dir = s->rootfs->dir;
+  spec.envp = s->envp;
+  spec.tmp_size = o->tmp_size;
+
+  struct csr_loop_opts lo = {
+    .base = &spec,
+    .args = o->args,
+    .n_args = o->n_args,
+    .capture = { .timeout_s = o->timeout_s,
+                 .max_output = o->max_output,
+                 .passthrough_out = -1,
+                 .passthrough_err = -1 },
+    .policy = &s->policy,
+    .check_only = check_only,
+    .scan = scan ? &s->scan : NULL,
+    .heal = heal ? &s->heal : NULL,
+    .patch_cmd = check_only ? NULL : o->patch_cmd,
+    .patch_timeout_s = o->patch_timeout_s,
+    .max_attempts = (int)o->max_attempts,
+  };
+  int rc = csr_loop_run (&s->loop, s->code, s->code_len, &lo, err);
+  struct timespec t1;
+  clock_gettime (CLOCK_MONOTONIC, &t1);
+  r->duration_ms = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
+  return rc < 0 ? CSR_EXIT_INTERNAL : 0;
+}
+
+void
+csr_snippet_run_release (struct csr_snippet_run *s)
+{
+  csr_loop_release (&s->loop);
+  csr_gate_policy_release (&s->policy);
+  csr_scan_release (&s->scan);
+  csr_heal_conf_release (&s->heal);
+  csr_rootfs_free (s->rootfs);
+  for (char **p = s->owned_env; *p; p++)
+    free (*p);
+  free (s->code);
+}
+
+/* A failure of csrun itself (or bad input): one line on stderr, and with
+ * --json a result document with status "error" so an agent never loses the
+ * outcome (bad input gives no document: nothing ran). */
+int
+csr_report_failure (const char *prog, const struct run_opts *o, struct csr_run_result *r,
+                    csr_error *e, int code)
+{
+  const char *msg = csr_error_text (e);
+  fprintf (stderr, "%s: %s\n", prog, msg);
+  if (o->json && code == CSR_EXIT_INTERNAL)
+    {
+      r->status = CSR_STATUS_ERROR;
+      r->error = msg;
+      csr_print_json (r);
+    }
+  return code;
+}

@@ -1,0 +1,50 @@
+/* csrun — helpers shared by the front ends that run snippets. */
+#ifndef CSRUN_COMMON_H
+#define CSRUN_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "rootfs/rootfs.h"
+#include "run-opts.h"
+#include "supervisor/loop.h"
+#include "supervisor/result.h"
+#include "util/error.h"
+
+/* Everything one `csrun run` / `csrun check` owns. Zero-initialise. */
+struct csr_snippet_run
+{
+  char *code;
+  size_t code_len;
+  struct csr_gate_policy policy;
+  struct csr_scan scan;
+  struct csr_heal_conf heal;
+  struct csr_rootfs *rootfs;
+  char *envp[CSR_MAX_ENV + 16];
+  char *owned_env[CSR_MAX_ENV + 1];
+  struct csr_loop loop;
+};
+
+/* Read the snippet, load the policies, resolve the rootfs, run the loop.
+ * Returns 0 (the outcome is in S->loop.result) or an exit code with *ERR set:
+ * CSR_EXIT_USAGE for bad input, CSR_EXIT_INTERNAL when csrun failed. */
+int csr_execute (struct run_opts *o, bool check_only, struct csr_snippet_run *s, csr_error **err);
+void csr_snippet_run_release (struct csr_snippet_run *s);
+/* Print "PROG: message" (and, with --json and CODE 125, a status "error"
+ * document); frees nothing; returns CODE. */
+int csr_report_failure (const char *prog, const struct run_opts *o, struct csr_run_result *r,
+                        csr_error *e, int code);
+
+/* The default rootfs: $CSRUN_ROOTFS, next to the binary, ../share/csrun, $(pkgdatadir). */
+char *csr_find_rootfs (void);
+/* A policy file: $CSRUN_POLICY_DIR/NAME, else policies/NAME next to the binary,
+ * ../share/csrun/policies, $(pkgdatadir)/policies. */
+char *csr_find_policy (const char *name);
+/* Read and check the snippet: a problem is a usage error (exit 2). */
+int csr_read_snippet (const struct run_opts *o, char **code, size_t *len, csr_error **err);
+/* The jail's environment: the allowlist, then --env. OWNED collects strings to free. */
+size_t csr_build_env (const struct run_opts *o, char **envp, char **owned, size_t cap);
+int csr_exit_code_for (const struct csr_run_result *r);
+void csr_print_json (const struct csr_run_result *r);
+
+#endif

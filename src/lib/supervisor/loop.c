@@ -1,0 +1,339 @@
+#include "config.h"
+#include "loop.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/cleanup.h"
+#include "../util/digest.h"
+#include "launch.h"
+
+#define JAIL_PYTHON "/usr/bin/python3"
+
+/* python3 -I -S -u -c GATE POLICY [ARGS...] */
+static char **
+gate_argv (const char *policy_json, char **args, int n_args)
+{
+  char **argv = calloc ((size_t)n_args + 8, sizeof *argv);
+  if (argv == NULL)
+    return NULL;
+  size_t a = 0;
+  argv[a++] = (char *)JAIL_PYTHON;
+  argv[a++] = (char *)"-I";
+  argv[a++] = (char *)"-S";
+  argv[a++] = (char *)"-u";
+  argv[a++] = (char *)"-c";
+  argv[a++] = (char *)csr_gate_py;
+  argv[a++] = (char *)policy_json;
+  for (int i = 0; i < n_args; i++)
+    argv[a++] = args[i];
+  argv[a] = NULL;
+  return argv;
+}
+
+static char *
+xstrdup (const char *s)
+{
+  return s ? strdup (s) : NULL;
+}
+
+/* The diagnosis of an attempt whose gate did not pass. */
+static void
+diagnose_gate (struct csr_diagnosis *d, const struct csr_gate_verdict *v, const char *code)
+{
+  if (v->outcome == CSR_GATE_SYNTAX_ERROR)
+    {
+      csr_diagnosis_set (d, "SyntaxError", v->message ? v->message : "", v->line, code);
+      return;
+    }
+  if (v->outcome == CSR_GATE_BLOCKED && v->n_violations > 0)
+    {
+      const struct csr_violation *x = &v->violations[0];
+      cleanup_free char *msg = NULL;
+      if (asprintf (&msg, "%s: %s%s", x->rule ? x->rule : "policy", x->message ? x->message : "",
+                    v->n_violations > 1 ? " (and more: see gate.violations)" : "")
+          < 0)
+        msg = NULL;
+      csr_diagnosis_set (d, "StaticSafetyViolation", msg ? msg : "blocked by the gate", x->line,
+                         code);
+      return;
+    }
+  csr_diagnosis_set (d, "UnknownError", v->message ? v->message : "the gate gave no verdict", 0,
+                     code);
+}
+
+/* The diagnosis of an attempt that ran and failed. */
+static void
+diagnose_run (struct csr_diagnosis *d, const struct csr_attempt *a, const char *code)
+{
+  if (a->timed_out)
+    {
+      char msg[96];
+      snprintf (msg, sizeof msg, "the snippet ran longer than the timeout (%llu ms)",
+                (unsigned long long)a->duration_ms);
+      csr_diagnosis_set (d, "Timeout", msg, 0, code);
+      return;
+    }
+  if (!a->exited && a->signal)
+    {
+      char msg[96];
+      snprintf (msg, sizeof msg, "killed by signal %d (SIG%s)", a->signal,
+                sigabbrev_np (a->signal) ? sigabbrev_np (a->signal) : "?");
+      csr_diagnosis_set (d, "Signal", msg, 0, code);
+      return;
+    }
+  /* Head, the cut marker (so the parser drops the partial lines around it), tail. */
+  size_t hlen = a->err.head_len, tlen = 0;
+  cleanup_free char *tail = csr_bbuf_tail (&a->err, &tlen);
+  cleanup_free char *text = NULL;
+  char marker[64] = "";
+  if (csr_bbuf_dropped (&a->err))
+    snprintf (marker, sizeof marker, "\n[... csrun: %llu bytes dropped ...]\n",
+              (unsigned long long)csr_bbuf_dropped (&a->err));
+  if (asprintf (&text, "%.*s%s%.*s", (int)hlen, a->err.head ? a->err.head : "", marker, (int)tlen,
+                tail ? tail : "")
+      < 0)
+    text = NULL;
+  csr_classify_traceback (text ? text : "", text ? strlen (text) : 0, code, d);
+}
+
+/* Try local rules, then the patch command.  Returns 1 with *p filled, 0 with
+ * *why set, -1 on a csrun error. */
+static int
+heal (const struct csr_loop_opts *o, int attempt, const char *code, const struct csr_diagnosis *d,
+      const struct csr_gate_verdict *v, struct csr_patch *p, const char **why, csr_error **err)
+{
+  *why = "no local rule applies and no --patch-cmd was given";
+  if (o->heal)
+    {
+      int rc = csr_heal_local (code, d, v, o->heal, o->base->rootfs_dir, p, err);
+      if (rc != 0)
+        return rc;
+    }
+  if (o->patch_cmd == NULL)
+    return 0;
+  char *fixed = NULL;
+  int rc = csr_patchcmd_run (o->patch_cmd, o->patch_timeout_s, code, d, attempt, &fixed, why, err);
+  if (rc <= 0)
+    {
+      if (rc == 0 && *why)
+        {
+          static __thread char buf[160];
+          snprintf (buf, sizeof buf, "--patch-cmd gave no patch: %s", *why);
+          *why = buf;
+        }
+      return rc;
+    }
+  memset (p, 0, sizeof *p);
+  p->code = fixed;
+  p->rules = strdup ("patch-cmd");
+  p->source = strdup ("patch-cmd");
+  p->diff = csr_unified_diff (code, fixed, "snippet.py");
+  return 1;
+}
+
+static bool
+from_patch_cmd (const struct csr_loop *l, int i)
+{
+  return i > 0 && l->patches[i - 1].source && strcmp (l->patches[i - 1].source, "patch-cmd") == 0;
+}
+
+static char *
+policy_json (const struct csr_loop_opts *o, csr_error **err)
+{
+  const char *names[512];
+  size_t n = 0;
+  for (size_t i = 0; o->heal && i < o->heal->n_imports && n < 512; i++)
+    names[n++] = o->heal->imports[i].name;
+  char *json = NULL;
+  if (csr_gate_policy_to_json_ex (o->policy, !o->check_only, names, n, &json, err) < 0)
+    return NULL;
+  return json;
+}
+
+int
+csr_loop_run (struct csr_loop *l, const char *code, size_t len, const struct csr_loop_opts *o,
+              csr_error **err)
+{
+  struct csr_run_result *r = &l->result;
+  r->attempts = l->attempts;
+  r->max_attempts = o->check_only ? 1 : o->max_attempts;
+  cleanup_free char *pjson = policy_json (o, err);
+  if (pjson == NULL)
+    return -1;
+  l->codes[0] = strndup (code, len);
+  if (l->codes[0] == NULL)
+    return csr_error_set (err, ENOMEM, "copy the snippet");
+
+  r->status = CSR_STATUS_FAILED;
+  for (int i = 0; i < r->max_attempts; i++)
+    {
+      const char *cur = l->codes[i];
+      struct csr_attempt *a = &l->attempts[i];
+      a->number = i + 1;
+      csr_sha256_buf (cur, strlen (cur), a->code_sha256, NULL);
+
+      cleanup_free char **argv = gate_argv (pjson, o->args, o->n_args);
+      if (argv == NULL)
+        return csr_error_set (err, ENOMEM, "allocate argv");
+      struct csr_file snippet = { "snippet.py", cur, strlen (cur), 0444 };
+      struct jail_spec spec = *o->base;
+      spec.argv = argv;
+      spec.files = &snippet;
+      spec.n_files = 1;
+      cleanup_free char *vtext = NULL;
+      size_t vlen = 0;
+      if (csr_capture_run_gated (&spec, &o->capture, a, &vtext, &vlen, err) < 0)
+        {
+          csr_bbuf_release (&a->out);
+          csr_bbuf_release (&a->err);
+          if (i == 0)
+            return -1;
+          /* A later attempt could not start: keep what we have, report it. */
+          r->status = CSR_STATUS_ERROR;
+          l->error = strdup (csr_error_text (*err));
+          r->error = l->error;
+          csr_error_freep (err);
+          return 0;
+        }
+      r->n_attempts = (size_t)i + 1;
+      struct csr_gate_verdict *v = &l->verdicts[i];
+      csr_gate_verdict_parse (vtext, vlen, v);
+      a->gate = v;
+      struct csr_diagnosis *d = &l->diagnoses[i];
+
+      if (a->timed_out)
+        {
+          diagnose_run (d, a, cur);
+          a->diagnosis = d;
+          r->status = CSR_STATUS_TIMEOUT;
+          break;
+        }
+      if (v->outcome == CSR_GATE_FAILED)
+        {
+          /* No verdict is never a pass; the snippet did not run. */
+          diagnose_gate (d, v, cur);
+          a->diagnosis = d;
+          r->status = CSR_STATUS_ERROR;
+          if (asprintf (&l->error, "the gate gave no usable verdict: %s",
+                        v->message ? v->message : "unknown reason")
+              < 0)
+            l->error = NULL;
+          r->error = l->error;
+          break;
+        }
+      if (o->check_only)
+        {
+          r->status = v->outcome == CSR_GATE_PASS      ? CSR_STATUS_OK
+                      : v->outcome == CSR_GATE_BLOCKED ? CSR_STATUS_BLOCKED
+                                                       : CSR_STATUS_FAILED;
+          if (v->outcome != CSR_GATE_PASS)
+            {
+              diagnose_gate (d, v, cur);
+              a->diagnosis = d;
+            }
+          break;
+        }
+      enum csr_status fail_status = CSR_STATUS_FAILED;
+      if (v->outcome != CSR_GATE_PASS)
+        {
+          diagnose_gate (d, v, cur);
+          if (v->outcome == CSR_GATE_BLOCKED)
+            {
+              fail_status = CSR_STATUS_BLOCKED;
+              if (from_patch_cmd (l, i))
+                {
+                  a->diagnosis = d;
+                  a->patch_none = "the patch from --patch-cmd was blocked by the gate";
+                  r->status = CSR_STATUS_BLOCKED;
+                  break;
+                }
+            }
+        }
+      else if (a->exited && a->exit_code == 0)
+        {
+          if (o->scan)
+            {
+              a->scanned = true;
+              const char *pat = NULL;
+              char *line = NULL;
+              size_t n1, n2;
+              cleanup_free char *out = csr_bbuf_contents (&a->out, &n1);
+              cleanup_free char *errt = csr_bbuf_contents (&a->err, &n2);
+              if ((out && csr_scan_match (o->scan, out, n1, &pat, &line))
+                  || (errt && csr_scan_match (o->scan, errt, n2, &pat, &line)))
+                {
+                  a->silent_failure = true;
+                  a->silent_pattern = pat;
+                  a->silent_line = l->silent_lines[i] = line;
+                }
+            }
+          if (!a->silent_failure)
+            {
+              r->status = i == 0 ? CSR_STATUS_OK : CSR_STATUS_HEALED;
+              break;
+            }
+          cleanup_free char *msg = NULL;
+          if (asprintf (&msg, "exit status 0, but the output matches /%s/: %s", a->silent_pattern,
+                        a->silent_line)
+              < 0)
+            msg = NULL;
+          csr_diagnosis_set (d, "SilentFailure", msg ? msg : "silent failure", 0, cur);
+        }
+      else
+        diagnose_run (d, a, cur);
+      a->diagnosis = d;
+      r->status = fail_status;
+      if (i + 1 >= r->max_attempts)
+        {
+          a->patch_none = "the attempt limit was reached";
+          break;
+        }
+      const char *why = NULL;
+      int rc = heal (o, i + 1, cur, d, v, &l->patches[i], &why, err);
+      if (rc < 0)
+        {
+          r->status = CSR_STATUS_ERROR;
+          l->error = strdup (csr_error_text (*err));
+          r->error = l->error;
+          csr_error_freep (err);
+          break;
+        }
+      if (rc == 0)
+        {
+          a->patch_none = why;
+          break;
+        }
+      a->patch = &l->patches[i];
+      l->codes[i + 1] = xstrdup (l->patches[i].code);
+      if (l->codes[i + 1] == NULL)
+        return csr_error_set (err, ENOMEM, "copy the patch");
+    }
+  if (r->n_attempts > 0)
+    {
+      const struct csr_attempt *last = &l->attempts[r->n_attempts - 1];
+      if (r->status != CSR_STATUS_OK && r->status != CSR_STATUS_HEALED)
+        r->diagnosis = last->diagnosis;
+      if (r->status == CSR_STATUS_HEALED)
+        r->final_code = l->codes[r->n_attempts - 1];
+    }
+  return 0;
+}
+
+void
+csr_loop_release (struct csr_loop *l)
+{
+  for (int i = 0; i < CSR_MAX_ATTEMPTS; i++)
+    {
+      csr_bbuf_release (&l->attempts[i].out);
+      csr_bbuf_release (&l->attempts[i].err);
+      csr_gate_verdict_release (&l->verdicts[i]);
+      csr_diagnosis_release (&l->diagnoses[i]);
+      csr_patch_release (&l->patches[i]);
+      free (l->silent_lines[i]);
+      free (l->codes[i]);
+    }
+  free (l->error);
+}

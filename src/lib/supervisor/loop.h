@@ -1,0 +1,53 @@
+/* csrun — the self-healing loop: gate + run, scan, diagnose, heal, retry. */
+#ifndef CSRUN_LOOP_H
+#define CSRUN_LOOP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../jail/spec.h"
+#include "../util/error.h"
+#include "capture.h"
+#include "classify.h"
+#include "gate.h"
+#include "heal.h"
+#include "result.h"
+#include "scan.h"
+
+#define CSR_MAX_ATTEMPTS 10
+
+struct csr_loop_opts
+{
+  const struct jail_spec *base; /* rootfs, environment, sizes; argv and files are the loop's */
+  char **args;                  /* the snippet's sys.argv[1:] */
+  int n_args;
+  struct csr_capture_opts capture; /* per attempt; nothing is streamed */
+  const struct csr_gate_policy *policy;
+  bool check_only;                  /* csrun check: gate only, one attempt */
+  const struct csr_scan *scan;      /* NULL: no silent-failure scan */
+  const struct csr_heal_conf *heal; /* NULL: no local healing */
+  const char *patch_cmd;            /* NULL: none */
+  double patch_timeout_s;
+  int max_attempts; /* 1..CSR_MAX_ATTEMPTS */
+};
+
+struct csr_loop
+{
+  struct csr_run_result result; /* attempts point into the arrays below */
+  struct csr_attempt attempts[CSR_MAX_ATTEMPTS];
+  struct csr_gate_verdict verdicts[CSR_MAX_ATTEMPTS];
+  struct csr_diagnosis diagnoses[CSR_MAX_ATTEMPTS];
+  struct csr_patch patches[CSR_MAX_ATTEMPTS];
+  char *silent_lines[CSR_MAX_ATTEMPTS];
+  char *codes[CSR_MAX_ATTEMPTS]; /* the code each attempt ran */
+  char *error;
+};
+
+/* Run CODE through the loop; fills L->result (status, attempts, diagnosis).
+ * Returns -1 only when csrun itself failed before any verdict (L->result is
+ * then status "error" with the reason). */
+int csr_loop_run (struct csr_loop *l, const char *code, size_t len, const struct csr_loop_opts *o,
+                  csr_error **err);
+void csr_loop_release (struct csr_loop *l);
+
+#endif

@@ -1,0 +1,4 @@
+# expect: dangerous-call 4
+import posix
+
+posix.system("ls")  # VIOLATION: dangerous-call

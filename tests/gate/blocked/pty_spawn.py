@@ -1,0 +1,4 @@
+# expect: dangerous-call 4
+import pty
+
+pty.spawn("/bin/sh")  # VIOLATION: dangerous-call

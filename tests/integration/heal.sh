@@ -1,0 +1,157 @@
+#!/bin/bash
+# The self-healing loop through the real binary: gate, run, scan, diagnose, heal, retry.
+. "$CSRUN_SRCDIR/tests/lib/tap.sh"
+
+T=$(tmpdir)
+
+# run_case NAME CODE [csrun options...]: writes $T/NAME.py, runs csrun run --json,
+# leaves the JSON in $T/NAME.json and the exit code in $rc.
+run_case () {
+  local name=$1 code=$2
+  shift 2
+  printf '%s\n' "$code" > "$T/$name.py"
+  csrun run --json "$@" "$T/$name.py" >"$T/$name.json" 2>"$T/$name.err"
+  rc=$?
+}
+q () { json_get "$T/$1.json" "$2"; }
+expect () { # expect NAME DESC EXPECTED-RC PYTHON-EXPR EXPECTED-VALUE
+  local name=$1 desc=$2 want_rc=$3 expr=$4 want=$5 got
+  got=$(q "$name" "$expr" 2>&1)
+  if [ "$rc" = "$want_rc" ] && [ "$got" = "$want" ]; then
+    ok "$desc"
+  else
+    not_ok "$desc" "exit $rc (want $want_rc)" "got:  $got" "want: $want" "$(head -c 3000 "$T/$name.json")" "$(cat "$T/$name.err")"
+  fi
+}
+
+run_case clean 'import json
+print(json.dumps({"a": [1, 2]}))'
+expect clean "clean code runs once: status ok" 0 \
+  '(j["status"], len(j["attempts"]), j["attempts"][0]["gate"]["verdict"], j["attempts"][0]["stdout"])' \
+  "('ok', 1, 'pass', '{\"a\": [1, 2]}\\n')"
+
+run_case sqrt 'print(math.sqrt(16))'
+expect sqrt "print(math.sqrt(16)) heals to 4.0 (missing import fixed before anything ran)" 0 \
+  '(j["status"], len(j["attempts"]), j["attempts"][0]["gate"]["verdict"], j["attempts"][0]["patch"]["rules"], "+import math" in j["attempts"][0]["patch"]["diff"], j["attempts"][1]["stdout"], j["final_code"].startswith("import math"))' \
+  "('healed', 2, 'blocked', 'missing-import', True, '4.0\\n', True)"
+
+run_case concat 'print("Result: " + 42)'
+expect concat 'print("Result: " + 42) heals to Result: 42' 0 \
+  '(j["status"], j["attempts"][0]["diagnosis"]["error_type"], j["attempts"][0]["patch"]["rules"], j["attempts"][-1]["stdout"])' \
+  "('healed', 'TypeError', 'str-concat', 'Result: 42\\n')"
+
+run_case three 'data = json.loads("[3, 1, 2]")
+c = Counter(data)
+print(math.floor(2.5), sorted(c))'
+expect three "three missing imports heal within the attempt limit" 0 \
+  '(j["status"], len(j["attempts"]) <= 3, j["attempts"][-1]["stdout"])' \
+  "('healed', True, '2 [1, 2, 3]\\n')"
+
+run_case zero 'def ratio(a, b):
+    return a / b
+
+x = 1
+print(ratio(x, 0))'
+expect zero "ZeroDivisionError fails with a diagnosis at the right line" 1 \
+  '(j["status"], j["diagnosis"]["error_type"], j["diagnosis"]["line"], "return a / b" in j["diagnosis"]["context"], j["attempts"][-1].get("patch"))' \
+  "('failed', 'ZeroDivisionError', 2, True, None)"
+
+run_case nomod 'import numpyy
+print(numpyy.zeros(3))'
+expect nomod "a missing third-party module fails with ModuleNotFoundError" 1 \
+  '(j["status"], j["diagnosis"]["error_type"], j["diagnosis"]["line"])' \
+  "('failed', 'ModuleNotFoundError', 1)"
+
+run_case silent 'print("Pipeline failed")'
+expect silent 'print("Pipeline failed") is a silent failure' 1 \
+  '(j["status"], j["attempts"][0]["exit_code"], j["attempts"][0]["silent_failure"]["detected"], j["diagnosis"]["error_type"])' \
+  "('failed', 0, True, 'SilentFailure')"
+
+run_case silentoff 'print("Pipeline failed")' --no-silent-scan
+expect silentoff "--no-silent-scan trusts exit status 0" 0 '(j["status"], "silent_failure" in j["attempts"][0])' "('ok', False)"
+
+run_case pattern 'print("WARN: 3 rows rejected")' --silent-pattern 'rows\s+rejected'
+expect pattern "--silent-pattern adds a pattern" 1 '(j["status"], j["attempts"][0]["silent_failure"]["pattern"])' "('failed', 'rows\\\\s+rejected')"
+
+run_case alias 'import os as o
+o.system("id")'
+expect alias "the gate blocks os.system through an alias (exit 3)" 3 \
+  '(j["status"], [v["rule"] for v in j["attempts"][0]["gate"]["violations"]], j["attempts"][0]["stdout"], j["diagnosis"]["error_type"])' \
+  "('blocked', ['dangerous-call'], '', 'StaticSafetyViolation')"
+
+run_case allowed 'import os as o
+print(o.getcwd())' --allow call:os.system
+expect allowed "harmless os calls pass" 0 '(j["status"], j["attempts"][0]["stdout"])' "('ok', '/work\\n')"
+
+run_case py2 'x = 3
+print "x is", x'
+expect py2 "a Python 2 print statement heals" 0 '(j["status"], j["attempts"][0]["gate"]["verdict"], j["attempts"][-1]["stdout"])' "('healed', 'syntax_error', 'x is 3\\n')"
+
+run_case noheal 'print(math.pi > 3)' --no-heal
+expect noheal "--no-heal: a missing import fails" 1 '(j["status"], j["diagnosis"]["error_type"], len(j["attempts"]))' "('failed', 'NameError', 1)"
+
+run_case onlyone 'print("a" + 1)' --max-attempts 1
+expect onlyone "--max-attempts 1 makes no patch" 1 '(j["status"], len(j["attempts"]), j["attempts"][0]["no_patch"])' "('failed', 1, 'the attempt limit was reached')"
+
+run_case slow 'import time
+time.sleep(30)' --timeout 1
+expect slow "a timeout is not healed (exit 124)" 124 '(j["status"], len(j["attempts"]), j["diagnosis"]["error_type"])' "('timeout', 1, 'Timeout')"
+
+# --patch-cmd: a fixer, garbage, forbidden code, a hang.
+cat > "$T/fixer" <<'SH'
+#!/bin/sh
+# Reads the request, answers with a fenced, fixed program.
+python3 -c 'import json,sys; r=json.load(sys.stdin); assert r["attempt"]>=1 and r["diagnosis"]["error_type"]=="ZeroDivisionError", r; print("Here you go:\n```python\nprint(\"fixed\", " + str(r["attempt"]) + ")\n```")'
+SH
+printf '#!/bin/sh\ncat >/dev/null\necho "%%%% not python at all"\n' > "$T/garbage"
+printf '#!/bin/sh\ncat >/dev/null\nprintf "import os\\nos.system(\\"id\\")\\n"\n' > "$T/forbidden"
+printf '#!/bin/sh\nsleep 30\n' > "$T/hang"
+chmod +x "$T/fixer" "$T/garbage" "$T/forbidden" "$T/hang"
+div='print(1 / 0)'
+run_case pfix "$div" --patch-cmd "$T/fixer"
+expect pfix "--patch-cmd that fixes: healed" 0 '(j["status"], j["attempts"][0]["patch"]["source"], j["attempts"][1]["stdout"])' "('healed', 'patch-cmd', 'fixed 1\\n')"
+run_case pgarbage "$div" --patch-cmd "$T/garbage"
+expect pgarbage "--patch-cmd that returns garbage: failed, never run as a pass" 1 '(j["status"], j["attempts"][1]["gate"]["verdict"], j["attempts"][1]["stdout"])' "('failed', 'syntax_error', '')"
+run_case pforbid "$div" --patch-cmd "$T/forbidden"
+expect pforbid "--patch-cmd that returns forbidden code: blocked, and says so" 3 '(j["status"], j["attempts"][1]["no_patch"], j["attempts"][1]["stdout"])' "('blocked', 'the patch from --patch-cmd was blocked by the gate', '')"
+start=$(date +%s)
+run_case phang "$div" --patch-cmd "$T/hang" --patch-timeout 1
+took=$(( $(date +%s) - start ))
+expect phang "--patch-cmd that hangs is cut off (${took}s)" 1 '(j["status"], "timed out" in j["attempts"][0]["no_patch"], len(j["attempts"]))' "('failed', True, 1)"
+
+# Without --json: the final output, and one line about the outcome.
+printf 'print(math.sqrt(81))\n' > "$T/human.py"
+out=$(csrun run "$T/human.py" 2>"$T/human.err")
+rc=$?
+[ $rc = 0 ] && [ "$out" = "9.0" ] && grep -q '^csrun run: healed after 2 attempts (missing-import)' "$T/human.err" \
+  && ok "plain output shows the healed run's stdout and a healed line" || not_ok "plain healed output" "exit $rc" "$out" "$(cat "$T/human.err")"
+out=$(csrun run --quiet "$T/human.py" 2>&1)
+[ "$out" = "9.0" ] && ok "--quiet prints only the snippet's output" || not_ok "--quiet" "$out"
+printf 'def f():\n    return {}["k"]\nf()\n' > "$T/key.py"
+csrun run "$T/key.py" >/dev/null 2>"$T/key.err"
+rc=$?
+[ $rc = 1 ] && tail -n1 "$T/key.err" | grep -q "^csrun run: failed after 1 attempt: KeyError: 'k' (snippet.py line 2)" \
+  && ok "a failure ends with one diagnosis line" || not_ok "failure line" "exit $rc" "$(cat "$T/key.err")"
+
+# csrun check: the gate alone.
+printf 'print(1)\n' > "$T/c-ok.py"
+printf 'try:\n    pass\nexcept:\n    pass\n' > "$T/c-bad.py"
+printf 'print(\n' > "$T/c-syn.py"
+out=$(csrun check "$T/c-ok.py"); rc=$?
+[ $rc = 0 ] && [ "$out" = "$T/c-ok.py: pass" ] && ok "csrun check: pass exits 0" || not_ok "check pass" "exit $rc" "$out"
+out=$(csrun check "$T/c-bad.py"); rc=$?
+[ $rc = 3 ] && echo "$out" | grep -q "c-bad.py:3:0: broad-except:" && ok "csrun check: blocked exits 3 with rule and position" || not_ok "check blocked" "exit $rc" "$out"
+out=$(csrun check "$T/c-syn.py"); rc=$?
+[ $rc = 1 ] && echo "$out" | grep -q "c-syn.py:1:.*syntax" && ok "csrun check: a syntax error exits 1" || not_ok "check syntax" "exit $rc" "$out"
+csrun check --json "$T/c-bad.py" > "$T/c.json"; rc=$?
+[ $rc = 3 ] && [ "$(json_get "$T/c.json" '(j["status"], j["attempts"][0]["gate"]["violations"][0]["rule"], j["attempts"][0]["stdout"])')" = "('blocked', 'broad-except', '')" ] \
+  && ok "csrun check --json" || not_ok "check --json" "exit $rc" "$(cat "$T/c.json")"
+out=$(csrun check --allow broad-except "$T/c-bad.py"); rc=$?
+[ $rc = 0 ] && ok "csrun check --allow switches a rule off" || not_ok "check --allow" "exit $rc" "$out"
+csrun check --allow no-such-rule "$T/c-ok.py" >/dev/null 2>"$T/allow.err"; rc=$?
+[ $rc = 2 ] && grep -q "no-such-rule" "$T/allow.err" && ok "an unknown --allow rule is a usage error" || not_ok "--allow unknown" "exit $rc" "$(cat "$T/allow.err")"
+printf 'syntax syntax\nbad-line\n' > "$T/bad.conf"
+csrun check --policy "$T/bad.conf" "$T/c-ok.py" >/dev/null 2>"$T/policy.err"; rc=$?
+[ $rc = 2 ] && [ "$(wc -l < "$T/policy.err")" = 1 ] && grep -q "line 2" "$T/policy.err" && ok "a broken --policy file is a one-line usage error naming the line" || not_ok "--policy broken" "exit $rc" "$(cat "$T/policy.err")"
+
+done_testing

@@ -1,0 +1,5 @@
+def check(total):
+    assert total > 0
+
+
+check(-1)

@@ -1,0 +1,4 @@
+expr = "1 +"
+print("evaluating")
+result = eval(expr)
+print(result)

@@ -1,0 +1,9 @@
+class PipelineError(Exception):
+    pass
+
+
+def step():
+    raise PipelineError()
+
+
+step()

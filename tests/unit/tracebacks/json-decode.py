@@ -1,0 +1,5 @@
+import json
+
+payload = ""
+data = json.loads(payload)
+print(data)

@@ -1,0 +1,5 @@
+def grow():
+    raise MemoryError
+
+
+grow()

@@ -1,0 +1,5 @@
+def fact(n):
+    return n * fact(n - 1)
+
+
+print(fact(10))

@@ -1,0 +1,4 @@
+import sys
+
+print("loading")
+sys.exit("fatal: input.csv is empty")

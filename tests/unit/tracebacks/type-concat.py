@@ -1,0 +1,6 @@
+def report(count):
+    label = "Result: "
+    return label + count
+
+
+print(report(42))
