@@ -34,7 +34,7 @@ _MAX_REPORTED = 100  # violations and undefined names listed in one verdict
 _SITE_NAMES = ("exit", "quit", "help", "copyright", "credits", "license")
 # Uses that bind globals behind the analysis' back: undefined-name is skipped.
 _DYNAMIC = ("globals", "locals", "vars", "exec", "eval", "__import__")
-# Reflection: with any of these, a call target can hide in a computed string.
+# Reflection: with any of these, a target can hide in a computed string.
 _REFLECTION = ("getattr", "vars", "__dict__", "modules", "import_module", "__import__", "__builtins__")
 _JSON_ESC = dict((c, "\\u%04x" % c) for c in range(32))
 _JSON_ESC.update({34: '\\"', 92: "\\\\", 8: "\\b", 9: "\\t", 10: "\\n", 12: "\\f", 13: "\\r"})
@@ -88,27 +88,39 @@ class _Policy:
             elif kind == "undefined":
                 self.undefined = rule
 
-    def needs_resolver(self, mentions, loads, bound):
-        """Could the snippet break an except or call rule?  Every component
-        of a target must appear in it (as a name, attribute, import or
-        string); a builtin (one component) as a loaded name, or anywhere once
-        the builtins module is named.  A bare except always counts, and so
-        does reflection (getattr...), which can compute any target."""
-        mentions = mentions.union(loads, bound)
-        if self.full or "except:" in mentions or mentions.intersection(_REFLECTION):
+    def needs_resolver(self, mentions, loads, bound, assigned):
+        """Could the snippet break an except or call rule?  For a call
+        target, every component must appear in it (as a name, attribute,
+        import or string): a builtin (one component) as a loaded name, or
+        anywhere once the builtins module is named.  For an except target, an
+        except clause must name it, or name something the snippet assigns
+        (an alias).  A bare except always counts, and so does a string
+        computed from constants ("sys" + "tem") when reflection (getattr...)
+        could turn it into a target."""
+        if self.full or "except:" in mentions:
             return True
+        every = mentions.union(loads, bound)
+        if "<folded>" in mentions and every.intersection(_REFLECTION):
+            return True
+        caught = set(m[7:] for m in mentions if m.startswith("except "))
+        aliased = "?" in caught or bool(caught.intersection(assigned))
+        for target in self.excepts:
+            last = target.rpartition(".")[2]
+            if last in caught or "." + last in caught or (aliased and last in every):
+                return True
+        builtins = "builtins" in every or "__builtins__" in every
 
         def seen(part, pool):
             return any(m.startswith(part[:-1]) for m in pool) if part.endswith("*") else part in pool
 
-        for target in list(self.calls) + list(self.excepts):
+        for target in self.calls:
             parts = target.split(".")
             if parts[0] in ("builtins", "__builtins__"):
                 parts = parts[1:]
             if len(parts) == 1:
-                if seen(parts[0], loads) or ("builtins" in mentions and seen(parts[0], mentions)):
+                if seen(parts[0], loads) or (builtins and seen(parts[0], every)):
                     return True
-            elif all(seen(x, mentions) for x in parts):
+            elif all(seen(x, every) for x in parts):
                 return True
         return False
 
@@ -119,16 +131,18 @@ def _scan(tree, max_depth):
     than MAX_DEPTH or None, loads, bound, mentions, star): loads maps each
     loaded name to its uses [(Name node, usage)], bound holds every name bound
     anywhere, mentions every attribute, imported name and string constant (for
-    _Policy.needs_resolver; "except:" stands for a bare except)."""
+    _Policy.needs_resolver; "except:" stands for a bare except, "<folded>"
+    for a string computed from constants)."""
     import _ast as A
 
     Name, Attribute, Call, Constant, Load, AST = A.Name, A.Attribute, A.Call, A.Constant, A.Load, A.AST
+    BinOp, JoinedStr, FormattedValue = A.BinOp, A.JoinedStr, A.FormattedValue
     # node type -> field holding a name it binds (a str, or a list of them)
     binders = {A.FunctionDef: "name", A.AsyncFunctionDef: "name", A.ClassDef: "name", A.arg: "arg"}
     binders.update({A.ExceptHandler: "name", A.Global: "names", A.Nonlocal: "names"})
     for k in ("MatchAs", "MatchStar", "MatchMapping", "TypeVar", "ParamSpec", "TypeVarTuple"):
         binders[getattr(A, k, None)] = "rest" if k == "MatchMapping" else "name"
-    loads, bound, mentions, star = {}, set(), set(), False
+    loads, bound, assigned, mentions, star = {}, set(), set(), set(), False
     fields = {}
 
     def load(node, usage):
@@ -141,7 +155,7 @@ def _scan(tree, max_depth):
     level, depth = [tree], 0
     while level:
         if depth > max_depth:
-            return next((n for n in level if hasattr(n, "lineno")), level[0]), loads, bound, mentions, star
+            return next((n for n in level if hasattr(n, "lineno")), level[0]), loads, bound, assigned, mentions, star
         depth += 1
         below = []
         add = below.append
@@ -152,6 +166,7 @@ def _scan(tree, max_depth):
                     load(node, "name")
                 else:
                     bound.add(node.id)
+                    assigned.add(node.id)
                 continue
             if t is Constant:
                 if type(node.value) is str and len(node.value) < 64:
@@ -179,16 +194,24 @@ def _scan(tree, max_depth):
                 star = star or node.name == "*"
                 mentions.update(node.name.split("."))
                 bound.add(node.asname or node.name.partition(".")[0])
+                assigned.add(node.asname or node.name.partition(".")[0])
                 continue
             if t is A.ImportFrom:
                 mentions.update((node.module or "").split("."))
+            elif t is BinOp and type(node.left) is Constant and type(node.right) is Constant:
+                mentions.add("<folded>")
+            elif t is JoinedStr and any(type(v) is FormattedValue and type(v.value) is Constant for v in node.values):
+                mentions.add("<folded>")
             f = binders.get(t)
             if f is not None:
                 v = getattr(node, f)
                 if v:
                     bound.update([v] if type(v) is str else v)
-                if t is A.ExceptHandler and node.type is None:
-                    mentions.add("except:")
+                if t is A.ExceptHandler:
+                    e = node.type
+                    for e in e.elts if type(e) is A.Tuple else [e]:
+                        k = type(e)
+                        mentions.add("except:" if e is None else "except " + (e.id if k is Name else "." + e.attr if k is Attribute else "?"))
             fs = fields.get(t)
             if fs is None:
                 fs = fields[t] = [f for f in t._fields if f not in ("ctx", "op", "ops", "type_comment")]
@@ -201,7 +224,7 @@ def _scan(tree, max_depth):
                 elif isinstance(v, AST):
                     add(v)
         level = below
-    return None, loads, bound, mentions, star
+    return None, loads, bound, assigned, mentions, star
 
 
 def _undefined(loads, bound, star):
@@ -271,12 +294,12 @@ def _check(p):
             pos = ("snippet.py", src.count(b"\n", 0, at) + 1, at - src.rfind(b"\n", 0, at), None)
             e = SyntaxError("source code cannot contain null bytes", pos)
             return _syntax_error(e, src), None, e
-        node, loads, bound, mentions, star = _scan(tree, depth)
+        node, loads, bound, assigned, mentions, star = _scan(tree, depth)
         if node is not None:
             deep[0] = (getattr(node, "lineno", 1), getattr(node, "col_offset", 0)) + deep[0][2:]
             return _blocked(deep), None, None
         violations = []
-        if (p.excepts or p.calls) and p.needs_resolver(mentions, loads, bound):
+        if (p.excepts or p.calls) and p.needs_resolver(mentions, loads, bound, assigned):
             ns = {}
             exec(compile(_RESOLVER, "<csrun gate resolver>", "exec"), ns)
             violations = ns["analyse"](p, tree, src.split(b"\n"))
@@ -620,12 +643,16 @@ class _Analysis:
             if k == 5:  # `name = X` makes name an alias of X; other targets let X escape
                 v = node.value
                 targets = getattr(node, "targets", None) or [node.target]
-                alias = isinstance(v, resolvable) and all(type(x) is Name for x in targets)
+                names = all(type(x) is Name for x in targets)
+                alias = names and isinstance(v, resolvable)
                 where = scope
                 while t is A.NamedExpr and where.kind == "comp":  # := binds outside comprehensions
                     where = where.parent
+                # A tuple of names is remembered too (for `except ERRORS:`),
+                # but its items still count as uses.
+                track = alias or (names and type(v) in (A.Tuple, A.List))
                 for x in targets:
-                    push((x, where, (v, scope) if alias else None))
+                    push((x, where, (v, scope) if track else None))
                 if v is not None:
                     push((v, scope, "alias" if alias else None))
                 if t is A.AnnAssign:
@@ -740,6 +767,9 @@ class _Analysis:
                 out = {first.partition(".")[0]}
             elif "vars" in funcs and len(args) == 1:
                 out = set(b + ".__dict__" for b in self.resolve(args[0], scope))
+        elif k in ("Tuple", "List"):  # ERRORS = (KeyError, Exception)
+            for e in node.elts:
+                out |= self.resolve(e, scope)
         elif k == "Subscript":
             key = _const_str(node.slice)
             for b in self.resolve(node.value, scope) if key is not None else ():

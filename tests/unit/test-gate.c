@@ -264,13 +264,15 @@ Test (policy, load_errors)
   csr_error_free (err);
   err = NULL;
 
-  char path[] = "/tmp/csrun-test-gate-XXXXXX";
+  char path[4096];
+  snprintf (path, sizeof path, "%s/csrun-test-gate-XXXXXX",
+            getenv ("TMPDIR") ? getenv ("TMPDIR") : "/tmp");
   int fd = mkstemp (path);
   cr_assert_geq (fd, 0);
   cr_assert_eq (write (fd, "x call y\nz bogus\n", 17), 17);
   close (fd);
   cr_assert_lt (csr_gate_policy_load (path, &p, &err), 0);
-  char want[128];
+  char want[4200];
   snprintf (want, sizeof want, "%s line 2: unknown kind 'bogus'", path);
   cr_assert_not_null (strstr (err->msg, want), "%s", err->msg);
   csr_error_free (err);
