@@ -28,6 +28,8 @@ cmd_check (struct csr_global *g, int argc, char **argv)
   const struct csr_gate_verdict *v = r->n_attempts ? r->attempts[0].gate : NULL;
   if (o.json)
     csr_print_json (r);
+  else if (r->status == CSR_STATUS_TIMEOUT)
+    fprintf (stderr, "csrun check: the gate timed out after %g s\n", o.timeout_s);
   else if (r->status == CSR_STATUS_ERROR || v == NULL)
     fprintf (stderr, "csrun check: error: %s\n", r->error ? r->error : "no verdict");
   else
@@ -40,6 +42,10 @@ cmd_check (struct csr_global *g, int argc, char **argv)
       for (size_t i = 0; i < v->n_violations; i++)
         printf ("%s:%d:%d: %s: %s\n", name, v->violations[i].line, v->violations[i].col,
                 v->violations[i].rule, v->violations[i].message ? v->violations[i].message : "");
+      /* Not violations (they may be in dead code), but worth knowing. */
+      for (size_t i = 0; i < v->n_undefined; i++)
+        printf ("%s:%d: note: '%s' is used but never defined or imported\n", name,
+                v->undefined[i].line, v->undefined[i].name);
     }
   /* 0 pass, 3 blocked, 1 syntax error (the run exit codes fit: failed = 1). */
   rc = csr_exit_code_for (r);

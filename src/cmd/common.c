@@ -209,10 +209,7 @@ csr_execute (struct run_opts *o, bool check_only, struct csr_snippet_run *s, csr
     return o->policy ? CSR_EXIT_USAGE : CSR_EXIT_INTERNAL;
   for (size_t i = 0; i < o->n_allow; i++)
     if (csr_gate_policy_allow (&s->policy, o->allow[i], err) < 0)
-      {
-        csr_error_wrap (err, "--allow %s", o->allow[i]);
-        return CSR_EXIT_USAGE;
-      }
+      return CSR_EXIT_USAGE;
   bool scan = !check_only && !o->no_silent_scan;
   if (scan)
     {

@@ -74,7 +74,7 @@ cmd_run (struct csr_global *g, int argc, char **argv)
           csr_capture_print (STDOUT_FILENO, &last->out);
           csr_capture_print (STDERR_FILENO, &last->err);
         }
-      if (!o.quiet)
+      if (!o.quiet || r->status == CSR_STATUS_ERROR)
         print_outcome (r);
     }
   rc = csr_exit_code_for (r);

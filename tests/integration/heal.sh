@@ -119,6 +119,23 @@ run_case phang "$div" --patch-cmd "$T/hang" --patch-timeout 1
 took=$(( $(date +%s) - start ))
 expect phang "--patch-cmd that hangs is cut off (${took}s)" 1 '(j["status"], "timed out" in j["attempts"][0]["no_patch"], len(j["attempts"]))' "('failed', True, 1)"
 
+# A heal.conf name whose entry does not fit (a module used bare): the code runs as it is.
+run_case bare 'print(string)'
+expect bare "an unfixable known name is run as is, not blocked" 1 \
+  '(j["status"], [a["gate"]["verdict"] for a in j["attempts"]], j["diagnosis"]["error_type"])' \
+  "('failed', ['blocked', 'pass'], 'NameError')"
+run_case dead 'if False:
+    print(string)
+print("fine")'
+expect dead "a known name in dead code does not stop the snippet" 0 \
+  '(j["status"], j["attempts"][-1]["stdout"], "final_code" in j)' "('ok', 'fine\\n', False)"
+printf '#!/bin/sh\ncat >/dev/null\nprintf "print(math.floor(7.5))\\n"\n' > "$T/needsimport"
+chmod +x "$T/needsimport"
+run_case chain 'print(1 / 0)' --patch-cmd "$T/needsimport"
+expect chain "a --patch-cmd patch that lacks an import is completed by the local rules" 0 \
+  '(j["status"], [a.get("patch", {}).get("source") for a in j["attempts"]], j["attempts"][-1]["stdout"])' \
+  "('healed', ['patch-cmd', 'local', None], '7\\n')"
+
 # Without --json: the final output, and one line about the outcome.
 printf 'print(math.sqrt(81))\n' > "$T/human.py"
 out=$(csrun run "$T/human.py" 2>"$T/human.err")

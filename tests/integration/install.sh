@@ -15,7 +15,10 @@ ok "make install DESTDIR=..."
 prefix=$(sed -n 's/^prefix = //p' "$CSRUN_BUILDDIR/Makefile")
 root="$D$prefix"
 for f in bin/csrun bin/csrun-rootfs-builder share/csrun/python-rootfs.tar.zst share/csrun/python-rootfs.tar.zst.sha256 \
-  share/csrun/policies/launch.py share/man/man1/csrun.1 share/man/man1/csrun-run.1 share/man/man1/csrun-rootfs-builder.1; do
+  share/csrun/policies/gate.py share/csrun/policies/gate.conf share/csrun/policies/heal.conf \
+  share/csrun/policies/silent-failure.conf share/man/man1/csrun.1 share/man/man1/csrun-run.1 \
+  share/man/man1/csrun-check.1 share/man/man5/csrun-policy.5 share/man/man1/csrun-rootfs-builder.1 \
+  share/bash-completion/completions/csrun; do
   [ -e "$root/$f" ] && ok "installed $f" || not_ok "installed $f" "missing $root/$f"
 done
 printf 'print("installed", 6 * 7)\n' > "$D/t.py"

@@ -744,7 +744,7 @@ csr_heal_conf_parse (const char *text, size_t len, struct csr_heal_conf *c, csr_
           csr_heal_conf_release (c);
           if (why == NULL)
             return csr_error_set (err, ENOMEM, "heal.conf: out of memory");
-          return csr_error_set (err, EINVAL, "heal.conf line %zu: %s", lineno, why);
+          return csr_error_set (err, 0, "line %zu: %s", lineno, why);
         }
       c->n_imports++;
     }

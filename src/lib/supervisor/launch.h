@@ -4,9 +4,6 @@
 
 #include <stddef.h>
 
-extern const char csr_launch_py[];
-extern const size_t csr_launch_py_len;
-
 /* The gate (policies/gate.py): gate, then run the snippet on "pass". */
 extern const char csr_gate_py[];
 extern const size_t csr_gate_py_len;

@@ -64,6 +64,25 @@ diagnose_gate (struct csr_diagnosis *d, const struct csr_gate_verdict *v, const 
                      code);
 }
 
+/* What B kept, with the cut marker between head and tail (so the scan and the
+ * traceback parser never read a line made of two halves). */
+static char *
+marked_contents (const struct csr_bbuf *b)
+{
+  size_t tlen = 0;
+  cleanup_free char *tail = csr_bbuf_tail (b, &tlen);
+  char marker[64] = "";
+  if (csr_bbuf_dropped (b))
+    snprintf (marker, sizeof marker, "\n[... csrun: %llu bytes dropped ...]\n",
+              (unsigned long long)csr_bbuf_dropped (b));
+  char *text = NULL;
+  if (asprintf (&text, "%.*s%s%.*s", (int)b->head_len, b->head ? b->head : "", marker, (int)tlen,
+                tail ? tail : "")
+      < 0)
+    return NULL;
+  return text;
+}
+
 /* The diagnosis of an attempt that ran and failed. */
 static void
 diagnose_run (struct csr_diagnosis *d, const struct csr_attempt *a, const char *code)
@@ -71,7 +90,7 @@ diagnose_run (struct csr_diagnosis *d, const struct csr_attempt *a, const char *
   if (a->timed_out)
     {
       char msg[96];
-      snprintf (msg, sizeof msg, "the snippet ran longer than the timeout (%llu ms)",
+      snprintf (msg, sizeof msg, "the attempt ran longer than the timeout (%llu ms)",
                 (unsigned long long)a->duration_ms);
       csr_diagnosis_set (d, "Timeout", msg, 0, code);
       return;
@@ -84,18 +103,7 @@ diagnose_run (struct csr_diagnosis *d, const struct csr_attempt *a, const char *
       csr_diagnosis_set (d, "Signal", msg, 0, code);
       return;
     }
-  /* Head, the cut marker (so the parser drops the partial lines around it), tail. */
-  size_t hlen = a->err.head_len, tlen = 0;
-  cleanup_free char *tail = csr_bbuf_tail (&a->err, &tlen);
-  cleanup_free char *text = NULL;
-  char marker[64] = "";
-  if (csr_bbuf_dropped (&a->err))
-    snprintf (marker, sizeof marker, "\n[... csrun: %llu bytes dropped ...]\n",
-              (unsigned long long)csr_bbuf_dropped (&a->err));
-  if (asprintf (&text, "%.*s%s%.*s", (int)hlen, a->err.head ? a->err.head : "", marker, (int)tlen,
-                tail ? tail : "")
-      < 0)
-    text = NULL;
+  cleanup_free char *text = marked_contents (&a->err);
   csr_classify_traceback (text ? text : "", text ? strlen (text) : 0, code, d);
 }
 
@@ -140,12 +148,27 @@ from_patch_cmd (const struct csr_loop *l, int i)
   return i > 0 && l->patches[i - 1].source && strcmp (l->patches[i - 1].source, "patch-cmd") == 0;
 }
 
+/* Blocked only because names heal.conf knows are undefined (a fix may follow). */
+static bool
+only_undefined_names (const struct csr_gate_verdict *v)
+{
+  if (v->outcome != CSR_GATE_BLOCKED || v->n_violations == 0)
+    return false;
+  for (size_t i = 0; i < v->n_violations; i++)
+    if (v->violations[i].rule == NULL || strcmp (v->violations[i].rule, "undefined-name") != 0)
+      return false;
+  return true;
+}
+
+/* The policy for the gate.  WITH_NAMES passes the names heal.conf can import,
+ * so the gate blocks on them before anything runs (pointless when no attempt
+ * would follow). */
 static char *
-policy_json (const struct csr_loop_opts *o, csr_error **err)
+policy_json (const struct csr_loop_opts *o, bool with_names, csr_error **err)
 {
   const char *names[512];
   size_t n = 0;
-  for (size_t i = 0; o->heal && i < o->heal->n_imports && n < 512; i++)
+  for (size_t i = 0; with_names && o->heal && i < o->heal->n_imports && n < 512; i++)
     names[n++] = o->heal->imports[i].name;
   char *json = NULL;
   if (csr_gate_policy_to_json_ex (o->policy, !o->check_only, names, n, &json, err) < 0)
@@ -160,7 +183,7 @@ csr_loop_run (struct csr_loop *l, const char *code, size_t len, const struct csr
   struct csr_run_result *r = &l->result;
   r->attempts = l->attempts;
   r->max_attempts = o->check_only ? 1 : o->max_attempts;
-  cleanup_free char *pjson = policy_json (o, err);
+  cleanup_free char *pjson = policy_json (o, r->max_attempts > 1, err);
   if (pjson == NULL)
     return -1;
   l->codes[0] = strndup (code, len);
@@ -243,7 +266,7 @@ csr_loop_run (struct csr_loop *l, const char *code, size_t len, const struct csr
           if (v->outcome == CSR_GATE_BLOCKED)
             {
               fail_status = CSR_STATUS_BLOCKED;
-              if (from_patch_cmd (l, i))
+              if (from_patch_cmd (l, i) && !only_undefined_names (v))
                 {
                   a->diagnosis = d;
                   a->patch_none = "the patch from --patch-cmd was blocked by the gate";
@@ -259,11 +282,10 @@ csr_loop_run (struct csr_loop *l, const char *code, size_t len, const struct csr
               a->scanned = true;
               const char *pat = NULL;
               char *line = NULL;
-              size_t n1, n2;
-              cleanup_free char *out = csr_bbuf_contents (&a->out, &n1);
-              cleanup_free char *errt = csr_bbuf_contents (&a->err, &n2);
-              if ((out && csr_scan_match (o->scan, out, n1, &pat, &line))
-                  || (errt && csr_scan_match (o->scan, errt, n2, &pat, &line)))
+              cleanup_free char *out = marked_contents (&a->out);
+              cleanup_free char *errt = marked_contents (&a->err);
+              if ((out && csr_scan_match (o->scan, out, strlen (out), &pat, &line))
+                  || (errt && csr_scan_match (o->scan, errt, strlen (errt), &pat, &line)))
                 {
                   a->silent_failure = true;
                   a->silent_pattern = pat;
@@ -272,7 +294,7 @@ csr_loop_run (struct csr_loop *l, const char *code, size_t len, const struct csr
             }
           if (!a->silent_failure)
             {
-              r->status = i == 0 ? CSR_STATUS_OK : CSR_STATUS_HEALED;
+              r->status = l->patched ? CSR_STATUS_HEALED : CSR_STATUS_OK;
               break;
             }
           cleanup_free char *msg = NULL;
@@ -301,12 +323,29 @@ csr_loop_run (struct csr_loop *l, const char *code, size_t len, const struct csr
           csr_error_freep (err);
           break;
         }
+      if (rc == 0 && only_undefined_names (v))
+        {
+          /* heal.conf knows the names but none of its entries fits how they
+           * are used (or the module is not in the rootfs): run the code as
+           * it is, with the gate no longer blocking on them. */
+          free (pjson);
+          pjson = policy_json (o, false, err);
+          if (pjson == NULL)
+            return -1;
+          a->patch_none = "no heal.conf entry fits these names: the next attempt runs the code "
+                          "as it is";
+          l->codes[i + 1] = strdup (cur);
+          if (l->codes[i + 1] == NULL)
+            return csr_error_set (err, ENOMEM, "copy the snippet");
+          continue;
+        }
       if (rc == 0)
         {
           a->patch_none = why;
           break;
         }
       a->patch = &l->patches[i];
+      l->patched = true;
       l->codes[i + 1] = xstrdup (l->patches[i].code);
       if (l->codes[i + 1] == NULL)
         return csr_error_set (err, ENOMEM, "copy the patch");

@@ -41,6 +41,7 @@ struct csr_loop
   char *silent_lines[CSR_MAX_ATTEMPTS];
   char *codes[CSR_MAX_ATTEMPTS]; /* the code each attempt ran */
   char *error;
+  bool patched; /* some attempt ran healed code */
 };
 
 /* Run CODE through the loop; fills L->result (status, attempts, diagnosis).

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Regenerates the fixtures of test-classify.c: each NAME.py runs as snippet.py
-# through csrun's launcher (policies/launch.py) with the host's python3, as it
+# through csrun's gate (policies/gate.py, which runs the snippet on a pass) with the host's python3, as it
 # runs in the jail, and NAME.txt receives its stderr.  Two kinds are special:
 #   abspath-*.py     run as "python3 snippet.py" (frames name the absolute
 #                    path; the temporary directory becomes /tmp/fixture)
@@ -12,7 +12,7 @@
 # Usage: tests/unit/tracebacks/runner.sh [NAME.py...]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-launch=$(cat "$here/../../../policies/launch.py")
+launch=$(cat "$here/../../../policies/gate.py")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$here"
@@ -35,7 +35,7 @@ for f in "$@"; do
       fi
       ;;
     *-truncated)
-      (cd "$tmp" && /usr/bin/python3 -I -S -u -c "$launch" > /dev/null 2> err.txt)
+      (cd "$tmp" && /usr/bin/python3 -I -S -u -c "$launch" '{"rules":[],"run":true,"heal_names":[]}' 3>/dev/null > /dev/null 2> err.txt)
       size=$(wc -c < "$tmp/err.txt")
       {
         head -c 1500 "$tmp/err.txt"
