@@ -26,6 +26,7 @@
 # dangerous call or a broad except).  The scope-aware resolver that decides
 # those rules (_RESOLVER below) is source in a string, compiled only for the
 # snippets that need it.  Keep it working on Python 3.8+.
+import gc
 import sys
 
 _HARD_MAX_DEPTH = 1000  # nesting cap even when max-ast-depth is allowed away or set higher
@@ -346,6 +347,7 @@ def _send(verdict):
 def _gate():
     """Everything before the snippet runs.  Return its code object when it
     must run; otherwise exit."""
+    gc.disable()  # the gate makes many objects and frees them all: no GC passes
     try:
         # argv was decoded with the locale's codec; the policy is UTF-8.
         text = sys.argv.pop(1).encode(sys.getfilesystemencoding(), "surrogateescape").decode("utf-8", "replace")
@@ -391,6 +393,7 @@ def _run(code):
     sys.path += ["/usr/local/lib/python%d.%d/dist-packages" % sys.version_info[:2], "/usr/lib/python3/dist-packages"]
     if not hasattr(builtins, "exit"):
         builtins.exit, builtins.quit = _Quitter("exit"), _Quitter("quit")
+    gc.enable()
     main = type(sys)("__main__")
     main.__file__ = "snippet.py"
     main.__builtins__ = builtins

@@ -15,6 +15,7 @@
 #include "cmd.h"
 #include "common.h"
 #include "jail/jail.h"
+#include "supervisor/gatecode.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
 #include "util/utf8.h"
@@ -251,6 +252,19 @@ csr_execute (struct run_opts *o, bool check_only, struct csr_snippet_run *s, csr
   spec.envp = s->envp;
   spec.tmp_size = o->tmp_size;
 
+  /* The gate, precompiled for this rootfs (cached next to the rootfs trees). */
+  cleanup_free char *default_cache = NULL;
+  const char *cache_dir = o->cache_dir;
+  if (cache_dir == NULL)
+    {
+      csr_error *ignored = NULL;
+      if (csr_rootfs_cache_dir (&default_cache, &ignored) < 0)
+        csr_error_free (ignored);
+      cache_dir = default_cache;
+    }
+  if (csr_gate_code_fd (&spec, cache_dir, &s->gate_code_fd, err) < 0)
+    return CSR_EXIT_INTERNAL;
+
   struct csr_loop_opts lo = {
     .base = &spec,
     .args = o->args,
@@ -260,6 +274,7 @@ csr_execute (struct run_opts *o, bool check_only, struct csr_snippet_run *s, csr
                  .passthrough_out = -1,
                  .passthrough_err = -1 },
     .policy = &s->policy,
+    .gate_code_fd = s->gate_code_fd,
     .check_only = check_only,
     .scan = scan ? &s->scan : NULL,
     .heal = heal ? &s->heal : NULL,
@@ -282,6 +297,8 @@ csr_snippet_run_release (struct csr_snippet_run *s)
   csr_scan_release (&s->scan);
   csr_heal_conf_release (&s->heal);
   csr_rootfs_free (s->rootfs);
+  if (s->gate_code_fd > 0)
+    close (s->gate_code_fd);
   for (char **p = s->owned_env; *p; p++)
     free (*p);
   free (s->code);

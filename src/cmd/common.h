@@ -20,6 +20,7 @@ struct csr_snippet_run
   struct csr_scan scan;
   struct csr_heal_conf heal;
   struct csr_rootfs *rootfs;
+  int gate_code_fd; /* > 0 when open (0 is never a memfd of ours: fds 0-2 are kept open) */
   char *envp[CSR_MAX_ENV + 16];
   char *owned_env[CSR_MAX_ENV + 1];
   struct csr_loop loop;

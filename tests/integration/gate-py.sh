@@ -269,6 +269,16 @@ gate "$d" "$CHECK"
 [ $rc -eq 0 ] && [ ! -s "$d/out" ] && [ "$(vget "$d" 'v["verdict"]')" = pass ] \
   && ok "check only (\"run\": false): the snippet does not run" || not_ok "check only" "$(cat "$d/out")"
 
+d=$(snippet environment <<'EOF'
+import gc, sys
+print(gc.isenabled(), sys.path[-1], sys.flags.isolated, sys.flags.no_site)
+EOF
+)
+gate "$d" "$RUN"
+[ "$(cat "$d/out")" = "True /usr/lib/python3/dist-packages 1 1" ] \
+  && ok "the snippet runs with the garbage collector on and dist-packages on sys.path" \
+  || not_ok "snippet environment" "$(cat "$d/out" "$d/err")"
+
 d=$(snippet raises <<'EOF'
 def divide(a, b):
     return a / b

@@ -150,6 +150,20 @@ rc=$?
 [ $rc = 1 ] && tail -n1 "$T/key.err" | grep -q "^csrun run: failed after 1 attempt: KeyError: 'k' (snippet.py line 2)" \
   && ok "a failure ends with one diagnosis line" || not_ok "failure line" "exit $rc" "$(cat "$T/key.err")"
 
+# The gate is precompiled once per interpreter and cached; a bad cache entry is
+# never trusted (the bootstrap compiles the source instead).
+C=$(tmpdir)
+printf 'print("cached")\n' > "$T/cache.py"
+out=$(CSRUN_CACHE_DIR="$C" "$CSRUN" run "$T/cache.py" 2>&1)
+n=$(ls "$C"/gate/*.bin 2>/dev/null | wc -l)
+[ "$out" = cached ] && [ "$n" = 1 ] && ok "the precompiled gate is cached next to the rootfs trees" || not_ok "gate cache" "$out" "entries: $n"
+for f in "$C"/gate/*.bin; do printf 'not the right interpreter\nxx' > "$f"; done
+out=$(CSRUN_CACHE_DIR="$C" "$CSRUN" run "$T/cache.py" 2>&1)
+[ "$out" = cached ] && ok "a stale gate cache entry falls back to compiling the gate" || not_ok "stale gate cache" "$out"
+printf 'import os\nprint([fd for fd in range(3, 64) if os.path.exists("/proc/self/fd/%%d" %% fd)])\n' > "$T/fds.py"
+out=$(csrun run "$T/fds.py" 2>&1)
+[ "$out" = "[]" ] && ok "the snippet sees neither the verdict pipe (fd 3) nor the gate's code (fd 4)" || not_ok "fds 3/4 leak" "$out"
+
 # csrun check: the gate alone.
 printf 'print(1)\n' > "$T/c-ok.py"
 printf 'try:\n    pass\nexcept:\n    pass\n' > "$T/c-bad.py"

@@ -57,16 +57,19 @@ become_ns_root (const struct jail_spec *spec, csr_error **err)
 }
 
 /* Give the payload its descriptors: 0, 1, 2 from the spec (/dev/null when
- * -1) and, when asked, fd 3.  Every source is first moved above FD_HIGH, so
+ * -1) and the extra fds as 3, 4, ...  Every source is first moved above FD_HIGH, so
  * no dup2() can clobber a source that happens to sit on a target number
  * (csrun may itself have been started with fd 0, 1 or 2 closed). */
 #define FD_HIGH 64
 static int
 install_fds (const struct jail_spec *spec, csr_error **err)
 {
-  int want[4] = { spec->stdin_fd, spec->stdout_fd, spec->stderr_fd, spec->extra_fd };
-  int n = spec->extra_fd >= 0 ? 4 : 3;
-  int high[4];
+  int want[3 + CSR_MAX_EXTRA_FDS] = { spec->stdin_fd, spec->stdout_fd, spec->stderr_fd };
+  size_t nx = spec->n_extra_fds < CSR_MAX_EXTRA_FDS ? spec->n_extra_fds : CSR_MAX_EXTRA_FDS;
+  for (size_t i = 0; i < nx; i++)
+    want[3 + i] = spec->extra_fds[i];
+  int n = 3 + (int)nx;
+  int high[3 + CSR_MAX_EXTRA_FDS];
   for (int i = 0; i < n; i++)
     {
       if (want[i] < 0)
@@ -123,8 +126,8 @@ start_payload (void *arg, int syncfd, const sigset_t *oldmask)
     }
   if (csr_caps_drop_all (spec->uid, spec->gid, &e) < 0)
     fail (syncfd, e);
-  /* Everything but 0, 1, 2 (and 3 when asked) goes at exec, the sync socket too. */
-  if (csr_close_range (spec->extra_fd >= 0 ? 4 : 3, 1) < 0)
+  /* Everything but 0, 1, 2 and the extra fds goes at exec, the sync socket too. */
+  if (csr_close_range (3 + (unsigned)spec->n_extra_fds, 1) < 0)
     {
       csr_error_errno (&e, "close inherited file descriptors");
       fail (syncfd, e);

@@ -35,7 +35,7 @@ jail_spec_init (struct jail_spec *spec)
   spec->hostname = "csrun";
   spec->tmp_size = 64ULL << 20;
   spec->tmp_inodes = 16384;
-  spec->stdin_fd = spec->stdout_fd = spec->stderr_fd = spec->extra_fd = -1;
+  spec->stdin_fd = spec->stdout_fd = spec->stderr_fd = -1;
 }
 
 static void

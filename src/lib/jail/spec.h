@@ -59,8 +59,11 @@ struct jail_spec
 
   /* Standard streams of the payload: fds in the supervisor, -1 = /dev/null. */
   int stdin_fd, stdout_fd, stderr_fd;
-  /* A supervisor fd the payload gets as fd 3 (the gate's verdict pipe); -1 = none. */
-  int extra_fd;
+  /* Supervisor fds the payload gets as fds 3, 4, ... (the gate's verdict pipe,
+   * its precompiled code). */
+#define CSR_MAX_EXTRA_FDS 4
+  int extra_fds[CSR_MAX_EXTRA_FDS];
+  size_t n_extra_fds;
 
   /* Seams for later layers (seccomp, cgroups, network modes). */
   const void *seccomp_bpf; /* struct sock_fprog *, loaded last before exec; NULL = none */

@@ -177,7 +177,10 @@ csr_capture_run_gated (const struct jail_spec *spec, const struct csr_capture_op
         }
       ver_r = pv[0];
       ver_w = pv[1];
-      s.extra_fd = ver_w;
+      /* The verdict pipe is fd 3; the caller's extra fds follow it. */
+      s.extra_fds[0] = ver_w;
+      if (s.n_extra_fds == 0)
+        s.n_extra_fds = 1;
     }
 
   uint64_t start = now_ms ();

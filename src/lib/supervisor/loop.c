@@ -5,18 +5,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../util/cleanup.h"
 #include "../util/digest.h"
+#include "gatecode.h"
 #include "launch.h"
 
 #define JAIL_PYTHON "/usr/bin/python3"
 
-/* python3 -I -S -u -c GATE POLICY [ARGS...] */
+/* python3 -I -S -u -c BOOT GATE POLICY [ARGS...]: the bootstrap loads the
+ * precompiled gate from fd 4, or compiles GATE. */
 static char **
 gate_argv (const char *policy_json, char **args, int n_args)
 {
-  char **argv = calloc ((size_t)n_args + 8, sizeof *argv);
+  char **argv = calloc ((size_t)n_args + 9, sizeof *argv);
   if (argv == NULL)
     return NULL;
   size_t a = 0;
@@ -25,6 +28,7 @@ gate_argv (const char *policy_json, char **args, int n_args)
   argv[a++] = (char *)"-S";
   argv[a++] = (char *)"-u";
   argv[a++] = (char *)"-c";
+  argv[a++] = (char *)csr_gate_boot_py;
   argv[a++] = (char *)csr_gate_py;
   argv[a++] = (char *)policy_json;
   for (int i = 0; i < n_args; i++)
@@ -206,6 +210,14 @@ csr_loop_run (struct csr_loop *l, const char *code, size_t len, const struct csr
       spec.argv = argv;
       spec.files = &snippet;
       spec.n_files = 1;
+      if (o->gate_code_fd >= 0)
+        {
+          /* fd 3 is the verdict pipe (capture's); fd 4 the precompiled gate. */
+          lseek (o->gate_code_fd, 0, SEEK_SET);
+          spec.extra_fds[0] = -1;
+          spec.extra_fds[1] = o->gate_code_fd;
+          spec.n_extra_fds = 2;
+        }
       cleanup_free char *vtext = NULL;
       size_t vlen = 0;
       if (csr_capture_run_gated (&spec, &o->capture, a, &vtext, &vlen, err) < 0)

@@ -23,6 +23,7 @@ struct csr_loop_opts
   int n_args;
   struct csr_capture_opts capture; /* per attempt; nothing is streamed */
   const struct csr_gate_policy *policy;
+  int gate_code_fd;                 /* csr_gate_code_fd(), or -1: the gate compiles itself */
   bool check_only;                  /* csrun check: gate only, one attempt */
   const struct csr_scan *scan;      /* NULL: no silent-failure scan */
   const struct csr_heal_conf *heal; /* NULL: no local healing */

@@ -1,0 +1,147 @@
+#include "config.h"
+#include "gatecode.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../util/cleanup.h"
+#include "../util/digest.h"
+#include "../util/fs.h"
+#include "../util/log.h"
+#include "capture.h"
+#include "launch.h"
+
+/* Loads fd 4 when it was made by this very interpreter, else compiles the
+ * source in argv[1]; either way argv[1] goes, and fd 4 is closed before the
+ * gate (and so the snippet) runs. */
+const char csr_gate_boot_py[] = "import sys\n"
+                                "def _csrun_boot():\n"
+                                "    src = sys.argv.pop(1)\n"
+                                "    try:\n"
+                                "        f = open(4, 'rb')\n"
+                                "    except OSError:\n"
+                                "        return compile(src, '<csrun-gate>', 'exec')\n"
+                                "    with f:\n"
+                                "        data = f.read()\n"
+                                "    tag = sys.version.encode() + b'\\n'\n"
+                                "    if data.startswith(tag):\n"
+                                "        import marshal\n"
+                                "        return marshal.loads(data[len(tag):])\n"
+                                "    return compile(src, '<csrun-gate>', 'exec')\n"
+                                "exec(_csrun_boot())\n";
+
+static const char compiler_py[]
+    = "import sys, marshal\n"
+      "code = compile(sys.argv[1], '<csrun-gate>', 'exec')\n"
+      "sys.stdout.buffer.write(sys.version.encode() + b'\\n' + marshal.dumps(code))\n";
+
+#define MAX_CODE (4u << 20)
+
+/* The cache key: the gate's source and the interpreter's identity. */
+static int
+cache_path (const struct jail_spec *base, const char *cache_dir, char **path)
+{
+  char python[4096];
+  struct stat st;
+  snprintf (python, sizeof python, "%s/usr/bin/python3", base->rootfs_dir);
+  if (stat (python, &st) < 0)
+    return -1;
+  char *key_src = NULL;
+  int n = asprintf (&key_src, "%s%c%s%c%llu:%llu:%lld.%ld", csr_gate_py, 0, base->rootfs_dir, 0,
+                    (unsigned long long)st.st_ino, (unsigned long long)st.st_size,
+                    (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+  if (n < 0)
+    return -1;
+  char hex[CSR_SHA256_HEX_LEN + 1];
+  csr_sha256_buf (key_src, (size_t)n, hex, NULL);
+  free (key_src);
+  hex[32] = '\0';
+  return asprintf (path, "%s/gate/%s.bin", cache_dir, hex) < 0 ? -1 : 0;
+}
+
+/* Compile the gate with the rootfs's interpreter, in a jail. */
+static char *
+compile_in_jail (const struct jail_spec *base, size_t *len, csr_error **err)
+{
+  char *argv[] = { (char *)"/usr/bin/python3", (char *)"-I",        (char *)"-S", (char *)"-c",
+                   (char *)compiler_py,        (char *)csr_gate_py, NULL };
+  struct jail_spec spec = *base;
+  spec.argv = argv;
+  spec.files = NULL;
+  spec.n_files = 0;
+  spec.n_extra_fds = 0;
+  struct csr_capture_opts co
+      = { .timeout_s = 30, .max_output = MAX_CODE, .passthrough_out = -1, .passthrough_err = -1 };
+  struct csr_attempt a;
+  memset (&a, 0, sizeof a);
+  char *out = NULL;
+  if (csr_capture_run (&spec, &co, &a, err) == 0 && a.exited && a.exit_code == 0
+      && csr_bbuf_dropped (&a.out) == 0)
+    out = csr_bbuf_contents (&a.out, len);
+  csr_bbuf_release (&a.out);
+  csr_bbuf_release (&a.err);
+  return out;
+}
+
+static int
+to_memfd (const char *data, size_t len, int *fd, csr_error **err)
+{
+  cleanup_close int m = memfd_create ("csrun-gate", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (m < 0)
+    return csr_error_errno (err, "memfd_create");
+  if (csr_write_all (m, data, len, err) < 0)
+    return -1;
+  /* The jail can read it, nobody can change it. */
+  fcntl (m, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+  if (lseek (m, 0, SEEK_SET) < 0)
+    return csr_error_errno (err, "rewind the gate's memfd");
+  *fd = steal_fd (&m);
+  return 0;
+}
+
+int
+csr_gate_code_fd (const struct jail_spec *base, const char *cache_dir, int *fd, csr_error **err)
+{
+  *fd = -1;
+  cleanup_free char *path = NULL;
+  cleanup_free char *data = NULL;
+  size_t len = 0;
+  if (cache_dir && cache_path (base, cache_dir, &path) == 0)
+    {
+      csr_error *ignored = NULL;
+      if (csr_read_file (path, MAX_CODE, &data, &len, &ignored) < 0)
+        {
+          csr_error_free (ignored);
+          data = NULL;
+        }
+    }
+  if (data == NULL)
+    {
+      csr_error *e = NULL;
+      data = compile_in_jail (base, &len, &e);
+      if (data == NULL)
+        {
+          /* Not fatal: the bootstrap compiles the source itself. */
+          csr_debug ("precompiling the gate failed: %s", e ? csr_error_text (e) : "no output");
+          csr_error_free (e);
+          return 0;
+        }
+      if (path)
+        {
+          cleanup_free char *dir = strdup (path);
+          csr_error *ignored = NULL;
+          if (dir && (*strrchr (dir, '/') = '\0', csr_mkdir_p (dir, 0755, &ignored) == 0))
+            csr_write_file_atomic (path, data, len, 0644, &ignored);
+          if (ignored)
+            csr_debug ("caching the gate: %s", csr_error_text (ignored));
+          csr_error_free (ignored);
+        }
+    }
+  return to_memfd (data, len, fd, err);
+}
