@@ -25,7 +25,8 @@
 # for undefined-name, and whether anything in the snippet could be a
 # dangerous call or a broad except).  The scope-aware resolver that decides
 # those rules (_RESOLVER below) is source in a string, compiled only for the
-# snippets that need it.  Keep it working on Python 3.8+.
+# snippets that need it -- or precompiled by a loader that caches the gate's
+# code (see _resolver).  Keep it working on Python 3.8+.
 import gc
 import sys
 
@@ -301,9 +302,7 @@ def _check(p):
             return _blocked(deep), None, None
         violations = []
         if (p.excepts or p.calls) and p.needs_resolver(mentions, loads, bound, assigned):
-            ns = {}
-            exec(compile(_RESOLVER, "<csrun gate resolver>", "exec"), ns)
-            violations = ns["analyse"](p, tree, src.split(b"\n"))
+            violations = _resolver()(p, tree, src.split(b"\n"))
         undefined, why = _undefined(loads, bound, star) if p.undefined else ([], None)
         for line, col, name, usage in undefined or ():
             if name in p.heal_names:
@@ -323,6 +322,18 @@ def _check(p):
     if why:
         v["undefined_skipped"] = why
     return v, code, None
+
+
+def _resolver():
+    """The resolver's analyse(), compiled from _RESOLVER, or from the code
+    object _RESOLVER_CODE when the loader that ran this gate put one in its
+    globals (csrun's cache of the gate compiled for this interpreter)."""
+    code = globals().get("_RESOLVER_CODE")
+    if type(code) is not type(_resolver.__code__):
+        code = compile(_RESOLVER, "<csrun gate resolver>", "exec")
+    ns = {}
+    exec(code, ns)
+    return ns["analyse"]
 
 
 def _send(verdict):
@@ -412,7 +423,7 @@ def _run(code):
 
 # --------------------------------------------------------------- resolver
 # Compiled only when _Policy.needs_resolver says the snippet may break the
-# except or call rules.  analyse(policy, tree, lines) walks the tree again,
+# except or call rules (see _resolver: a loader may hand it precompiled).  analyse(policy, tree, lines) walks the tree again,
 # this time with Python's scopes, resolves aliases and returns the
 # violations as (line, col, rule id, message).
 _RESOLVER = r'''

@@ -335,6 +335,29 @@ gate "$d" "$RUN"
   && grep -qx 'csrun gate: snippet.py:3:0: dangerous-call: os.system() runs a shell command: .*' "$d/err" \
   && ok "blocked: nothing runs, one line per violation on stderr, exit 3" || not_ok "blocked run" "rc=$rc" "$(cat "$d/out" "$d/err")"
 
+# A loader that caches the gate's code may hand the resolver precompiled
+# (_RESOLVER_CODE in the gate's globals); anything else there is ignored.
+d=$(snippet preloaded <<'EOF'
+import os as o
+try:
+    o.system("true")
+except Exception:
+    pass
+EOF
+)
+for kind in precompiled junk; do
+  res='compile(next(n.value.value for n in ast.parse(src).body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "_RESOLVER"), "r", "exec")'
+  [ $kind = junk ] && res='"not code"'
+  loader="import ast, sys
+src = sys.argv.pop(1)
+_RESOLVER_CODE = $res
+exec(compile(src, '<csrun-gate>', 'exec'))"
+  (cd "$d" && "$PY" -I -S -u -c "$loader" "$(cat "$GATE")" "$CHECK" 3>verdict.json >out 2>err)
+  got=$(vget "$d" '[(x["rule"], x["line"]) for x in v["violations"]]')
+  [ "$got" = "[('dangerous-call', 3), ('broad-except', 4)]" ] \
+    && ok "a loader's _RESOLVER_CODE ($kind): same verdict" || not_ok "loader's _RESOLVER_CODE ($kind)" "$got" "$(cat "$d/err")"
+done
+
 # ---------------------------------------------------------- undefined names
 d=$(snippet undefined <<'EOF'
 def area(r):

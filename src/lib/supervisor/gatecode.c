@@ -31,15 +31,30 @@ const char csr_gate_boot_py[] = "import sys\n"
                                 "        data = f.read()\n"
                                 "    tag = sys.version.encode() + b'\\n'\n"
                                 "    if data.startswith(tag):\n"
-                                "        import marshal\n"
-                                "        return marshal.loads(data[len(tag):])\n"
+                                "        try:\n"
+                                "            import marshal\n"
+                                "            code, resolver = marshal.loads(data[len(tag):])\n"
+                                "            if resolver is not None:\n"
+                                "                globals()['_RESOLVER_CODE'] = resolver\n"
+                                "            return code\n"
+                                "        except Exception:\n"
+                                "            pass\n"
                                 "    return compile(src, '<csrun-gate>', 'exec')\n"
                                 "exec(_csrun_boot())\n";
 
+/* Compiles the gate and the resolver it keeps as source in _RESOLVER (so a
+ * snippet that needs the resolver does not pay for compiling it either). */
 static const char compiler_py[]
-    = "import sys, marshal\n"
-      "code = compile(sys.argv[1], '<csrun-gate>', 'exec')\n"
-      "sys.stdout.buffer.write(sys.version.encode() + b'\\n' + marshal.dumps(code))\n";
+    = "import sys, marshal, ast\n"
+      "src = sys.argv[1]\n"
+      "code = compile(src, '<csrun-gate>', 'exec')\n"
+      "resolver = None\n"
+      "for node in ast.parse(src).body:\n"
+      "    if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)\n"
+      "            and isinstance(node.value.value, str)\n"
+      "            and any(getattr(t, 'id', None) == '_RESOLVER' for t in node.targets)):\n"
+      "        resolver = compile(node.value.value, '<csrun gate resolver>', 'exec')\n"
+      "sys.stdout.buffer.write(sys.version.encode() + b'\\n' + marshal.dumps((code, resolver)))\n";
 
 #define MAX_CODE (4u << 20)
 
@@ -53,9 +68,10 @@ cache_path (const struct jail_spec *base, const char *cache_dir, char **path)
   if (stat (python, &st) < 0)
     return -1;
   char *key_src = NULL;
-  int n = asprintf (&key_src, "%s%c%s%c%llu:%llu:%lld.%ld", csr_gate_py, 0, base->rootfs_dir, 0,
-                    (unsigned long long)st.st_ino, (unsigned long long)st.st_size,
-                    (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+  int n
+      = asprintf (&key_src, "%s%c%s%c%s%c%llu:%llu:%lld.%ld", csr_gate_py, 0, compiler_py, 0,
+                  base->rootfs_dir, 0, (unsigned long long)st.st_ino,
+                  (unsigned long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
   if (n < 0)
     return -1;
   char hex[CSR_SHA256_HEX_LEN + 1];
