@@ -164,6 +164,23 @@ printf 'import os\nprint([fd for fd in range(3, 64) if os.path.exists("/proc/sel
 out=$(csrun run "$T/fds.py" 2>&1)
 [ "$out" = "[]" ] && ok "the snippet sees neither the verdict pipe (fd 3) nor the gate's code (fd 4)" || not_ok "fds 3/4 leak" "$out"
 
+# No verdict is never a pass: a rootfs whose python3 exits 0 without running
+# the gate ends as a csrun error (125), the snippet never counted as run.
+tree=$(json_get "$T/clean.json" 'j["rootfs"]["dir"]')
+F=$(tmpdir)
+if cp -al "$tree" "$F/root" 2>/dev/null || cp -a "$tree" "$F/root"; then
+  rm -f "$F/root/usr/bin/python3"
+  printf '#!/bin/sh\nexit 0\n' > "$F/root/usr/bin/python3"
+  chmod 755 "$F/root/usr/bin/python3"
+  printf 'print("never")\n' > "$T/nov.py"
+  csrun run --json --rootfs "$F/root" "$T/nov.py" > "$T/nov.json" 2>"$T/nov.err"
+  rc=$?
+  [ $rc = 125 ] && [ "$(json_get "$T/nov.json" '(j["status"], j["attempts"][0]["gate"]["verdict"], "no usable verdict" in j["error"])')" = "('error', 'failed', True)" ] \
+    && ok "a missing gate verdict is an error, never a pass" || not_ok "missing verdict" "exit $rc" "$(cat "$T/nov.json" "$T/nov.err")"
+else
+  not_ok "copy the rootfs tree for the missing-verdict test" "$tree"
+fi
+
 # csrun check: the gate alone.
 printf 'print(1)\n' > "$T/c-ok.py"
 printf 'try:\n    pass\nexcept:\n    pass\n' > "$T/c-bad.py"

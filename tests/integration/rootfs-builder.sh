@@ -240,6 +240,10 @@ assert m["source"] == "debootstrap:bookworm" and m["extra_packages"] == ["python
     printf 'import numpy\nprint(int(numpy.arange(4).sum()))\n' > "$dir/np.py"
     out=$(CSRUN_CACHE_DIR="$dir/cache" "$CSRUN" run --rootfs "$deb" "$dir/np.py" 2>&1)
     [ "$out" = 6 ] && ok "csrun runs numpy from the debootstrap rootfs" || not_ok "numpy in csrun" "$out"
+    printf 'print(int(np.arange(5).sum()))\n' > "$dir/np-alias.py"
+    out=$(CSRUN_CACHE_DIR="$dir/cache" "$CSRUN" run --rootfs "$deb" "$dir/np-alias.py" 2>&1)
+    [ "$out" = "$(printf '10\ncsrun run: healed after 2 attempts (missing-import); --json shows the patch')" ] \
+      && ok "np heals to 'import numpy as np' when the rootfs has numpy" || not_ok "np alias heal" "$out"
   else
     not_ok "debootstrap build with python3-numpy" "$out"
   fi

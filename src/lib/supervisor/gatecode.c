@@ -100,6 +100,12 @@ compile_in_jail (const struct jail_spec *base, size_t *len, csr_error **err)
   if (csr_capture_run (&spec, &co, &a, err) == 0 && a.exited && a.exit_code == 0
       && csr_bbuf_dropped (&a.out) == 0)
     out = csr_bbuf_contents (&a.out, len);
+  /* "<sys.version>\n<marshal data>", or nothing usable. */
+  if (out && (*len < 3 || memchr (out, '\n', *len) == NULL))
+    {
+      free (out);
+      out = NULL;
+    }
   csr_bbuf_release (&a.out);
   csr_bbuf_release (&a.err);
   return out;

@@ -17,437 +17,7 @@
 
 #include "../util/cleanup.h"
 #include "../util/fs.h"
-
-#define NONE SIZE_MAX
-
-/* ------------------------------------------------------ string builder */
-
-struct sb
-{
-  char *s;
-  size_t len, cap;
-  bool oom;
-};
-
-static void
-sb_add (struct sb *b, const char *s, size_t len)
-{
-  if (b->oom)
-    return;
-  if (b->len + len + 1 > b->cap)
-    {
-      size_t cap = b->cap ? b->cap : 128;
-      while (cap < b->len + len + 1)
-        cap *= 2;
-      char *ns = realloc (b->s, cap);
-      if (ns == NULL)
-        {
-          b->oom = true;
-          return;
-        }
-      b->s = ns;
-      b->cap = cap;
-    }
-  memcpy (b->s + b->len, s, len);
-  b->len += len;
-  b->s[b->len] = '\0';
-}
-
-static void
-sb_str (struct sb *b, const char *s)
-{
-  sb_add (b, s, strlen (s));
-}
-
-/* The string, or NULL (and nothing leaked) when out of memory. */
-static char *
-sb_take (struct sb *b)
-{
-  if (b->oom)
-    {
-      free (b->s);
-      b->s = NULL;
-      return NULL;
-    }
-  if (b->s == NULL)
-    return strdup ("");
-  char *s = b->s;
-  b->s = NULL;
-  return s;
-}
-
-/* ------------------------------------------------------------ tokenizer */
-
-enum tk
-{
-  TK_NAME,
-  TK_NUMBER,
-  TK_STRING,
-  TK_OP,
-  TK_NEWLINE, /* end of a logical line (also the virtual one at the end) */
-};
-
-enum
-{
-  STR_F = 1, /* f-string */
-  STR_B = 2, /* bytes */
-};
-
-struct tok
-{
-  enum tk kind;
-  size_t start, end;
-  int line;     /* physical line of START (1-based) */
-  int depth;    /* bracket depth before the token */
-  bool bol;     /* first token of a logical line */
-  unsigned str; /* STR_* flags of a TK_STRING */
-  size_t match; /* the partner of a bracket, NONE if unbalanced */
-};
-
-struct toks
-{
-  const char *src;
-  size_t len;
-  struct tok *v;
-  size_t n, cap;
-};
-
-static bool
-is_id_start (unsigned char c)
-{
-  return c == '_' || isalpha (c) || c >= 0x80;
-}
-
-static bool
-is_id_char (unsigned char c)
-{
-  return c == '_' || isalnum (c) || c >= 0x80;
-}
-
-static int
-push_tok (struct toks *t, struct tok k)
-{
-  if (t->n == t->cap)
-    {
-      size_t cap = t->cap ? t->cap * 2 : 256;
-      struct tok *nv = realloc (t->v, cap * sizeof *nv);
-      if (nv == NULL)
-        return -1;
-      t->v = nv;
-      t->cap = cap;
-    }
-  t->v[t->n++] = k;
-  return 0;
-}
-
-/* The length of a string literal (with its prefix) at P, 0 if none. */
-static size_t
-scan_string (const char *p, size_t avail, unsigned *flags, int *lines)
-{
-  size_t j = 0;
-  *flags = 0;
-  while (j < avail && j < 3 && strchr ("rRbBuUfF", p[j]) != NULL && p[j] != '\0')
-    {
-      if (p[j] == 'f' || p[j] == 'F')
-        *flags |= STR_F;
-      if (p[j] == 'b' || p[j] == 'B')
-        *flags |= STR_B;
-      j++;
-    }
-  if (j >= avail || (p[j] != '\'' && p[j] != '"'))
-    return 0;
-  char q = p[j];
-  bool triple = j + 2 < avail && p[j + 1] == q && p[j + 2] == q;
-  size_t k = j + (triple ? 3 : 1);
-  while (k < avail)
-    {
-      char c = p[k];
-      if (c == '\\')
-        {
-          if (k + 1 < avail && p[k + 1] == '\n')
-            (*lines)++;
-          k += 2;
-          continue;
-        }
-      if (c == '\n')
-        {
-          if (!triple)
-            return k; /* unterminated: ends at the newline */
-          (*lines)++;
-        }
-      if (c == q)
-        {
-          if (!triple)
-            return k + 1;
-          if (k + 2 < avail && p[k + 1] == q && p[k + 2] == q)
-            return k + 3;
-        }
-      k++;
-    }
-  return avail;
-}
-
-static const char *const ops3[] = { "**=", "//=", ">>=", "<<=", "...", NULL };
-static const char *const ops2[] = { "**", "//", ">>", "<<", "->", ":=", "==", "!=", "<=", ">=",
-                                    "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "@=", NULL };
-
-static size_t
-scan_op (const char *p, size_t avail)
-{
-  for (size_t i = 0; ops3[i]; i++)
-    if (avail >= 3 && memcmp (p, ops3[i], 3) == 0)
-      return 3;
-  for (size_t i = 0; ops2[i]; i++)
-    if (avail >= 2 && memcmp (p, ops2[i], 2) == 0)
-      return 2;
-  return 1;
-}
-
-static int
-tokenize (const char *src, size_t len, struct toks *t)
-{
-  memset (t, 0, sizeof *t);
-  t->src = src;
-  t->len = len;
-  size_t stack[200];
-  size_t sp = 0;
-  int line = 1, depth = 0;
-  bool in_logical = false;
-  size_t i = 0;
-  while (i < len)
-    {
-      unsigned char c = (unsigned char)src[i];
-      if (c == ' ' || c == '\t' || c == '\f' || c == '\r' || c == '\v')
-        {
-          i++;
-          continue;
-        }
-      if (c == '\\' && i + 1 < len && (src[i + 1] == '\n' || src[i + 1] == '\r'))
-        {
-          i++;
-          if (src[i] == '\r' && i + 1 < len && src[i + 1] == '\n')
-            i++;
-          i++;
-          line++;
-          continue;
-        }
-      if (c == '\n')
-        {
-          if (depth == 0 && in_logical)
-            {
-              struct tok k
-                  = { .kind = TK_NEWLINE, .start = i, .end = i + 1, .line = line, .match = NONE };
-              if (push_tok (t, k) < 0)
-                return -1;
-              in_logical = false;
-            }
-          line++;
-          i++;
-          continue;
-        }
-      if (c == '#')
-        {
-          while (i < len && src[i] != '\n')
-            i++;
-          continue;
-        }
-      struct tok k
-          = { .start = i, .line = line, .depth = depth, .bol = !in_logical, .match = NONE };
-      unsigned flags = 0;
-      int lines = 0;
-      size_t n;
-      if ((n = scan_string (src + i, len - i, &flags, &lines)) > 0)
-        {
-          k.kind = TK_STRING;
-          k.str = flags;
-          line += lines;
-        }
-      else if (is_id_start (c))
-        {
-          k.kind = TK_NAME;
-          n = 1;
-          while (i + n < len && is_id_char ((unsigned char)src[i + n]))
-            n++;
-        }
-      else if (isdigit (c) || (c == '.' && i + 1 < len && isdigit ((unsigned char)src[i + 1])))
-        {
-          k.kind = TK_NUMBER;
-          bool hex = c == '0' && i + 1 < len && (src[i + 1] == 'x' || src[i + 1] == 'X');
-          n = 1;
-          while (i + n < len)
-            {
-              char d = src[i + n];
-              if (isalnum ((unsigned char)d) || d == '_' || d == '.')
-                n++;
-              else if ((d == '+' || d == '-') && !hex
-                       && (src[i + n - 1] == 'e' || src[i + n - 1] == 'E'))
-                n++;
-              else
-                break;
-            }
-        }
-      else
-        {
-          k.kind = TK_OP;
-          n = scan_op (src + i, len - i);
-          if (n == 1 && strchr ("([{", c))
-            {
-              if (sp < sizeof stack / sizeof stack[0])
-                stack[sp++] = t->n;
-              depth++;
-            }
-          else if (n == 1 && strchr (")]}", c))
-            {
-              if (depth > 0)
-                depth--;
-              k.depth = depth;
-              if (sp > 0)
-                {
-                  size_t o = stack[--sp];
-                  k.match = o;
-                  t->v[o].match = t->n;
-                }
-            }
-        }
-      k.end = i + n;
-      if (push_tok (t, k) < 0)
-        return -1;
-      in_logical = true;
-      i += n;
-    }
-  struct tok k = { .kind = TK_NEWLINE, .start = len, .end = len, .line = line, .match = NONE };
-  if (in_logical && push_tok (t, k) < 0)
-    return -1;
-  /* A sentinel so that t->v[i + 1] is always readable. */
-  k.bol = true;
-  if (push_tok (t, k) < 0)
-    return -1;
-  t->n--;
-  return 0;
-}
-
-static void
-toks_release (struct toks *t)
-{
-  free (t->v);
-  t->v = NULL;
-  t->n = 0;
-}
-
-static bool
-tok_eq (const struct toks *t, size_t i, const char *s)
-{
-  if (i >= t->n)
-    return false;
-  const struct tok *k = &t->v[i];
-  if (k->kind != TK_NAME && k->kind != TK_OP)
-    return false;
-  size_t n = strlen (s);
-  return k->end - k->start == n && memcmp (t->src + k->start, s, n) == 0;
-}
-
-static bool
-tok_in (const struct toks *t, size_t i, const char *const *set)
-{
-  for (size_t j = 0; set[j]; j++)
-    if (tok_eq (t, i, set[j]))
-      return true;
-  return false;
-}
-
-static const char *const keywords[] = {
-  "False", "None",     "True",  "and",    "as",   "assert", "async",  "await",    "break",
-  "class", "continue", "def",   "del",    "elif", "else",   "except", "finally",  "for",
-  "from",  "global",   "if",    "import", "in",   "is",     "lambda", "nonlocal", "not",
-  "or",    "pass",     "raise", "return", "try",  "while",  "with",   "yield",    NULL,
-};
-
-static bool
-is_keyword (const struct toks *t, size_t i)
-{
-  return t->v[i].kind == TK_NAME && tok_in (t, i, keywords);
-}
-
-/* The NEWLINE that ends the logical line containing token I. */
-static size_t
-logical_end (const struct toks *t, size_t i)
-{
-  while (i < t->n && t->v[i].kind != TK_NEWLINE)
-    i++;
-  return i;
-}
-
-/* ------------------------------------------------------------- edits */
-
-struct edit
-{
-  size_t start, end; /* replace [start, end) of the source */
-  char *text;
-};
-
-struct edits
-{
-  struct edit *v;
-  size_t n, cap;
-};
-
-static int
-edit_add (struct edits *e, size_t start, size_t end, const char *text, size_t len)
-{
-  if (e->n == e->cap)
-    {
-      size_t cap = e->cap ? e->cap * 2 : 16;
-      struct edit *nv = realloc (e->v, cap * sizeof *nv);
-      if (nv == NULL)
-        return -1;
-      e->v = nv;
-      e->cap = cap;
-    }
-  char *s = strndup (text, len);
-  if (s == NULL)
-    return -1;
-  e->v[e->n++] = (struct edit){ start, end, s };
-  return 0;
-}
-
-static void
-edits_release (struct edits *e)
-{
-  for (size_t i = 0; i < e->n; i++)
-    free (e->v[i].text);
-  free (e->v);
-  memset (e, 0, sizeof *e);
-}
-
-static int
-edit_cmp (const void *a, const void *b)
-{
-  const struct edit *x = a, *y = b;
-  if (x->start != y->start)
-    return x->start < y->start ? -1 : 1;
-  /* At one place: a closing ")" before an opening "str(". */
-  bool xc = x->text[0] == ')', yc = y->text[0] == ')';
-  return xc == yc ? 0 : xc ? -1 : 1;
-}
-
-/* SRC with the (non-overlapping) edits applied. */
-static char *
-apply_edits (const char *src, size_t len, struct edits *e)
-{
-  qsort (e->v, e->n, sizeof *e->v, edit_cmp);
-  struct sb b = { 0 };
-  size_t pos = 0;
-  for (size_t i = 0; i < e->n; i++)
-    {
-      if (e->v[i].start < pos)
-        continue; /* overlaps an earlier one: keep the first */
-      sb_add (&b, src + pos, e->v[i].start - pos);
-      sb_str (&b, e->v[i].text);
-      pos = e->v[i].end;
-    }
-  sb_add (&b, src + pos, len - pos);
-  return sb_take (&b);
-}
+#include "pytok.h"
 
 /* ---------------------------------------------------------- heal.conf */
 
@@ -468,40 +38,40 @@ static bool
 import_binds (const struct toks *t, size_t i, size_t end,
               void (*cb) (const char *name, size_t len, void *data), void *data)
 {
-  if (tok_eq (t, i, "import"))
+  if (pt_tok_eq (t, i, "import"))
     {
       i++;
       while (i < end && t->v[i].kind == TK_NAME)
         {
           size_t first = i;
-          while (i + 2 < end && tok_eq (t, i + 1, ".") && t->v[i + 2].kind == TK_NAME)
+          while (i + 2 < end && pt_tok_eq (t, i + 1, ".") && t->v[i + 2].kind == TK_NAME)
             i += 2;
           size_t bind = first;
-          if (tok_eq (t, i + 1, "as") && i + 2 < end && t->v[i + 2].kind == TK_NAME)
+          if (pt_tok_eq (t, i + 1, "as") && i + 2 < end && t->v[i + 2].kind == TK_NAME)
             bind = i += 2;
           cb (t->src + t->v[bind].start, t->v[bind].end - t->v[bind].start, data);
           i++;
-          if (!tok_eq (t, i, ","))
+          if (!pt_tok_eq (t, i, ","))
             break;
           i++;
         }
       return true;
     }
-  if (!tok_eq (t, i, "from"))
+  if (!pt_tok_eq (t, i, "from"))
     return false;
-  while (i < end && !tok_eq (t, i, "import"))
+  while (i < end && !pt_tok_eq (t, i, "import"))
     i++;
   i++;
-  if (tok_eq (t, i, "("))
+  if (pt_tok_eq (t, i, "("))
     i++;
   while (i < end && t->v[i].kind == TK_NAME)
     {
       size_t bind = i;
-      if (tok_eq (t, i + 1, "as") && i + 2 < end && t->v[i + 2].kind == TK_NAME)
+      if (pt_tok_eq (t, i + 1, "as") && i + 2 < end && t->v[i + 2].kind == TK_NAME)
         bind = i += 2;
       cb (t->src + t->v[bind].start, t->v[bind].end - t->v[bind].start, data);
       i++;
-      if (!tok_eq (t, i, ","))
+      if (!pt_tok_eq (t, i, ","))
         break;
       i++;
     }
@@ -527,14 +97,14 @@ static int
 import_line_binds (const char *line, const char *name, bool *ok)
 {
   struct toks t;
-  if (tokenize (line, strlen (line), &t) < 0)
+  if (pt_tokenize (line, strlen (line), &t) < 0)
     return -1;
   struct bind_check bc = { name, false };
-  size_t end = logical_end (&t, 0);
+  size_t end = pt_logical_end (&t, 0);
   bool is_import = t.n > 0 && import_binds (&t, 0, end, bind_check_cb, &bc);
   /* One statement only. */
   *ok = is_import && bc.found && end + 1 >= t.n;
-  toks_release (&t);
+  pt_toks_release (&t);
   return 0;
 }
 
@@ -916,14 +486,15 @@ scan_usage_toks (const struct toks *t, const char *name, struct usage *u, int *r
         }
       if (k->kind != TK_NAME || k->end - k->start != nl || memcmp (t->src + k->start, name, nl))
         continue;
-      if (i > 0 && tok_eq (t, i - 1, "."))
+      if (i > 0 && pt_tok_eq (t, i - 1, "."))
         continue; /* obj.NAME */
-      if (tok_eq (t, i + 1, "=") && !(i > 0 && tok_eq (t, i - 1, ":")))
+      if (pt_tok_eq (t, i + 1, "=") && !(i > 0 && pt_tok_eq (t, i - 1, ":")))
         continue; /* a binding or a keyword argument (not x: NAME = ...) */
-      if (i > 0 && tok_in (t, i - 1, (const char *const[]){ "def", "class", "import", "as", NULL }))
+      if (i > 0
+          && pt_tok_in (t, i - 1, (const char *const[]){ "def", "class", "import", "as", NULL }))
         continue;
       u->n_uses++;
-      if (tok_eq (t, i + 1, ".") && t->v[i + 2].kind == TK_NAME)
+      if (pt_tok_eq (t, i + 1, ".") && t->v[i + 2].kind == TK_NAME)
         {
           u->kinds |= CSR_HEAL_USE_ATTRIBUTE;
           if (u->n_attr < 64)
@@ -934,7 +505,7 @@ scan_usage_toks (const struct toks *t, const char *name, struct usage *u, int *r
           else
             u->attr_overflow = true;
         }
-      else if (tok_eq (t, i + 1, "("))
+      else if (pt_tok_eq (t, i + 1, "("))
         u->kinds |= CSR_HEAL_USE_CALL;
       else
         u->kinds |= CSR_HEAL_USE_NAME;
@@ -945,11 +516,11 @@ static int
 scan_usage (const char *src, size_t len, const char *name, struct usage *u)
 {
   struct toks t;
-  if (tokenize (src, len, &t) < 0)
+  if (pt_tokenize (src, len, &t) < 0)
     return -1;
   int rc = 0;
   scan_usage_toks (&t, name, u, &rc);
-  toks_release (&t);
+  pt_toks_release (&t);
   return rc;
 }
 
@@ -1033,13 +604,13 @@ top_level_imports (const struct toks *t, struct bound *b)
     {
       if (!t->v[i].bol || t->v[i].start != line_start_of (t->src, t->v[i].start))
         continue;
-      size_t end = logical_end (t, i);
+      size_t end = pt_logical_end (t, i);
       /* Every statement of the line: import os; import sys */
       size_t s = i;
       while (s < end)
         {
           size_t e = s;
-          while (e < end && !(tok_eq (t, e, ";") && t->v[e].depth == 0))
+          while (e < end && !(pt_tok_eq (t, e, ";") && t->v[e].depth == 0))
             e++;
           import_binds (t, s, e, bound_cb, b);
           s = e + 1;
@@ -1104,7 +675,7 @@ import_position (const struct toks *t)
   /* The docstring: a logical line of string literals only. */
   if (t->v[0].kind == TK_STRING)
     {
-      size_t e = logical_end (t, 0);
+      size_t e = pt_logical_end (t, 0);
       bool doc = true;
       for (size_t j = 0; j < e; j++)
         if (t->v[j].kind != TK_STRING || (t->v[j].str & (STR_F | STR_B)))
@@ -1115,9 +686,9 @@ import_position (const struct toks *t)
           i = e + 1;
         }
     }
-  while (i < t->n && tok_eq (t, i, "from") && tok_eq (t, i + 1, "__future__"))
+  while (i < t->n && pt_tok_eq (t, i, "from") && pt_tok_eq (t, i + 1, "__future__"))
     {
-      size_t e = logical_end (t, i);
+      size_t e = pt_logical_end (t, i);
       pos = t->v[e].end;
       i = e + 1;
     }
@@ -1200,7 +771,7 @@ heal_imports (const char *code, const struct csr_diagnosis *d, const struct csr_
   struct toks t = { 0 };
   struct bound b = { 0 };
   bool *chosen = calloc (c->n_imports, sizeof *chosen);
-  if (chosen == NULL || tokenize (code, len, &t) < 0)
+  if (chosen == NULL || pt_tokenize (code, len, &t) < 0)
     goto done;
   top_level_imports (&t, &b);
   if (b.oom)
@@ -1235,7 +806,7 @@ heal_imports (const char *code, const struct csr_diagnosis *d, const struct csr_
   struct sb ins = { 0 };
   size_t pos = import_position (&t);
   if (pos > 0 && code[pos - 1] != '\n')
-    sb_str (&ins, "\n");
+    pt_sb_str (&ins, "\n");
   for (size_t k = 0; k < c->n_imports; k++)
     {
       if (!chosen[k])
@@ -1245,22 +816,22 @@ heal_imports (const char *code, const struct csr_diagnosis *d, const struct csr_
         dup |= chosen[j] && strcmp (c->imports[j].line, c->imports[k].line) == 0;
       if (dup)
         continue;
-      sb_str (&ins, c->imports[k].line);
-      sb_str (&ins, "\n");
+      pt_sb_str (&ins, c->imports[k].line);
+      pt_sb_str (&ins, "\n");
     }
   struct sb res = { 0 };
-  sb_add (&res, code, pos);
-  sb_add (&res, ins.s ? ins.s : "", ins.len);
-  sb_add (&res, code + pos, len - pos);
+  pt_sb_add (&res, code, pos);
+  pt_sb_add (&res, ins.s ? ins.s : "", ins.len);
+  pt_sb_add (&res, code + pos, len - pos);
   free (ins.s);
-  if ((*out = sb_take (&res)) == NULL)
+  if ((*out = pt_sb_take (&res)) == NULL)
     rc = -1;
 
 done:
   for (size_t i = 0; i < b.n; i++)
     free (b.names[i]);
   free (b.names);
-  toks_release (&t);
+  pt_toks_release (&t);
   free (chosen);
   free (names);
   return rc;
@@ -1285,8 +856,8 @@ parse_primary (const struct toks *t, size_t i, size_t lim)
   const struct tok *k = &t->v[i];
   if (k->kind == TK_NAME)
     {
-      if (is_keyword (t, i)
-          && !tok_in (t, i, (const char *const[]){ "True", "False", "None", NULL }))
+      if (pt_is_keyword (t, i)
+          && !pt_tok_in (t, i, (const char *const[]){ "True", "False", "None", NULL }))
         return NONE;
       i++;
     }
@@ -1295,21 +866,21 @@ parse_primary (const struct toks *t, size_t i, size_t lim)
   else if (k->kind == TK_STRING)
     while (i < lim && t->v[i].kind == TK_STRING)
       i++;
-  else if (tok_in (t, i, (const char *const[]){ "(", "[", "{", NULL }))
+  else if (pt_tok_in (t, i, (const char *const[]){ "(", "[", "{", NULL }))
     {
       if (k->match == NONE || k->match >= lim)
         return NONE;
       i = k->match + 1;
     }
-  else if (tok_eq (t, i, "..."))
+  else if (pt_tok_eq (t, i, "..."))
     i++;
   else
     return NONE;
   for (;;)
     {
-      if (i + 1 < lim && tok_eq (t, i, ".") && t->v[i + 1].kind == TK_NAME)
+      if (i + 1 < lim && pt_tok_eq (t, i, ".") && t->v[i + 1].kind == TK_NAME)
         i += 2;
-      else if (i < lim && (tok_eq (t, i, "(") || tok_eq (t, i, "[")))
+      else if (i < lim && (pt_tok_eq (t, i, "(") || pt_tok_eq (t, i, "[")))
         {
           if (t->v[i].match == NONE || t->v[i].match >= lim)
             return NONE;
@@ -1328,11 +899,11 @@ parse_factor (const struct toks *t, size_t i, size_t lim)
   for (;;)
     {
       while (i < lim
-             && (tok_eq (t, i, "-") || tok_eq (t, i, "+") || tok_eq (t, i, "~")
-                 || tok_eq (t, i, "await")))
+             && (pt_tok_eq (t, i, "-") || pt_tok_eq (t, i, "+") || pt_tok_eq (t, i, "~")
+                 || pt_tok_eq (t, i, "await")))
         i++;
       i = parse_primary (t, i, lim);
-      if (i == NONE || i >= lim || !tok_eq (t, i, "**"))
+      if (i == NONE || i >= lim || !pt_tok_eq (t, i, "**"))
         return i;
       i++;
     }
@@ -1344,7 +915,7 @@ static size_t
 parse_term (const struct toks *t, size_t i, size_t lim)
 {
   i = parse_factor (t, i, lim);
-  while (i != NONE && i < lim && tok_in (t, i, mul_ops))
+  while (i != NONE && i < lim && pt_tok_in (t, i, mul_ops))
     i = parse_factor (t, i + 1, lim);
   return i;
 }
@@ -1370,25 +941,25 @@ classify_term (const struct toks *t, size_t s, size_t e)
       if (i == e)
         return TERM_STR;
       /* "...".format(...), "..." % x, "-" * 20 */
-      if (tok_eq (t, i, ".") && tok_in (t, i + 1, str_methods) && tok_eq (t, i + 2, "(")
+      if (pt_tok_eq (t, i, ".") && pt_tok_in (t, i + 1, str_methods) && pt_tok_eq (t, i + 2, "(")
           && t->v[i + 2].match + 1 == e)
         return TERM_STR;
-      if (tok_eq (t, i, "%") || tok_eq (t, i, "*"))
+      if (pt_tok_eq (t, i, "%") || pt_tok_eq (t, i, "*"))
         return TERM_STR;
-      if (tok_eq (t, i, "[") && t->v[i].match + 1 == e) /* "abc"[1:] */
+      if (pt_tok_eq (t, i, "[") && t->v[i].match + 1 == e) /* "abc"[1:] */
         return TERM_STR;
       return TERM_OTHER;
     }
-  if (k->kind == TK_NAME && tok_in (t, s, str_funcs) && tok_eq (t, s + 1, "(")
+  if (k->kind == TK_NAME && pt_tok_in (t, s, str_funcs) && pt_tok_eq (t, s + 1, "(")
       && t->v[s + 1].match + 1 == e)
     return TERM_STR;
   size_t i = s;
-  while (i < e && (tok_eq (t, i, "-") || tok_eq (t, i, "+")))
+  while (i < e && (pt_tok_eq (t, i, "-") || pt_tok_eq (t, i, "+")))
     i++;
   if (i + 1 == e && t->v[i].kind == TK_NUMBER)
     return TERM_NUMBER;
   /* 3 * "-" */
-  if (e - s == 3 && t->v[s].kind == TK_NUMBER && tok_eq (t, s + 1, "*")
+  if (e - s == 3 && t->v[s].kind == TK_NUMBER && pt_tok_eq (t, s + 1, "*")
       && t->v[s + 2].kind == TK_STRING && !(t->v[s + 2].str & STR_B))
     return TERM_STR;
   return TERM_OTHER;
@@ -1417,7 +988,7 @@ parse_chain (const struct toks *t, size_t i, size_t lim, struct chain *c)
   c->te[0] = e;
   c->minus[0] = false;
   c->n = 1;
-  while (e < lim && (tok_eq (t, e, "+") || tok_eq (t, e, "-")))
+  while (e < lim && (pt_tok_eq (t, e, "+") || pt_tok_eq (t, e, "-")))
     {
       if (c->n == MAX_TERMS)
         return false;
@@ -1425,7 +996,7 @@ parse_chain (const struct toks *t, size_t i, size_t lim, struct chain *c)
       size_t ne = parse_term (t, s, lim);
       if (ne == NONE)
         return false;
-      c->minus[c->n] = tok_eq (t, e, "-");
+      c->minus[c->n] = pt_tok_eq (t, e, "-");
       c->ts[c->n] = s;
       c->te[c->n] = ne;
       c->n++;
@@ -1445,8 +1016,8 @@ static const char *const expr_start_ops[]
 static int
 wrap (struct edits *ed, const struct toks *t, size_t s, size_t e)
 {
-  if (edit_add (ed, t->v[s].start, t->v[s].start, "str(", 4) < 0
-      || edit_add (ed, t->v[e - 1].end, t->v[e - 1].end, ")", 1) < 0)
+  if (pt_edit_add (ed, t->v[s].start, t->v[s].start, "str(", 4) < 0
+      || pt_edit_add (ed, t->v[e - 1].end, t->v[e - 1].end, ")", 1) < 0)
     return -1;
   return 0;
 }
@@ -1486,7 +1057,7 @@ heal_str_concat (const char *code, const struct csr_diagnosis *d, char **out)
       || !concat_message (d->message, &left_str))
     return 0;
   struct toks t;
-  if (tokenize (code, strlen (code), &t) < 0)
+  if (pt_tokenize (code, strlen (code), &t) < 0)
     return -1;
   int rc = 0;
   struct edits ed = { 0 };
@@ -1494,7 +1065,7 @@ heal_str_concat (const char *code, const struct csr_diagnosis *d, char **out)
   size_t ls = NONE, le = NONE;
   for (size_t i = 0; i < t.n; i++)
     {
-      size_t e = logical_end (&t, i);
+      size_t e = pt_logical_end (&t, i);
       int last = e < t.n ? t.v[e].line : t.v[i].line;
       if (t.v[i].line <= d->line && d->line <= last)
         {
@@ -1509,14 +1080,14 @@ heal_str_concat (const char *code, const struct csr_diagnosis *d, char **out)
     rc = -1;
   for (size_t i = ls; c != NULL && ls != NONE && i < le; i++)
     {
-      if (i != ls && !tok_in (&t, i - 1, expr_start_ops))
+      if (i != ls && !pt_tok_in (&t, i - 1, expr_start_ops))
         continue;
-      if (i != ls && tok_eq (&t, i - 1, "+="))
+      if (i != ls && pt_tok_eq (&t, i - 1, "+="))
         {
           /* s += n: with a str on the left, the whole right side is the
            * operand (a chain with a str in it is handled below). */
           size_t e = i;
-          while (e < le && !(tok_eq (&t, e, ";") && t.v[e].depth == 0))
+          while (e < le && !(pt_tok_eq (&t, e, ";") && t.v[e].depth == 0))
             e++;
           bool chain = parse_chain (&t, i, e, c);
           bool whole = chain ? c->te[c->n - 1] == e : parse_term (&t, i, e) == e;
@@ -1567,10 +1138,10 @@ heal_str_concat (const char *code, const struct csr_diagnosis *d, char **out)
         }
     }
   free (c);
-  if (rc == 0 && ed.n > 0 && (*out = apply_edits (code, strlen (code), &ed)) == NULL)
+  if (rc == 0 && ed.n > 0 && (*out = pt_apply_edits (code, strlen (code), &ed)) == NULL)
     rc = -1;
-  edits_release (&ed);
-  toks_release (&t);
+  pt_edits_release (&ed);
+  pt_toks_release (&t);
   return rc;
 }
 
@@ -1598,10 +1169,10 @@ print_trigger (const struct csr_diagnosis *d, const struct csr_gate_verdict *v)
 static bool
 is_print_stmt (const struct toks *t, size_t i)
 {
-  if (!tok_eq (t, i, "print"))
+  if (!pt_tok_eq (t, i, "print"))
     return false;
   const struct tok *n = &t->v[i + 1];
-  if (n->kind == TK_NEWLINE || tok_eq (t, i + 1, ";"))
+  if (n->kind == TK_NEWLINE || pt_tok_eq (t, i + 1, ";"))
     return true;
   bool space = n->start > t->v[i].end;
   if (n->kind == TK_STRING)
@@ -1611,10 +1182,10 @@ is_print_stmt (const struct toks *t, size_t i)
   if (n->kind == TK_NUMBER)
     return true;
   if (n->kind == TK_NAME)
-    return !is_keyword (t, i + 1)
-           || tok_in (t, i + 1,
-                      (const char *const[]){ "not", "lambda", "None", "True", "False", NULL });
-  return tok_in (t, i + 1, (const char *const[]){ ">>", "-", "+", "~", "[", "{", "`", NULL });
+    return !pt_is_keyword (t, i + 1)
+           || pt_tok_in (t, i + 1,
+                         (const char *const[]){ "not", "lambda", "None", "True", "False", NULL });
+  return pt_tok_in (t, i + 1, (const char *const[]){ ">>", "-", "+", "~", "[", "{", "`", NULL });
 }
 
 /* Rewrite the print statement at token P. */
@@ -1625,21 +1196,21 @@ rewrite_print (const struct toks *t, size_t p, struct edits *ed)
   int depth = t->v[p].depth;
   size_t end = p + 1;
   while (end < t->n && t->v[end].kind != TK_NEWLINE
-         && !(tok_eq (t, end, ";") && t->v[end].depth == depth))
+         && !(pt_tok_eq (t, end, ";") && t->v[end].depth == depth))
     end++;
   size_t first = p + 1, last = end; /* args: tokens [first, last) */
   struct sb b = { 0 };
   if (first == last)
     {
-      sb_str (&b, "print()");
+      pt_sb_str (&b, "print()");
       goto emit;
     }
   const char *file = NULL;
   size_t file_len = 0;
-  if (tok_eq (t, first, ">>"))
+  if (pt_tok_eq (t, first, ">>"))
     {
       size_t comma = first + 1;
-      while (comma < last && !(tok_eq (t, comma, ",") && t->v[comma].depth == depth))
+      while (comma < last && !(pt_tok_eq (t, comma, ",") && t->v[comma].depth == depth))
         comma++;
       if (comma == first + 1)
         return 0; /* print >>, x: leave it */
@@ -1647,22 +1218,22 @@ rewrite_print (const struct toks *t, size_t p, struct edits *ed)
       file_len = t->v[comma - 1].end - t->v[first + 1].start;
       first = comma < last ? comma + 1 : last;
     }
-  bool trailing = last > first && tok_eq (t, last - 1, ",") && t->v[last - 1].depth == depth;
+  bool trailing = last > first && pt_tok_eq (t, last - 1, ",") && t->v[last - 1].depth == depth;
   if (trailing)
     last--;
-  sb_str (&b, "print(");
+  pt_sb_str (&b, "print(");
   if (last > first)
-    sb_add (&b, src + t->v[first].start, t->v[last - 1].end - t->v[first].start);
+    pt_sb_add (&b, src + t->v[first].start, t->v[last - 1].end - t->v[first].start);
   if (trailing)
-    sb_str (&b, last > first ? ", end=\" \"" : "end=\" \"");
+    pt_sb_str (&b, last > first ? ", end=\" \"" : "end=\" \"");
   if (file)
     {
       if (last > first || trailing)
-        sb_str (&b, ", ");
-      sb_str (&b, "file=");
-      sb_add (&b, file, file_len);
+        pt_sb_str (&b, ", ");
+      pt_sb_str (&b, "file=");
+      pt_sb_add (&b, file, file_len);
     }
-  sb_str (&b, ")");
+  pt_sb_str (&b, ")");
 emit:
   if (b.oom)
     {
@@ -1670,7 +1241,7 @@ emit:
       return -1;
     }
   size_t stop = t->v[end - 1].end;
-  int rc = edit_add (ed, t->v[p].start, stop, b.s, b.len);
+  int rc = pt_edit_add (ed, t->v[p].start, stop, b.s, b.len);
   free (b.s);
   return rc;
 }
@@ -1686,7 +1257,7 @@ heal_print (const char *code, const struct csr_diagnosis *d, const struct csr_ga
   if (!print_trigger (d, v))
     return 0;
   struct toks t;
-  if (tokenize (code, strlen (code), &t) < 0)
+  if (pt_tokenize (code, strlen (code), &t) < 0)
     return -1;
   struct edits ed = { 0 };
   int rc = 0;
@@ -1694,14 +1265,14 @@ heal_print (const char *code, const struct csr_diagnosis *d, const struct csr_ga
     {
       if (!t.v[i].bol)
         continue;
-      size_t end = logical_end (&t, i);
+      size_t end = pt_logical_end (&t, i);
       /* Statement starts: the line's start, after ';', after the ':' of a
        * compound statement's header. */
-      bool header = tok_in (&t, i, compound);
+      bool header = pt_tok_in (&t, i, compound);
       for (size_t j = i; j < end && rc == 0; j++)
         {
-          bool start = j == i || (tok_eq (&t, j - 1, ";") && t.v[j - 1].depth == 0);
-          if (!start && header && tok_eq (&t, j - 1, ":") && t.v[j - 1].depth == 0)
+          bool start = j == i || (pt_tok_eq (&t, j - 1, ";") && t.v[j - 1].depth == 0);
+          if (!start && header && pt_tok_eq (&t, j - 1, ":") && t.v[j - 1].depth == 0)
             {
               start = true;
               header = false;
@@ -1711,10 +1282,10 @@ heal_print (const char *code, const struct csr_diagnosis *d, const struct csr_ga
         }
       i = end;
     }
-  if (rc == 0 && ed.n > 0 && (*out = apply_edits (code, strlen (code), &ed)) == NULL)
+  if (rc == 0 && ed.n > 0 && (*out = pt_apply_edits (code, strlen (code), &ed)) == NULL)
     rc = -1;
-  edits_release (&ed);
-  toks_release (&t);
+  pt_edits_release (&ed);
+  pt_toks_release (&t);
   return rc;
 }
 
@@ -1763,10 +1334,10 @@ csr_heal_local (const char *code, const struct csr_diagnosis *d, const struct cs
     if (applied[order[k]])
       {
         if (ids.len)
-          sb_str (&ids, ",");
-        sb_str (&ids, rules[order[k]].id);
+          pt_sb_str (&ids, ",");
+        pt_sb_str (&ids, rules[order[k]].id);
       }
-  out->rules = sb_take (&ids);
+  out->rules = pt_sb_take (&ids);
   out->source = strdup ("local");
   out->diff = csr_unified_diff (code, cur, "snippet.py");
   out->code = steal_pointer (&cur);
