@@ -15,6 +15,8 @@
 #include "cmd.h"
 #include "common.h"
 #include "jail/jail.h"
+#include "jail/cgroup.h"
+#include "jail/seccomp.h"
 #include "supervisor/gatecode.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
@@ -198,6 +200,15 @@ csr_execute (struct run_opts *o, bool check_only, struct csr_snippet_run *s, csr
   r->limits.max_output = o->max_output;
   r->limits.tmp_size = o->tmp_size;
   r->limits.nofile = 1024;
+  r->limits.pids = o->pids;
+  r->limits.cpu_millis = o->cpu_millis;
+  if (!check_only && strcmp (o->net, "host") == 0 && !o->allow_host_net)
+    {
+      csr_error_set (err, 0,
+                     "--net host gives the snippet the host's network (no isolation): add "
+                     "--allow-host-net to mean it");
+      return CSR_EXIT_USAGE;
+    }
 
   if (csr_read_snippet (o, &s->code, &s->code_len, err) < 0)
     return CSR_EXIT_USAGE;
@@ -251,6 +262,37 @@ csr_execute (struct run_opts *o, bool check_only, struct csr_snippet_run *s, csr
   spec.rootfs_dir = s->rootfs->dir;
   spec.envp = s->envp;
   spec.tmp_size = o->tmp_size;
+  spec.host_net = strcmp (o->net, "host") == 0;
+
+  /* Seccomp: the default allowlist unless told otherwise; compiled BPF is cached. */
+  if (o->seccomp == NULL || strcmp (o->seccomp, "unconfined") != 0)
+    {
+      cleanup_free char *sp = NULL;
+      if (policy_path (o->seccomp, "seccomp/default.json", &sp, err) < 0)
+        return CSR_EXIT_INTERNAL;
+      cleanup_free char *cache = NULL;
+      const char *cdir = o->cache_dir;
+      if (cdir == NULL)
+        {
+          csr_error *ignored = NULL;
+          if (csr_rootfs_cache_dir (&cache, &ignored) < 0)
+            csr_error_free (ignored);
+          cdir = cache;
+        }
+      if (csr_seccomp_load (sp, cdir, &s->seccomp, err) < 0)
+        return o->seccomp ? CSR_EXIT_USAGE : CSR_EXIT_INTERNAL;
+      spec.seccomp_bpf = &s->seccomp->prog;
+      r->limits.seccomp = s->seccomp->digest;
+    }
+  else
+    r->limits.seccomp = "unconfined";
+  s->limits = (struct csr_limits_request){
+    .memory = o->memory,
+    .pids = o->pids,
+    .cpu_millis = o->cpu_millis,
+    .explicit_mask = o->explicit_limits,
+    .best_effort = o->best_effort_limits,
+  };
 
   /* The gate, precompiled for this rootfs (cached next to the rootfs trees). */
   cleanup_free char *default_cache = NULL;
@@ -272,7 +314,8 @@ csr_execute (struct run_opts *o, bool check_only, struct csr_snippet_run *s, csr
     .capture = { .timeout_s = o->timeout_s,
                  .max_output = o->max_output,
                  .passthrough_out = -1,
-                 .passthrough_err = -1 },
+                 .passthrough_err = -1,
+                 .limits = &s->limits },
     .policy = &s->policy,
     .gate_code_fd = s->gate_code_fd,
     .check_only = check_only,
@@ -282,7 +325,18 @@ csr_execute (struct run_opts *o, bool check_only, struct csr_snippet_run *s, csr
     .patch_timeout_s = o->patch_timeout_s,
     .max_attempts = (int)o->max_attempts,
   };
+  csr_cgroup_cleanup_stale ();
   int rc = csr_loop_run (&s->loop, s->code, s->code_len, &lo, err);
+  if (r->n_attempts > 0)
+    {
+      const struct csr_limits_applied *ap = &r->attempts[0].limits;
+      snprintf (s->mechanism, sizeof s->mechanism, "%s", ap->mechanism);
+      r->limits.mechanism = s->mechanism;
+      r->limits.memory_enforced = ap->memory;
+      r->limits.memory_by_rlimit = ap->memory_by_rlimit;
+      r->limits.pids_enforced = ap->pids;
+      r->limits.cpu_enforced = ap->cpu;
+    }
   struct timespec t1;
   clock_gettime (CLOCK_MONOTONIC, &t1);
   r->duration_ms = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
@@ -297,6 +351,7 @@ csr_snippet_run_release (struct csr_snippet_run *s)
   csr_scan_release (&s->scan);
   csr_heal_conf_release (&s->heal);
   csr_rootfs_free (s->rootfs);
+  csr_seccomp_free (s->seccomp);
   if (s->gate_code_fd > 0)
     close (s->gate_code_fd);
   for (char **p = s->owned_env; *p; p++)

@@ -5,7 +5,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "jail/seccomp.h"
 #include "rootfs/rootfs.h"
+#include "supervisor/limits.h"
 #include "run-opts.h"
 #include "supervisor/loop.h"
 #include "supervisor/result.h"
@@ -20,6 +22,9 @@ struct csr_snippet_run
   struct csr_scan scan;
   struct csr_heal_conf heal;
   struct csr_rootfs *rootfs;
+  struct csr_seccomp *seccomp;
+  struct csr_limits_request limits;
+  char mechanism[32];
   int gate_code_fd; /* > 0 when open (0 is never a memfd of ours: fds 0-2 are kept open) */
   char *envp[CSR_MAX_ENV + 16];
   char *owned_env[CSR_MAX_ENV + 1];

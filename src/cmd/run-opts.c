@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "supervisor/limits.h"
 #include "util/parse.h"
 
 enum
@@ -31,6 +32,13 @@ enum
   OPT_PATCH_CMD,
   OPT_PATCH_TIMEOUT,
   OPT_MAX_ATTEMPTS,
+  OPT_PIDS,
+  OPT_CPUS,
+  OPT_CPU,
+  OPT_BEST_EFFORT,
+  OPT_SECCOMP,
+  OPT_NET,
+  OPT_ALLOW_HOST_NET,
 };
 
 /* Options shared by run and check. */
@@ -54,7 +62,20 @@ static struct argp_option common_options[] = {
 
 static struct argp_option run_options[] = {
   { "memory", OPT_MEMORY, "SIZE", 0,
-    "Memory limit (512M, 1G; default 512M). Recorded in the result; not yet enforced", 0 },
+    "Memory limit of the whole jail (512M, 1G; default 512M): a cgroup, else RLIMIT_AS", 0 },
+  { "pids", OPT_PIDS, "N", 0,
+    "At most N processes and threads in the jail (default 128): a cgroup, else RLIMIT_NPROC", 0 },
+  { "cpus", OPT_CPUS, "FRACTION", 0, "CPU share of the jail (0.5, 2; default 1): a cgroup only",
+    0 },
+  { "cpu", OPT_CPU, "MILLICORES", 0, "The same in millicores (500m)", 0 },
+  { "best-effort-limits", OPT_BEST_EFFORT, NULL, 0,
+    "Run even when an explicit limit can't be enforced here (the result says which)", 0 },
+  { "seccomp", OPT_SECCOMP, "FILE|unconfined", 0,
+    "OCI seccomp profile to load instead of the default allowlist, or none at all", 0 },
+  { "net", OPT_NET, "none|host", 0,
+    "none (default): an empty network namespace with lo up; host needs --allow-host-net", 0 },
+  { "allow-host-net", OPT_ALLOW_HOST_NET, NULL, 0,
+    "Permit --net host (the snippet shares the host's network: no isolation)", 0 },
   { "max-output", OPT_MAX_OUTPUT, "SIZE", 0,
     "Keep at most SIZE bytes of stdout and of stderr: the first and the last SIZE/2 "
     "(default 1M)",
@@ -175,6 +196,7 @@ parse_run (int key, char *arg, struct argp_state *state)
         bad_value (state, "memory", e);
       else if (o->memory < (16ULL << 20))
         argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --memory: %s is below 16 MiB", arg);
+      o->explicit_limits |= CSR_LIMIT_MEMORY;
       break;
     case OPT_MAX_OUTPUT:
       if (csr_parse_size (arg, 1ULL << 30, &o->max_output, &e) < 0)
@@ -202,6 +224,56 @@ parse_run (int key, char *arg, struct argp_state *state)
     case OPT_MAX_ATTEMPTS:
       if (csr_parse_uint (arg, 1, 10, &o->max_attempts, &e) < 0)
         bad_value (state, "max-attempts", e);
+      break;
+    case OPT_PIDS:
+      if (csr_parse_uint (arg, 1, 1000000, &o->pids, &e) < 0)
+        bad_value (state, "pids", e);
+      o->explicit_limits |= CSR_LIMIT_PIDS;
+      break;
+    case OPT_CPUS:
+      {
+        double d = 0;
+        char *end = NULL;
+        d = strtod (arg, &end);
+        if (end == arg || *end != '\0' || !(d >= 0.01) || d > 1024)
+          argp_failure (state, CSR_EXIT_USAGE, 0,
+                        "invalid --cpus: '%s' (a number of CPUs from 0.01 to 1024, e.g. 0.5)", arg);
+        o->cpu_millis = (uint64_t)(d * 1000 + 0.5);
+        o->explicit_limits |= CSR_LIMIT_CPU;
+        break;
+      }
+    case OPT_CPU:
+      {
+        size_t n = strlen (arg);
+        char num[32];
+        if (n < 2 || n > sizeof num || arg[n - 1] != 'm')
+          argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --cpu: '%s' (millicores, e.g. 500m)",
+                        arg);
+        else
+          {
+            memcpy (num, arg, n - 1);
+            num[n - 1] = '\0';
+            if (csr_parse_uint (num, 10, 1024000, &o->cpu_millis, &e) < 0)
+              bad_value (state, "cpu", e);
+          }
+        o->explicit_limits |= CSR_LIMIT_CPU;
+        break;
+      }
+    case OPT_BEST_EFFORT:
+      o->best_effort_limits = true;
+      break;
+    case OPT_SECCOMP:
+      o->seccomp = arg;
+      break;
+    case OPT_NET:
+      if (strcmp (arg, "none") != 0 && strcmp (arg, "host") != 0)
+        argp_failure (state, CSR_EXIT_USAGE, 0,
+                      "invalid --net: '%s' (none or host; bridged networking is not built yet)",
+                      arg);
+      o->net = arg;
+      break;
+    case OPT_ALLOW_HOST_NET:
+      o->allow_host_net = true;
       break;
     case OPT_NO_HEAL:
       o->no_heal = true;
@@ -265,6 +337,9 @@ defaults (struct run_opts *o)
   o->max_code = 1ULL << 20;
   o->max_attempts = 3;
   o->patch_timeout_s = 60;
+  o->pids = 128;
+  o->cpu_millis = 1000;
+  o->net = "none";
   argp_err_exit_status = CSR_EXIT_USAGE;
 }
 

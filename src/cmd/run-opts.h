@@ -35,6 +35,14 @@ struct run_opts
   const char *patch_cmd;
   double patch_timeout_s;
   uint64_t max_attempts;
+  /* Limits and confinement. */
+  uint64_t pids;
+  uint64_t cpu_millis;
+  unsigned explicit_limits; /* CSR_LIMIT_* given on the command line */
+  bool best_effort_limits;
+  const char *seccomp; /* profile path, "unconfined", or NULL (the default profile) */
+  const char *net;     /* "none" (default) or "host" */
+  bool allow_host_net;
   /* Operand. */
   const char *file; /* FILE or "-" */
   char **args;      /* arguments after FILE: sys.argv[1:] */

@@ -46,6 +46,24 @@ print_outcome (const struct csr_run_result *r)
            last->patch_none ? last->patch_none : "");
 }
 
+/* Limits that were asked for (by default or explicitly) but are weaker than a
+ * cgroup, or not enforced at all: say so once. */
+static void
+warn_limits (const struct csr_limits *l)
+{
+  bool rl = l->mechanism && strstr (l->mechanism, "rlimit") != NULL;
+  bool nocpu = l->cpu_millis && !l->cpu_enforced;
+  bool nomem = l->memory_bytes && !l->memory_enforced;
+  bool nopids = l->pids && !l->pids_enforced;
+  if (!rl && !nocpu && !nomem && !nopids)
+    return;
+  fprintf (stderr, "csrun run: warning: limits %s%s%s%s%s\n",
+           rl ? "enforced by rlimits, not a cgroup (no writable cgroup here)" : "incomplete",
+           nomem ? "; memory not limited" : "", nopids ? "; pids not limited" : "",
+           nocpu ? "; cpu not limited" : "",
+           rl && l->memory_by_rlimit ? "; memory is an address-space limit" : "");
+}
+
 int
 cmd_run (struct csr_global *g, int argc, char **argv)
 {
@@ -74,6 +92,8 @@ cmd_run (struct csr_global *g, int argc, char **argv)
           csr_capture_print (STDOUT_FILENO, &last->out);
           csr_capture_print (STDERR_FILENO, &last->err);
         }
+      if (!o.quiet)
+        warn_limits (&r->limits);
       if (!o.quiet || r->status == CSR_STATUS_ERROR)
         print_outcome (r);
     }

@@ -86,7 +86,7 @@ rc=$?
 # --json success document: one line, stable top-level fields.
 csrun run --json "$T/ok.py" >"$T/ok.json"
 rc=$?
-if [ $rc -eq 0 ] && [ "$(wc -l <"$T/ok.json")" = 1 ] && [ "$(json_get "$T/ok.json" 'j["version"], j["status"], j["attempts"][0]["stdout"], j["attempts"][0]["exit_code"], len(j["attempts"][0]["code_sha256"]), j["limits"]["memory_enforced"]')" = "(1, 'ok', 'hi\n', 0, 64, False)" ]; then
+if [ $rc -eq 0 ] && [ "$(wc -l <"$T/ok.json")" = 1 ] && [ "$(json_get "$T/ok.json" 'j["version"], j["status"], j["attempts"][0]["stdout"], j["attempts"][0]["exit_code"], len(j["attempts"][0]["code_sha256"]), j["limits"]["memory_enforced"]')" = "(1, 'ok', 'hi\n', 0, 64, True)" ]; then
   ok "--json prints one line with version, status, attempts and limits"
 else
   not_ok "--json document" "exit $rc" "$(cat "$T/ok.json")"

@@ -292,9 +292,19 @@ Test (result, two_attempts_full_document)
   cr_assert (get_bool (rootfs, "unpacked"));
 
   yajl_val limits = get (t, "limits");
-  static const char *const limit_keys[]
-      = { "mechanism",        "memory_bytes",   "memory_enforced", "timeout_s",
-          "max_output_bytes", "tmp_size_bytes", "nofile",          NULL };
+  static const char *const limit_keys[] = { "mechanism",
+                                            "memory_bytes",
+                                            "memory_enforced",
+                                            "timeout_s",
+                                            "max_output_bytes",
+                                            "tmp_size_bytes",
+                                            "nofile",
+                                            "memory_limit_kind",
+                                            "pids",
+                                            "pids_enforced",
+                                            "cpus",
+                                            "cpu_enforced",
+                                            NULL };
   expect_keys (limits, limit_keys);
   cr_assert_str_eq (get_str (limits, "mechanism"), "cgroup-v1");
   cr_assert_eq (get_int (limits, "memory_bytes"), 512ll << 20);
@@ -310,20 +320,11 @@ Test (result, two_attempts_full_document)
   yajl_val attempts = get (t, "attempts");
   cr_assert (YAJL_IS_ARRAY (attempts));
   cr_assert_eq (attempts->u.array.len, 2);
-  static const char *const attempt_keys[] = { "attempt",
-                                              "code_sha256",
-                                              "exit_code",
-                                              "signal",
-                                              "timed_out",
-                                              "duration_ms",
-                                              "cpu_ms",
-                                              "peak_memory_kib",
-                                              "stdout",
-                                              "stdout_bytes",
-                                              "stdout_dropped_bytes",
-                                              "stderr",
-                                              "stderr_bytes",
-                                              "stderr_dropped_bytes",
+  static const char *const attempt_keys[] = { "attempt", "code_sha256",     "exit_code",
+                                              "signal",  "timed_out",       "duration_ms",
+                                              "cpu_ms",  "peak_memory_kib", "oom_killed",
+                                              "stdout",  "stdout_bytes",    "stdout_dropped_bytes",
+                                              "stderr",  "stderr_bytes",    "stderr_dropped_bytes",
                                               NULL };
 
   yajl_val a1 = attempts->u.array.values[0];

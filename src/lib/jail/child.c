@@ -8,6 +8,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/seccomp.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -132,6 +134,12 @@ start_payload (void *arg, int syncfd, const sigset_t *oldmask)
       csr_error_errno (&e, "close inherited file descriptors");
       fail (syncfd, e);
     }
+  /* Last: the seccomp filter (no_new_privs is set), then nothing but execve. */
+  if (spec->seccomp_bpf && prctl (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, spec->seccomp_bpf) < 0)
+    {
+      csr_error_errno (&e, "load the seccomp filter");
+      fail (syncfd, e);
+    }
   execve (spec->argv[0], spec->argv, spec->envp);
   csr_error_errno (&e, "execve %s", spec->argv[0]);
   fail (syncfd, e);
@@ -148,6 +156,13 @@ csr_child_main (const struct jail_spec *spec, int syncfd)
     ;
   if (r != 1 || go != 'G')
     _exit (125);
+  /* We are in our cgroup now (the supervisor moved us before the go): make
+   * it the root of a new cgroup namespace. */
+  if (unshare (CLONE_NEWCGROUP) < 0)
+    {
+      csr_error_errno (&e, "unshare the cgroup namespace");
+      fail (syncfd, e);
+    }
   /* Open the rootfs in our own mount namespace: a descriptor from the
    * supervisor would point into the host's, which mount(2) refuses. */
   int rootfs_fd = open (spec->rootfs_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -177,7 +192,7 @@ csr_child_main (const struct jail_spec *spec, int syncfd)
       csr_error_errno (&e, "sethostname");
       fail (syncfd, e);
     }
-  if (csr_net_loopback_up (&e) < 0)
+  if (!spec->host_net && csr_net_loopback_up (&e) < 0)
     fail (syncfd, e);
   if (chdir (spec->cwd ? spec->cwd : "/work") < 0)
     {

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -11,6 +12,44 @@
 
 #include "../util/syscalls.h"
 #include "child.h"
+
+/* Overwrite the memory /proc/self/cmdline shows (arg_start..arg_end in
+ * /proc/self/stat, fields 48 and 49) with "csrun-init". */
+static void
+hide_cmdline (void)
+{
+  char buf[2048];
+  int fd = open ("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  ssize_t n = read (fd, buf, sizeof buf - 1);
+  close (fd);
+  if (n <= 0)
+    return;
+  buf[n] = '\0';
+  /* Fields after the command name, which may contain spaces: start after ')'. */
+  char *p = strrchr (buf, ')');
+  if (p == NULL)
+    return;
+  unsigned long start = 0, end = 0;
+  int field = 2;
+  for (char *tok = strtok (p + 1, " "); tok; tok = strtok (NULL, " "))
+    {
+      field++;
+      if (field == 48)
+        start = strtoul (tok, NULL, 10);
+      else if (field == 49)
+        {
+          end = strtoul (tok, NULL, 10);
+          break;
+        }
+    }
+  if (start == 0 || end <= start || end - start > (1UL << 24))
+    return;
+  static const char name[] = "csrun-init";
+  memset ((void *)start, 0, end - start);
+  memcpy ((void *)start, name, end - start < sizeof name ? end - start - 1 : sizeof name - 1);
+}
 
 void
 csr_init_run (int syncfd, void (*start_payload) (void *arg, int syncfd, const sigset_t *oldmask),
@@ -42,6 +81,13 @@ csr_init_run (int syncfd, void (*start_payload) (void *arg, int syncfd, const si
       _exit (127);
     }
   close (execpipe[1]);
+  /* Init is a copy of csrun: nothing of it may be readable from the jail.
+   * Not dumpable: its /proc entries belong to the host's root, not to the
+   * snippet's uid; and its command line (csrun's, with host paths and maybe
+   * a --patch-cmd holding a secret) is wiped — only now, after the fork:
+   * the payload's argv and environment point into that memory. */
+  prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
+  hide_cmdline ();
   char c;
   while (read (execpipe[0], &c, 1) < 0 && errno == EINTR)
     ;
@@ -76,8 +122,12 @@ csr_init_run (int syncfd, void (*start_payload) (void *arg, int syncfd, const si
             break;
           if (p == payload)
             {
-              /* The payload is done: report it and leave; the kernel kills
-               * whatever it left behind in the pid namespace. */
+              /* The payload is done.  Kill and reap what it left behind
+               * first, so their cpu time is in init's rusage, then report. */
+              kill (-1, SIGKILL);
+              int st;
+              while (waitpid (-1, &st, 0) > 0 || errno == EINTR)
+                ;
               csr_sync_send (syncfd, CSR_SYNC_EXIT, status, NULL);
               _exit (0);
             }

@@ -17,6 +17,7 @@
 
 #include "../util/cleanup.h"
 #include "../util/syscalls.h"
+#include "cgroup.h"
 #include "child.h"
 #include "idmap.h"
 
@@ -114,7 +115,8 @@ csr_jail_start (const struct jail_spec *spec, struct csr_jail *jail, csr_error *
   cleanup_close int parent_end = sv[0];
   cleanup_close int child_end = sv[1];
   int pidfd = -1;
-  pid_t pid = csr_clone (JAIL_NS_FLAGS, &pidfd);
+  pid_t pid
+      = csr_clone (s.host_net ? JAIL_NS_FLAGS & ~(uint64_t)CLONE_NEWNET : JAIL_NS_FLAGS, &pidfd);
   if (pid < 0)
     {
       if (errno == EPERM || errno == ENOSPC || errno == EUSERS)
@@ -128,8 +130,9 @@ csr_jail_start (const struct jail_spec *spec, struct csr_jail *jail, csr_error *
       csr_child_main (&s, child_end);
     }
   close (steal_fd (&child_end));
-  if (csr_idmap_write (pid, &s, err) < 0 || write (parent_end, "G", 1) != 1
-      || await_ready (parent_end, err) < 0)
+  if (csr_idmap_write (pid, &s, err) < 0
+      || (s.cgroup != NULL && csr_cgroup_enter (s.cgroup, pid, err) < 0)
+      || write (parent_end, "G", 1) != 1 || await_ready (parent_end, err) < 0)
     {
       if (err && *err == NULL)
         csr_error_errno (err, "start the jail");

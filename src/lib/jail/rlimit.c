@@ -26,5 +26,7 @@ csr_rlimits_apply (const struct jail_spec *spec, csr_error **err)
     return -1;
   if (spec->rlimit_as && set_limit (RLIMIT_AS, "as", spec->rlimit_as, err) < 0)
     return -1;
+  if (spec->rlimit_nproc && set_limit (RLIMIT_NPROC, "nproc", spec->rlimit_nproc, err) < 0)
+    return -1;
   return 0;
 }

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct csr_cgroup;
+
 struct csr_idmap
 {
   uint32_t inside, outside, count;
@@ -34,6 +36,7 @@ struct jail_spec
   char *const *envp; /* the whole environment; nothing is inherited */
   const char *cwd;   /* default /work */
   const char *hostname;
+  bool host_net; /* share the host's network namespace (--net host): no isolation */
 
   /* Identity: user-namespace maps; empty means "invoking user -> 0". */
   struct csr_idmap uid_map[CSR_MAX_IDMAPS];
@@ -56,6 +59,7 @@ struct jail_spec
   uint64_t rlimit_nofile; /* default 1024 */
   uint64_t rlimit_fsize;  /* default tmp_size */
   uint64_t rlimit_as;     /* 0: not set */
+  uint64_t rlimit_nproc;  /* 0: not set (counted per user namespace since Linux 5.14) */
 
   /* Standard streams of the payload: fds in the supervisor, -1 = /dev/null. */
   int stdin_fd, stdout_fd, stderr_fd;
@@ -66,8 +70,8 @@ struct jail_spec
   size_t n_extra_fds;
 
   /* Seams for later layers (seccomp, cgroups, network modes). */
-  const void *seccomp_bpf; /* struct sock_fprog *, loaded last before exec; NULL = none */
-  const char *cgroup_path; /* cgroup the jail joins before exec; NULL = none */
+  const void *seccomp_bpf;   /* struct sock_fprog *, loaded last before exec; NULL = none */
+  struct csr_cgroup *cgroup; /* the jail's init is moved here before it starts; NULL = none */
 };
 
 void jail_spec_init (struct jail_spec *spec);

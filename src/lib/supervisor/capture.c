@@ -183,6 +183,14 @@ csr_capture_run_gated (const struct jail_spec *spec, const struct csr_capture_op
         s.n_extra_fds = 1;
     }
 
+  if (o->limits && csr_limits_prepare (o->limits, &s, &a->limits, err) < 0)
+    {
+      close (po[1]);
+      close (pe[1]);
+      return -1;
+    }
+  else if (o->limits == NULL)
+    snprintf (a->limits.mechanism, sizeof a->limits.mechanism, "none");
   uint64_t start = now_ms ();
   struct csr_jail jail;
   int rc = csr_jail_start (&s, &jail, err);
@@ -191,7 +199,10 @@ csr_capture_run_gated (const struct jail_spec *spec, const struct csr_capture_op
   if (ver_w >= 0)
     close (steal_fd (&ver_w));
   if (rc < 0)
-    return -1;
+    {
+      csr_limits_finish (&a->limits, NULL);
+      return -1;
+    }
 
   uint64_t deadline = o->timeout_s > 0 ? start + (uint64_t)(o->timeout_s * 1000.0) : 0;
   uint64_t drain_until = 0;
@@ -254,6 +265,7 @@ csr_capture_run_gated (const struct jail_spec *spec, const struct csr_capture_op
         {
           csr_error_errno (err, "poll");
           csr_jail_release (&jail);
+          csr_limits_finish (&a->limits, NULL);
           return -1;
         }
       if (i_ver >= 0 && (pfd[i_ver].revents & (POLLIN | POLLHUP | POLLERR)))
@@ -274,6 +286,7 @@ csr_capture_run_gated (const struct jail_spec *spec, const struct csr_capture_op
           if (csr_jail_wait (&jail, &ex, err) < 0)
             {
               csr_jail_release (&jail);
+              csr_limits_finish (&a->limits, NULL);
               return -1;
             }
           reaped = true;
@@ -282,6 +295,8 @@ csr_capture_run_gated (const struct jail_spec *spec, const struct csr_capture_op
         }
     }
   csr_jail_release (&jail);
+  struct csr_cgroup_stats cst;
+  csr_limits_finish (&a->limits, &cst);
   stream_tail (o->passthrough_out, &a->out);
   stream_tail (o->passthrough_err, &a->err);
   a->exited = ex.exited;
@@ -289,6 +304,12 @@ csr_capture_run_gated (const struct jail_spec *spec, const struct csr_capture_op
   a->signal = ex.signal;
   a->cpu_ms = ex.cpu_us / 1000;
   a->peak_memory_kib = ex.maxrss_kib;
+  /* The cgroup sees every process of the jail, also those init never reaped. */
+  if (cst.memory_peak / 1024 > a->peak_memory_kib)
+    a->peak_memory_kib = cst.memory_peak / 1024;
+  if (cst.cpu_usec / 1000 > a->cpu_ms)
+    a->cpu_ms = cst.cpu_usec / 1000;
+  a->oom_killed = cst.oom_killed;
   if (verdict)
     {
       vbuf[vlen] = '\0';

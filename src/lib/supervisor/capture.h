@@ -7,6 +7,7 @@
 
 #include "../jail/spec.h"
 #include "../util/error.h"
+#include "limits.h"
 #include "result.h"
 
 struct csr_capture_opts
@@ -15,6 +16,7 @@ struct csr_capture_opts
   size_t max_output;   /* per stream: head + tail kept */
   int passthrough_out; /* stream kept output live to these fds; -1 = don't */
   int passthrough_err;
+  const struct csr_limits_request *limits; /* NULL: no resource limits */
 };
 
 /* Runs SPEC (its stdout_fd/stderr_fd are replaced by capture pipes) and fills

@@ -99,6 +99,13 @@ diagnose_run (struct csr_diagnosis *d, const struct csr_attempt *a, const char *
       csr_diagnosis_set (d, "Timeout", msg, 0, code);
       return;
     }
+  if (a->oom_killed)
+    {
+      csr_diagnosis_set (d, "OutOfMemory",
+                         "the jail reached its memory limit and the kernel killed the snippet", 0,
+                         code);
+      return;
+    }
   if (!a->exited && a->signal)
     {
       char msg[96];

@@ -367,6 +367,8 @@ w_attempt (struct writer *w, const struct csr_attempt *a)
   w_u64 (w, a->cpu_ms);
   w_key (w, "peak_memory_kib");
   w_u64 (w, a->peak_memory_kib);
+  w_key (w, "oom_killed");
+  w_bool (w, a->oom_killed);
   w_stream (w, "stdout", &a->out);
   w_stream (w, "stderr", &a->err);
   if (a->gate)
@@ -426,6 +428,21 @@ w_limits (struct writer *w, const struct csr_limits *l)
   w_u64 (w, l->tmp_size);
   w_key (w, "nofile");
   w_u64 (w, l->nofile);
+  w_key (w, "memory_limit_kind");
+  w_str (w, !l->memory_enforced ? "none" : l->memory_by_rlimit ? "address-space" : "resident");
+  w_key (w, "pids");
+  w_u64 (w, l->pids);
+  w_key (w, "pids_enforced");
+  w_bool (w, l->pids_enforced);
+  w_key (w, "cpus");
+  w_double (w, (double)l->cpu_millis / 1000.0);
+  w_key (w, "cpu_enforced");
+  w_bool (w, l->cpu_enforced);
+  if (l->seccomp)
+    {
+      w_key (w, "seccomp");
+      w_str (w, l->seccomp);
+    }
   if (ok (w))
     check (w, yajl_gen_map_close (w->g));
 }

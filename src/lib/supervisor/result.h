@@ -11,6 +11,7 @@
 #include "classify.h"
 #include "gate.h"
 #include "heal.h"
+#include "limits.h"
 
 enum csr_status
 {
@@ -34,7 +35,10 @@ struct csr_attempt
   struct csr_bbuf out, err;
   uint64_t duration_ms;
   uint64_t cpu_ms;
-  uint64_t peak_memory_kib; /* largest resident set of a jail process (rusage) */
+  uint64_t peak_memory_kib;         /* largest resident set of a jail process (rusage), or the
+                                       cgroup's peak when it has one */
+  bool oom_killed;                  /* the kernel killed something in the jail for memory */
+  struct csr_limits_applied limits; /* how this attempt's limits were enforced */
 
   /* Filled by the healing loop; a NULL pointer is left out of the JSON. */
   const struct csr_gate_verdict *gate; /* the gate's verdict on this code */
@@ -49,9 +53,15 @@ struct csr_attempt
 
 struct csr_limits
 {
-  const char *mechanism; /* "none" until cgroups/rlimits enforce memory */
+  const char *mechanism; /* how the first attempt's limits were enforced */
   uint64_t memory_bytes; /* requested */
   bool memory_enforced;
+  bool memory_by_rlimit;
+  uint64_t pids;
+  bool pids_enforced;
+  uint64_t cpu_millis;
+  bool cpu_enforced;
+  const char *seccomp; /* profile digest, "unconfined", or NULL (not reported) */
   double timeout_s;
   uint64_t max_output; /* per stream */
   uint64_t tmp_size;
