@@ -96,7 +96,7 @@ want=$(sha256sum "$T/ok.py" | cut -d' ' -f1)
 
 # --env adds variables; KEY alone copies the host's value; nothing else leaks.
 printf 'import os\nprint(os.environ.get("A"), os.environ.get("B"), os.environ.get("HOME"), os.environ.get("C"))\n' > "$T/env.py"
-out=$(B=from-host C=leak csrun run --env A=1 --env B --env HOME=/tmp "$T/env.py" 2>&1)
+out=$(B=from-host C=leak csrun run --quiet --env A=1 --env B --env HOME=/tmp "$T/env.py" 2>&1)
 [ "$out" = "1 from-host /tmp None" ] && ok "--env KEY=VALUE, --env KEY and overriding a default" || not_ok "--env" "$out"
 
 done_testing

@@ -154,14 +154,14 @@ rc=$?
 # never trusted (the bootstrap compiles the source instead).
 C=$(tmpdir)
 printf 'print("cached")\n' > "$T/cache.py"
-out=$(CSRUN_CACHE_DIR="$C" "$CSRUN" run "$T/cache.py" 2>&1)
+out=$(CSRUN_CACHE_DIR="$C" "$CSRUN" run --quiet "$T/cache.py" 2>&1)
 n=$(ls "$C"/gate/*.bin 2>/dev/null | wc -l)
 [ "$out" = cached ] && [ "$n" = 1 ] && ok "the precompiled gate is cached next to the rootfs trees" || not_ok "gate cache" "$out" "entries: $n"
 for f in "$C"/gate/*.bin; do printf 'not the right interpreter\nxx' > "$f"; done
-out=$(CSRUN_CACHE_DIR="$C" "$CSRUN" run "$T/cache.py" 2>&1)
+out=$(CSRUN_CACHE_DIR="$C" "$CSRUN" run --quiet "$T/cache.py" 2>&1)
 [ "$out" = cached ] && ok "a stale gate cache entry falls back to compiling the gate" || not_ok "stale gate cache" "$out"
 printf 'import os\nprint([fd for fd in range(3, 64) if os.path.exists("/proc/self/fd/%%d" %% fd)])\n' > "$T/fds.py"
-out=$(csrun run "$T/fds.py" 2>&1)
+out=$(csrun run --quiet "$T/fds.py" 2>&1)
 [ "$out" = "[]" ] && ok "the snippet sees neither the verdict pipe (fd 3) nor the gate's code (fd 4)" || not_ok "fds 3/4 leak" "$out"
 
 # No verdict is never a pass: a rootfs whose python3 exits 0 without running

@@ -22,6 +22,6 @@ for f in bin/csrun bin/csrun-rootfs-builder share/csrun/python-rootfs.tar.zst sh
   [ -e "$root/$f" ] && ok "installed $f" || not_ok "installed $f" "missing $root/$f"
 done
 printf 'print("installed", 6 * 7)\n' > "$D/t.py"
-out=$(env -u CSRUN_ROOTFS "$root/bin/csrun" run "$D/t.py" 2>&1)
+out=$(env -u CSRUN_ROOTFS "$root/bin/csrun" run --quiet "$D/t.py" 2>&1)
 [ "$out" = "installed 42" ] && ok "the installed csrun finds its rootfs with no flags" || not_ok "installed csrun runs" "$out"
 done_testing

@@ -214,17 +214,17 @@ else
 fi
 
 # The snippet may come from stdin; arguments after FILE reach sys.argv.
-out=$(printf 'import sys\nprint(sys.argv)\n' | csrun run - one --two 2>&1)
+out=$(printf 'import sys\nprint(sys.argv)\n' | csrun run --quiet - one --two 2>&1)
 [ "$out" = "['snippet.py', 'one', '--two']" ] && ok "snippet from stdin, arguments in sys.argv" || not_ok "stdin + argv" "$out"
 
 # stdin of the snippet is /dev/null, not csrun's stdin.
 printf 'import sys\nprint(repr(sys.stdin.read()))\n' > "$T/stdin.py"
-out=$(echo "host input" | csrun run "$T/stdin.py" 2>&1)
+out=$(echo "host input" | csrun run --quiet "$T/stdin.py" 2>&1)
 [ "$out" = "''" ] && ok "the snippet's stdin is empty" || not_ok "stdin" "$out"
 
 # The stdlib's native modules work inside the jail.
 printf 'import decimal, hashlib, sqlite3, ssl, ctypes, zlib, uuid, json, lzma, bz2\nprint(hashlib.sha256(b"x").hexdigest()[:8], sqlite3.connect(":memory:").execute("select 6*7").fetchone()[0], decimal.Decimal(1)/decimal.Decimal(8), len(zlib.compress(b"a"*1000)) < 100, ctypes.sizeof(ctypes.c_int))\n' > "$T/native.py"
-out=$(csrun run "$T/native.py" 2>&1)
+out=$(csrun run --quiet "$T/native.py" 2>&1)
 [ "$out" = "2d711642 42 0.125 True 4" ] && ok "decimal, hashlib, sqlite3, ssl, ctypes, zlib, uuid, json import and work" || not_ok "native modules" "$out"
 
 # Set-up errors inside the jail reach the user as a normal error: a rootfs

@@ -18,7 +18,7 @@ res=$(json_get "$T/lines.json" '(lambda a: (a["stdout_bytes"], a["stdout_dropped
   && ok "--max-output keeps the first and last half, counts the dropped bytes" || not_ok "bounded output" "exit $rc" "$res"
 
 # Without --json the kept head streams live, then a marker and the kept tail.
-csrun run --max-output 2k "$T/lines.py" >"$T/lines.out" 2>"$T/lines.err"
+csrun run --quiet --max-output 2k "$T/lines.py" >"$T/lines.out" 2>"$T/lines.err"
 rc=$?
 if [ $rc -eq 0 ] && head -c 24 "$T/lines.out" | grep -q '^line 000000' && grep -q '^\[... csrun: 1197952 bytes dropped ...\]$' "$T/lines.out" \
   && [ "$(tail -n1 "$T/lines.out")" = "line 099999" ] && [ "$(cat "$T/lines.err")" = "EEEEEEEEEE" ]; then
@@ -84,7 +84,7 @@ for path in ("/tmp/big", "/work/big"):
     except OSError as e:
         print(path, errno.errorcode[e.errno])
 PY
-out=$(csrun run --tmp-size 8M "$T/fill.py" 2>&1)
+out=$(csrun run --quiet --tmp-size 8M "$T/fill.py" 2>&1)
 if echo "$out" | grep -qE '^/tmp/big (ENOSPC|EFBIG)$' && echo "$out" | grep -qE '^/work/big (ENOSPC|EFBIG)$'; then
   ok "--tmp-size 8M caps /tmp and /work: $(echo $out)"
 else
@@ -93,12 +93,12 @@ fi
 
 # File count is capped too (inodes), so a snippet can't exhaust memory with empty files.
 printf 'import errno\nn = 0\ntry:\n    while True:\n        open("/tmp/f%%d" %% n, "w").close()\n        n += 1\nexcept OSError as e:\n    print(errno.errorcode[e.errno], n < 20000)\n' > "$T/inodes.py"
-out=$(csrun run "$T/inodes.py" 2>&1)
+out=$(csrun run --quiet "$T/inodes.py" 2>&1)
 [ "$out" = "ENOSPC True" ] && ok "the tmpfs inode cap stops a file-creation loop" || not_ok "inode cap" "$out"
 
 # rlimits inside: no core dumps, bounded open files.
 printf 'import resource\nprint(resource.getrlimit(resource.RLIMIT_CORE), resource.getrlimit(resource.RLIMIT_NOFILE))\n' > "$T/rl.py"
-out=$(csrun run "$T/rl.py" 2>&1)
+out=$(csrun run --quiet "$T/rl.py" 2>&1)
 [ "$out" = "(0, 0) (1024, 1024)" ] && ok "rlimits: core 0, nofile 1024" || not_ok "rlimits" "$out"
 
 done_testing

@@ -920,7 +920,8 @@ static const struct csr_cgroup_roots *
 real_roots (void)
 {
   if (geteuid () != 0)
-    cr_skip_test ("real cgroups: not root (on this host's hybrid cgroups only root can write "
+    cr_skip_test ("n/a: real cgroups need root here: not root (on this host's hybrid cgroups only "
+                  "root can write "
                   "the v1 hierarchies; rootless csrun falls back to rlimits)");
   const struct csr_cgroup_roots *r = csr_cgroup_host_roots ();
   cr_assert_not_null (r, "read /proc/self/mountinfo");
