@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cmd/run-opts.h"
+#include "supervisor/limits.h"
 
 static void
 parse (struct run_opts *o, int argc, const char **argv)
@@ -91,4 +92,70 @@ Test (run_opts, unknown_option_is_usage_error, .exit_code = 2)
   struct run_opts o;
   const char *argv[] = { "csrun run", "--no-such-option", "x.py", NULL };
   parse (&o, 3, argv);
+}
+
+Test (run_opts, limits_and_network)
+{
+  struct run_opts o;
+  const char *argv[] = { "csrun run",
+                         "--pids",
+                         "32",
+                         "--cpus",
+                         "0.5",
+                         "--seccomp",
+                         "unconfined",
+                         "--net",
+                         "host",
+                         "--allow-host-net",
+                         "--best-effort-limits",
+                         "x.py",
+                         NULL };
+  parse (&o, 12, argv);
+  cr_assert_eq (o.pids, 32);
+  cr_assert_eq (o.cpu_millis, 500);
+  cr_assert_str_eq (o.seccomp, "unconfined");
+  cr_assert_str_eq (o.net, "host");
+  cr_assert (o.allow_host_net);
+  cr_assert (o.best_effort_limits);
+  cr_assert_eq (o.explicit_limits, CSR_LIMIT_PIDS | CSR_LIMIT_CPU);
+}
+
+Test (run_opts, limit_defaults_are_not_explicit)
+{
+  struct run_opts o;
+  const char *argv[] = { "csrun run", "--cpu", "250m", "x.py", NULL };
+  parse (&o, 4, argv);
+  cr_assert_eq (o.cpu_millis, 250);
+  cr_assert_eq (o.pids, 128);
+  cr_assert_eq (o.memory, 512ULL << 20);
+  cr_assert_eq (o.explicit_limits, CSR_LIMIT_CPU);
+  cr_assert_str_eq (o.net, "none");
+}
+
+Test (run_opts, bad_cpus_is_usage_error, .exit_code = 2)
+{
+  struct run_opts o;
+  const char *argv[] = { "csrun run", "--cpus", "0", "x.py", NULL };
+  parse (&o, 4, argv);
+}
+
+Test (run_opts, tiny_cpu_is_usage_error, .exit_code = 2)
+{
+  struct run_opts o;
+  const char *argv[] = { "csrun run", "--cpu", "5m", "x.py", NULL };
+  parse (&o, 4, argv);
+}
+
+Test (run_opts, bad_net_is_usage_error, .exit_code = 2)
+{
+  struct run_opts o;
+  const char *argv[] = { "csrun run", "--net", "bridge", "x.py", NULL };
+  parse (&o, 4, argv);
+}
+
+Test (run_opts, zero_pids_is_usage_error, .exit_code = 2)
+{
+  struct run_opts o;
+  const char *argv[] = { "csrun run", "--pids", "0", "x.py", NULL };
+  parse (&o, 4, argv);
 }
