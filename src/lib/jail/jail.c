@@ -21,9 +21,10 @@
 #include "child.h"
 #include "idmap.h"
 
+/* The cgroup namespace is unshared by the child itself, after the supervisor
+ * has moved it into its cgroup, so that cgroup is the namespace's root. */
 #define JAIL_NS_FLAGS                                                                              \
-  (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS         \
-   | CLONE_NEWCGROUP)
+  (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
 
 /* A set-up that takes longer than this is stuck (a hung mount, say). */
 #define SETUP_TIMEOUT_MS 30000
