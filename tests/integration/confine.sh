@@ -75,8 +75,14 @@ else
   [ "$(q cpube '(j["status"], j["limits"]["cpu_enforced"])')" = "('ok', False)" ] && ok "--best-effort-limits runs and reports cpu_enforced false" || not_ok "--best-effort-limits" "$(cat "$T/cpube.json")"
 fi
 
-# No csrun cgroup is left behind.
-left=$(find /sys/fs/cgroup -maxdepth 4 -name 'csrun-*' 2>/dev/null | head -5)
+# No csrun cgroup is left behind by a csrun that has ended (other tests may be
+# running csrun right now: their cgroups are alive and named after their pid).
+left=""
+for d in $(find /sys/fs/cgroup -maxdepth 4 -name 'csrun-*' 2>/dev/null); do
+  pid=${d##*/csrun-}
+  pid=${pid%%-*}
+  [ -d "/proc/$pid" ] || left="$left $d"
+done
 [ -z "$left" ] && ok "no csrun cgroup left behind" || not_ok "leftover cgroups" "$left"
 
 # Seccomp: the default profile denies keyctl (EPERM) and the result names it.
