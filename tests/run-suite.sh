@@ -31,6 +31,14 @@ fi
 
 echo "== test suite as the unprivileged user '$user'"
 id "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$user"
+# Subordinate id ranges for --user (useradd usually adds the user's; root's is ours to add).
+for who in root "$user"; do
+  for f in /etc/subuid /etc/subgid; do
+    grep -q "^$who:" "$f" 2>/dev/null && continue
+    case $who in root) start=300000 ;; *) start=400000 ;; esac
+    echo "$who:$start:65536" >> "$f"
+  done
+done
 home=$(getent passwd "$user" | cut -d: -f6)
 tree="$home/csrun-tree"
 rm -rf "$tree"

@@ -8,12 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
 #include "common.h"
+#include "jail/idmap.h"
 #include "jail/jail.h"
 #include "jail/cgroup.h"
 #include "jail/seccomp.h"
@@ -263,6 +265,22 @@ csr_execute (struct run_opts *o, bool check_only, struct csr_snippet_run *s, csr
   spec.envp = s->envp;
   spec.tmp_size = o->tmp_size;
   spec.host_net = strcmp (o->net, "host") == 0;
+  if (o->user_uid)
+    {
+      cleanup_free char *subuid = NULL;
+      cleanup_free char *subgid = NULL;
+      size_t n;
+      csr_error *ignored = NULL;
+      if (csr_read_file ("/etc/subuid", 1 << 20, &subuid, &n, &ignored) < 0)
+        csr_error_freep (&ignored);
+      if (csr_read_file ("/etc/subgid", 1 << 20, &subgid, &n, &ignored) < 0)
+        csr_error_freep (&ignored);
+      struct passwd *pw = getpwuid (geteuid ());
+      if (csr_idmap_subordinate (&spec, pw ? pw->pw_name : NULL, geteuid (), getegid (), subuid,
+                                 subgid, (uid_t)o->user_uid, (gid_t)o->user_gid, err)
+          < 0)
+        return CSR_EXIT_INTERNAL;
+    }
 
   /* Seccomp: the default allowlist unless told otherwise; compiled BPF is cached. */
   if (o->seccomp == NULL || strcmp (o->seccomp, "unconfined") != 0)

@@ -39,6 +39,7 @@ enum
   OPT_SECCOMP,
   OPT_NET,
   OPT_ALLOW_HOST_NET,
+  OPT_USER,
 };
 
 /* Options shared by run and check. */
@@ -74,6 +75,10 @@ static struct argp_option run_options[] = {
     "OCI seccomp profile to load instead of the default allowlist, or none at all", 0 },
   { "net", OPT_NET, "none|host", 0,
     "none (default): an empty network namespace with lo up; host needs --allow-host-net", 0 },
+  { "user", OPT_USER, "UID[:GID]", 0,
+    "Run the snippet as UID (and GID, default UID) inside, mapped to the invoking user's "
+    "subordinate ids (/etc/subuid, /etc/subgid) rather than to the user itself",
+    0 },
   { "allow-host-net", OPT_ALLOW_HOST_NET, NULL, 0,
     "Permit --net host (the snippet shares the host's network: no isolation)", 0 },
   { "max-output", OPT_MAX_OUTPUT, "SIZE", 0,
@@ -272,6 +277,21 @@ parse_run (int key, char *arg, struct argp_state *state)
                       arg);
       o->net = arg;
       break;
+    case OPT_USER:
+      {
+        char buf[32];
+        snprintf (buf, sizeof buf, "%s", arg);
+        char *colon = strchr (buf, ':');
+        if (colon)
+          *colon = '\0';
+        if (csr_parse_uint (buf, 1, 65535, &o->user_uid, &e) < 0)
+          bad_value (state, "user", e);
+        else if (colon && csr_parse_uint (colon + 1, 1, 65535, &o->user_gid, &e) < 0)
+          bad_value (state, "user", e);
+        if (!colon)
+          o->user_gid = o->user_uid;
+        break;
+      }
     case OPT_ALLOW_HOST_NET:
       o->allow_host_net = true;
       break;

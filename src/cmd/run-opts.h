@@ -43,6 +43,7 @@ struct run_opts
   const char *seccomp; /* profile path, "unconfined", or NULL (the default profile) */
   const char *net;     /* "none" (default) or "host" */
   bool allow_host_net;
+  uint64_t user_uid, user_gid; /* --user: ids inside the jail (0 = not asked) */
   /* Operand. */
   const char *file; /* FILE or "-" */
   char **args;      /* arguments after FILE: sys.argv[1:] */

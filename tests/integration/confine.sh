@@ -110,4 +110,26 @@ want=$(python3 -c 'import socket; print(sorted(n for _, n in socket.if_nameindex
 out=$(csrun run --quiet --no-heal --net host --allow-host-net "$T/net.py" 2>&1 | python3 -c 'import sys, ast; print(sorted(ast.literal_eval(sys.stdin.read())))')
 [ "$out" = "$want" ] && ok "--net host --allow-host-net shares the host's interfaces" || not_ok "--net host" "$out" "want $want"
 
+# --user: the snippet runs as a non-zero uid mapped to a subordinate host id.
+me=$(id -un)
+if grep -q "^$me:" /etc/subuid 2>/dev/null && grep -q "^$me:" /etc/subgid 2>/dev/null; then
+  runj user 'import os
+print(os.getuid(), os.getgid(), open("/proc/self/uid_map").read().split(), os.stat("/work").st_uid)
+open("/work/out", "w").write("ok")
+open("/tmp/out", "w").write("ok")
+print("written")' --user 1000
+  start=$(sed -n "s/^$me:\([0-9]*\):.*/\1/p" /etc/subuid | head -1)
+  out=$(q user 'j["attempts"][0]["stdout"]')
+  outside0=$(id -u); is_root && outside0=65534
+  want="1000 1000 ['0', '$outside0', '1', '1', '$start', '65535'] 1000
+written"
+  [ "$out" = "$want" ] && ok "--user 1000 runs as uid 1000, mapped to subordinate id $((start + 999)), owning /work" \
+    || not_ok "--user" "$out" "want: $want" "$(cat "$T/user.err")"
+else
+  skip "--user" "n/a: no subordinate id range for $me in /etc/subuid and /etc/subgid"
+fi
+csrun run --user 0 "$T/plain.py" > /dev/null 2> "$T/user0.err"
+rc=$?
+[ $rc = 2 ] && grep -q -- "invalid --user" "$T/user0.err" && ok "--user 0 is a usage error" || not_ok "--user 0" "exit $rc" "$(cat "$T/user0.err")"
+
 done_testing

@@ -68,6 +68,49 @@ csr_idmap_find_subid (const char *text, const char *user, uid_t uid, uint32_t *s
 }
 
 int
+csr_idmap_subordinate (struct jail_spec *spec, const char *user, uid_t euid, gid_t egid,
+                       const char *subuid_text, const char *subgid_text, uid_t uid, gid_t gid,
+                       csr_error **err)
+{
+  struct
+  {
+    const char *file, *text;
+    uint32_t want, start, count;
+    struct csr_idmap *map;
+    size_t *n;
+    uint32_t outside0;
+  } k[2] = {
+    { "/etc/subuid", subuid_text, uid, 0, 0, spec->uid_map, &spec->n_uid_map,
+      euid == 0 ? CSR_ROOT_MAPPED_ID : euid },
+    { "/etc/subgid", subgid_text, gid, 0, 0, spec->gid_map, &spec->n_gid_map,
+      euid == 0 ? CSR_ROOT_MAPPED_ID : egid },
+  };
+  for (int i = 0; i < 2; i++)
+    {
+      int found = csr_idmap_find_subid (k[i].text ? k[i].text : "", user, euid, &k[i].start,
+                                        &k[i].count, err);
+      if (found < 0)
+        return csr_error_wrap (err, "%s", k[i].file);
+      if (found == 0)
+        return csr_error_set (err, 0,
+                              "--user needs a subordinate id range for '%s' in %s (see subuid(5))",
+                              user ? user : "?", k[i].file);
+      if (k[i].want == 0 || k[i].want > k[i].count || k[i].want > 65535)
+        return csr_error_set (err, 0, "--user id %u is outside the subordinate range of %s (1..%u)",
+                              (unsigned)k[i].want, k[i].file,
+                              (unsigned)(k[i].count < 65535 ? k[i].count : 65535));
+      uint32_t n = k[i].count < 65535 ? k[i].count : 65535;
+      k[i].map[0] = (struct csr_idmap){ 0, k[i].outside0, 1 };
+      k[i].map[1] = (struct csr_idmap){ 1, k[i].start, n };
+      *k[i].n = 2;
+    }
+  spec->use_newidmap = euid != 0;
+  spec->uid = uid;
+  spec->gid = gid;
+  return 0;
+}
+
+int
 csr_idmap_format (const struct csr_idmap *maps, size_t n, char *buf, size_t bufsz)
 {
   size_t off = 0;

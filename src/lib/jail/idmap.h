@@ -21,6 +21,16 @@ void csr_idmap_default (struct jail_spec *spec, uid_t euid, gid_t egid);
 int csr_idmap_find_subid (const char *text, const char *user, uid_t uid, uint32_t *start,
                           uint32_t *count, csr_error **err);
 
+/* --user UID:GID: map the jail's 0 as csr_idmap_default does, and 1..N to the
+ * invoking user's subordinate ranges from SUBUID_TEXT / SUBGID_TEXT (the
+ * contents of /etc/subuid and /etc/subgid), so that UID and GID (1..N) are
+ * ids of their own on the host.  Rootless, the maps are written with
+ * newuidmap/newgidmap.  Errors say which file lacks a range or that the
+ * range is too small. */
+int csr_idmap_subordinate (struct jail_spec *spec, const char *user, uid_t euid, gid_t egid,
+                           const char *subuid_text, const char *subgid_text, uid_t uid, gid_t gid,
+                           csr_error **err);
+
 /* Format MAPS as the text of /proc/PID/uid_map ("inside outside count\n"...). */
 int csr_idmap_format (const struct csr_idmap *maps, size_t n, char *buf, size_t bufsz);
 
