@@ -2,7 +2,8 @@
 # Run the whole test suite from a configured and built tree: once as root and
 # once as an unprivileged user (rootless is csrun's main mode).  Needs root to
 # create that user; run it as `sudo tests/run-suite.sh` from the build tree.
-# CSRUN_TEST_USER names the user (default csrun-test); it is created if missing.
+# CSRUN_TEST_USER names the user (default csrun-test); it is created if missing,
+# and root and that user get subordinate id ranges (for --user) if they have none.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
