@@ -636,6 +636,8 @@ import_position (const struct toks *t)
 {
   const char *src = t->src;
   size_t len = t->len, pos = 0;
+  if (src == NULL)
+    return 0;
   for (int l = 0; l < 2 && pos < len; l++)
     {
       const char *nl = memchr (src + pos, '\n', len - pos);
