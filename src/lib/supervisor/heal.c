@@ -628,6 +628,16 @@ is_bound (const struct bound *b, const char *name)
   return false;
 }
 
+/* Does the comment line P[0..N) declare an encoding ("coding:" or "coding=")? */
+static bool
+has_coding (const char *p, size_t n)
+{
+  for (size_t i = 0; i + 7 <= n; i++)
+    if (memcmp (p + i, "coding", 6) == 0 && (p[i + 6] == ':' || p[i + 6] == '='))
+      return true;
+  return false;
+}
+
 /* Where the imports go: after a shebang / encoding line, a header comment
  * block that ends with a blank line, the module docstring and any
  * `from __future__` imports. */
@@ -646,9 +656,7 @@ import_position (const struct toks *t)
       size_t k = pos;
       while (k < e && (src[k] == ' ' || src[k] == '\t' || src[k] == '\f'))
         k++;
-      bool coding = k < e && src[k] == '#'
-                    && (memmem (src + k, e - k, "coding:", 7) != NULL
-                        || memmem (src + k, e - k, "coding=", 7) != NULL);
+      bool coding = k < e && src[k] == '#' && has_coding (src + k, e - k);
       if (!shebang && !coding)
         break;
       pos = e;
