@@ -177,7 +177,7 @@ PY
 unexpected () {
   find "$1" -mindepth 1 \
     ! -path "$1/hostile.tar" ! -path "$1/target" \
-    ! -path "$1/cache" ! -path "$1/cache/.lock" ! -path "$1/cache/by-stat" \
+    ! -path "$1/cache" ! -path "$1/cache/.lock" ! -path "$1/cache/by-stat" ! -path "$1/cache/.empty" \
     -print
 }
 

@@ -187,6 +187,8 @@ except ValueError as e:
     finish("fail", klass, expect, "bad options header: %s" % e)
 snippet_args = [token, "hostdir=" + E["SUITE_HOSTDIR"], "canary=" + E["SUITE_CANARY"],
                 "hostips=" + E.get("SUITE_HOSTIPS", "")] + ["%s=%s" % kv for kv in info.items()]
+if E.get("CSRUN_CACHE_DIR"):
+    snippet_args.append("cachedir=" + os.path.realpath(E["CSRUN_CACHE_DIR"]))
 
 
 def seconds(text):

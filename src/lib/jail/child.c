@@ -171,7 +171,7 @@ csr_child_main (const struct jail_spec *spec, int syncfd)
       csr_error_errno (&e, "open the rootfs %s", spec->rootfs_dir);
       fail (syncfd, e);
     }
-  if (csr_mounts_bind_rootfs (rootfs_fd, &e) < 0)
+  if (csr_mounts_bind_rootfs (spec->rootfs_dir, rootfs_fd, &e) < 0)
     fail (syncfd, e);
   close (rootfs_fd);
   if (become_ns_root (spec, &e) < 0 || csr_mounts_setup (spec, &e) < 0)

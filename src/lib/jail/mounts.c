@@ -1,7 +1,11 @@
 #include "config.h"
 #include "mounts.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <linux/mount.h>
@@ -223,6 +227,26 @@ setup_proc (int rootfd, csr_error **err)
   return 0;
 }
 
+/* DIRFD/NAME is a real directory (not a symlink) with no entries. */
+static bool
+empty_dir_at (int dirfd, const char *name)
+{
+  int fd = openat (dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  cleanup_dir DIR *d = fdopendir (fd);
+  if (d == NULL)
+    {
+      close (fd);
+      return false;
+    }
+  struct dirent *de;
+  while ((de = readdir (d)) != NULL)
+    if (strcmp (de->d_name, ".") != 0 && strcmp (de->d_name, "..") != 0)
+      return false;
+  return true;
+}
+
 static int
 pivot (csr_error **err)
 {
@@ -237,12 +261,66 @@ pivot (csr_error **err)
   return 0;
 }
 
+/* Mount the rootfs as a read-only overlay whose layers are given relative to
+ * a chroot into the rootfs' parent directory: overlayfs records each layer
+ * as seen from the mounter's root, so /proc/self/mountinfo in the jail shows
+ * "lowerdir=/<name>:/.empty" instead of the host path of csrun's cache (a
+ * bind mount's root field always shows the path inside the host file
+ * system).  An overlay without an upper layer needs two lower layers: the
+ * second one is PARENT/.empty, which the rootfs cache keeps (an empty
+ * directory; a non-empty one is refused, its files would show through).
+ * Returns 1 when mounted, 0 when this rootfs can't be mounted this way
+ * (no PARENT/.empty, an old kernel, no overlayfs in a user namespace), -1 on
+ * an error that leaves the process in an unknown state. */
+static int
+overlay_rootfs (const char *rootfs_dir, csr_error **err)
+{
+  const char *slash = strrchr (rootfs_dir, '/');
+  if (slash == NULL || slash == rootfs_dir || slash[1] == '\0')
+    return 0;
+  cleanup_free char *parent = strndup (rootfs_dir, (size_t)(slash - rootfs_dir));
+  if (parent == NULL)
+    return csr_error_errno (err, "copy the rootfs path");
+  cleanup_close int pfd = open (parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (pfd < 0 || !empty_dir_at (pfd, ".empty"))
+    return 0;
+  cleanup_close int fsfd = fsopen ("overlay", FSOPEN_CLOEXEC);
+  if (fsfd < 0)
+    return 0;
+  char lower[PATH_MAX];
+  if ((size_t)snprintf (lower, sizeof lower, "/%s:/.empty", slash + 1) >= sizeof lower
+      || strpbrk (slash + 1, ":,\\") != NULL)
+    return 0;
+  cleanup_close int oldroot = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (oldroot < 0)
+    return csr_error_errno (err, "open /");
+  /* The layers are resolved (and recorded) inside the chroot. */
+  if (fchdir (pfd) < 0 || chroot (".") < 0)
+    return 0;
+  int rc = fsconfig (fsfd, FSCONFIG_SET_STRING, "lowerdir", lower, 0);
+  if (rc == 0)
+    rc = fsconfig (fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0);
+  if (fchdir (oldroot) < 0 || chroot (".") < 0 || chdir ("/") < 0)
+    return csr_error_errno (err, "leave the chroot of the rootfs' parent");
+  if (rc < 0)
+    return 0;
+  cleanup_close int mfd = fsmount (fsfd, FSMOUNT_CLOEXEC, MOUNT_ATTR_RDONLY);
+  if (mfd < 0)
+    return 0;
+  if (move_mount (mfd, "", AT_FDCWD, NEWROOT, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+    return csr_error_errno (err, "attach the rootfs overlay");
+  return 1;
+}
+
 int
-csr_mounts_bind_rootfs (int rootfs_fd, csr_error **err)
+csr_mounts_bind_rootfs (const char *rootfs_dir, int rootfs_fd, csr_error **err)
 {
   /* Nothing we do here propagates back to the host. */
   if (do_mount (NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL, err) < 0)
     return -1;
+  int rc = overlay_rootfs (rootfs_dir, err);
+  if (rc != 0)
+    return rc < 0 ? -1 : 0;
   char src[64];
   snprintf (src, sizeof src, "/proc/self/fd/%d", rootfs_fd);
   if (mount (src, NEWROOT, NULL, MS_BIND, NULL) < 0)

@@ -6,10 +6,12 @@
 #include "spec.h"
 
 /* Step 1, still with the host identity (as host root the rootfs path may be
- * searchable by root only): make every mount private and bind the rootfs,
- * given as an O_PATH descriptor opened in this mount namespace, on the
- * assembly point. */
-int csr_mounts_bind_rootfs (int rootfs_fd, csr_error **err);
+ * searchable by root only): make every mount private and mount the rootfs
+ * on the assembly point: a read-only overlay when ROOTFS_DIR's parent holds
+ * an empty ".empty" directory (the rootfs cache does; mountinfo then shows no
+ * host path), else a bind mount of ROOTFS_FD, an O_PATH descriptor of
+ * ROOTFS_DIR opened in this mount namespace. */
+int csr_mounts_bind_rootfs (const char *rootfs_dir, int rootfs_fd, csr_error **err);
 
 /* Step 2, as root of the user namespace: /proc, /dev, the tmpfs mounts,
  * pivot_root, and the rootfs made read-only. */

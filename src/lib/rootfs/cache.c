@@ -28,6 +28,7 @@
 #define LOCK_NAME ".lock"
 #define INDEX_DIR "by-stat"
 #define TMP_PREFIX ".tmp-"
+#define EMPTY_DIR ".empty"
 /* An index temporary older than this was left by a crash. */
 #define STALE_INDEX_TMP_SEC 600
 
@@ -122,6 +123,10 @@ cache_open (struct cache *c, const char *path, csr_error **err)
   c->dir = realpath (path, NULL);
   if (c->dir == NULL)
     return csr_error_errno (err, "cache directory '%s'", path);
+  /* The second, empty layer of the jail's rootfs overlay (see
+   * csr_mounts_bind_rootfs); without it the jail binds the tree instead. */
+  if (mkdirat (c->fd, EMPTY_DIR, 0755) < 0 && errno != EEXIST)
+    csr_debug ("rootfs cache: mkdir '%s/" EMPTY_DIR "': %s", c->dir, strerror (errno));
   return 0;
 }
 
