@@ -831,6 +831,50 @@ csr_cgroup_enter (struct csr_cgroup *cg, pid_t pid, csr_error **err)
 }
 
 int
+csr_cgroup_clone_fd (const struct csr_cgroup *cg)
+{
+  if (cg == NULL || cg->be->mechanism != CSR_CG_V2 || cg->n_dirs == 0)
+    return -1;
+  return cg->dirs[0].fd;
+}
+
+int
+csr_cgroup_self_enter_fds (const struct csr_cgroup *cg, int *fds, csr_error **err)
+{
+  int n = 0;
+  if (cg == NULL || cg->be->mechanism != CSR_CG_V1)
+    return 0;
+  for (size_t i = 0; i < cg->n_dirs; i++)
+    {
+      if (cg->dirs[i].fd < 0)
+        continue;
+      int fd = openat (cg->dirs[i].fd, "tasks", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+      if (fd < 0)
+        {
+          csr_error_errno (err, "cgroup: open %s/%s/tasks", cg->dirs[i].parent, cg->name);
+          while (n > 0)
+            close (fds[--n]);
+          return -1;
+        }
+      fds[n++] = fd;
+    }
+  return n;
+}
+
+int
+csr_cgroup_self_enter (const int *fds, int n, csr_error **err)
+{
+  int rc = 0;
+  for (int i = 0; i < n; i++)
+    {
+      if (rc == 0 && write (fds[i], "0", 1) != 1)
+        rc = csr_error_errno (err, "cgroup: move the jail into its cgroup");
+      close (fds[i]);
+    }
+  return rc;
+}
+
+int
 csr_cgroup_stats (struct csr_cgroup *cg, struct csr_cgroup_stats *st, csr_error **err)
 {
   memset (st, 0, sizeof *st);

@@ -16,6 +16,7 @@
 
 #include "../util/syscalls.h"
 #include "caps.h"
+#include "cgroup.h"
 #include "init.h"
 #include "mounts.h"
 #include "net.h"
@@ -146,7 +147,7 @@ start_payload (void *arg, int syncfd, const sigset_t *oldmask)
 }
 
 void
-csr_child_main (const struct jail_spec *spec, int syncfd)
+csr_child_main (const struct jail_spec *spec, int syncfd, const int *cgroup_fds, int n_cgroup_fds)
 {
   csr_error *e = NULL;
   char go;
@@ -156,8 +157,11 @@ csr_child_main (const struct jail_spec *spec, int syncfd)
     ;
   if (r != 1 || go != 'G')
     _exit (125);
-  /* We are in our cgroup now (the supervisor moved us before the go): make
-   * it the root of a new cgroup namespace. */
+  /* cgroup v1: move ourselves (see csr_cgroup_self_enter_fds).  We are in our
+   * cgroup now (else clone3 put us there, or the supervisor moved us before
+   * the go): make it the root of a new cgroup namespace. */
+  if (n_cgroup_fds > 0 && csr_cgroup_self_enter (cgroup_fds, n_cgroup_fds, &e) < 0)
+    fail (syncfd, e);
   if (unshare (CLONE_NEWCGROUP) < 0)
     {
       csr_error_errno (&e, "unshare the cgroup namespace");

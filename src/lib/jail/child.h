@@ -27,6 +27,7 @@ struct csr_sync_msg
 void csr_sync_send (int fd, uint32_t type, int status, const csr_error *e);
 
 /* Entry point of the cloned child (it becomes the jail's pid 1).  Never returns. */
-__attribute__ ((noreturn)) void csr_child_main (const struct jail_spec *spec, int syncfd);
+__attribute__ ((noreturn)) void csr_child_main (const struct jail_spec *spec, int syncfd,
+                                                const int *cgroup_fds, int n_cgroup_fds);
 
 #endif

@@ -116,8 +116,24 @@ csr_jail_start (const struct jail_spec *spec, struct csr_jail *jail, csr_error *
   cleanup_close int parent_end = sv[0];
   cleanup_close int child_end = sv[1];
   int pidfd = -1;
-  pid_t pid
-      = csr_clone (s.host_net ? JAIL_NS_FLAGS & ~(uint64_t)CLONE_NEWNET : JAIL_NS_FLAGS, &pidfd);
+  uint64_t flags = s.host_net ? JAIL_NS_FLAGS & ~(uint64_t)CLONE_NEWNET : JAIL_NS_FLAGS;
+  /* On cgroup v2 the jail starts in its cgroup; else the supervisor moves it. */
+  int cgroup_fd = csr_cgroup_clone_fd (s.cgroup);
+  pid_t pid = cgroup_fd >= 0 ? csr_clone_into (flags, cgroup_fd, &pidfd) : -1;
+  bool in_cgroup = pid >= 0;
+  int cg_fds[CSR_CG_V1_N];
+  int n_cg_fds = 0;
+  if (pid < 0)
+    {
+      n_cg_fds = csr_cgroup_self_enter_fds (s.cgroup, cg_fds, NULL);
+      if (n_cg_fds > 0)
+        in_cgroup = true;
+      else
+        n_cg_fds = 0; /* no fds: the supervisor moves the child */
+      pid = csr_clone (flags, &pidfd);
+      for (int i = 0; pid != 0 && i < n_cg_fds; i++)
+        close (cg_fds[i]);
+    }
   if (pid < 0)
     {
       if (errno == EPERM || errno == ENOSPC || errno == EUSERS)
@@ -128,11 +144,11 @@ csr_jail_start (const struct jail_spec *spec, struct csr_jail *jail, csr_error *
   if (pid == 0)
     {
       close (parent_end);
-      csr_child_main (&s, child_end);
+      csr_child_main (&s, child_end, cg_fds, n_cg_fds);
     }
   close (steal_fd (&child_end));
   if (csr_idmap_write (pid, &s, err) < 0
-      || (s.cgroup != NULL && csr_cgroup_enter (s.cgroup, pid, err) < 0)
+      || (s.cgroup != NULL && !in_cgroup && csr_cgroup_enter (s.cgroup, pid, err) < 0)
       || write (parent_end, "G", 1) != 1 || await_ready (parent_end, err) < 0)
     {
       if (err && *err == NULL)

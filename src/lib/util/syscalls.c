@@ -39,6 +39,28 @@ csr_pidfd_send_signal (int pidfd, int sig)
   return (int)syscall (__NR_pidfd_send_signal, pidfd, sig, NULL, 0);
 }
 
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP 0x200000000ULL
+#endif
+
+pid_t
+csr_clone_into (uint64_t flags, int cgroup_fd, int *pidfd)
+{
+  int fd = -1;
+  struct clone_args args;
+  memset (&args, 0, sizeof args);
+  args.flags = flags | CLONE_PIDFD | CLONE_INTO_CGROUP;
+  args.pidfd = (uint64_t)(uintptr_t)&fd;
+  args.exit_signal = SIGCHLD;
+  args.cgroup = (uint64_t)cgroup_fd;
+  pid_t pid = (pid_t)syscall (__NR_clone3, &args, sizeof args);
+  if (pid > 0 && pidfd)
+    *pidfd = fd;
+  else if (pid > 0)
+    close (fd);
+  return pid;
+}
+
 pid_t
 csr_clone (uint64_t flags, int *pidfd)
 {

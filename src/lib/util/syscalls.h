@@ -10,6 +10,12 @@
  * Returns 0 in the child, the pid in the parent, -1 on error (errno set).
  * The child runs on a copy of the address space (fork-like, no new stack). */
 pid_t csr_clone (uint64_t flags, int *pidfd);
+/* The same, started in the cgroup v2 directory CGROUP_FD
+ * (clone3 CLONE_INTO_CGROUP, Linux 5.7): no migration afterwards.  Returns
+ * -1 with errno set when that is not possible (no clone3, no cgroup v2
+ * support, not permitted): the caller then clones without it and moves the
+ * child itself. */
+pid_t csr_clone_into (uint64_t flags, int cgroup_fd, int *pidfd);
 int csr_pidfd_open (pid_t pid);
 int csr_pidfd_send_signal (int pidfd, int sig);
 int csr_pivot_root (const char *new_root, const char *put_old);
