@@ -190,6 +190,34 @@ policy_path (const char *opt, const char *name, char **path, csr_error **err)
   return 0;
 }
 
+static const char *
+lookup_env (const char *name, void *data)
+{
+  (void)data;
+  return getenv (name);
+}
+
+/* Which model heals, if any (only `csrun run` heals). */
+static int
+heal_llm_config (const struct run_opts *o, bool check_only, struct csr_snippet_run *s,
+                 csr_error **err)
+{
+  if (check_only)
+    return 0;
+  struct csr_llm_select sel = {
+    .no_llm = o->no_llm,
+    .llm = o->llm,
+    .base_url = o->llm_base_url,
+    .ca_file = o->llm_ca_file,
+    .env_file = o->env_file,
+    .retries = (int)o->llm_retries,
+    .max_calls = o->llm_max_calls_set ? (int)o->llm_max_calls : -1,
+    .timeout_s = o->llm_timeout_s,
+    .getenv_fn = lookup_env,
+  };
+  return csr_llm_config_resolve (&sel, &s->llm, err);
+}
+
 int
 csr_execute (struct run_opts *o, bool check_only, struct csr_snippet_run *s, csr_error **err)
 {
@@ -248,6 +276,9 @@ csr_execute (struct run_opts *o, bool check_only, struct csr_snippet_run *s, csr
       if (csr_heal_conf_load (p, &s->heal, err) < 0)
         return o->heal_conf ? CSR_EXIT_USAGE : CSR_EXIT_INTERNAL;
     }
+
+  if (heal_llm_config (o, check_only, s, err) < 0)
+    return CSR_EXIT_USAGE;
 
   cleanup_free char *rootfs_src = o->rootfs ? strdup (o->rootfs) : csr_find_rootfs ();
   if (rootfs_src == NULL)
@@ -339,12 +370,21 @@ csr_execute (struct run_opts *o, bool check_only, struct csr_snippet_run *s, csr
     .check_only = check_only,
     .scan = scan ? &s->scan : NULL,
     .heal = heal ? &s->heal : NULL,
+    .llm = s->llm.provider ? &s->llm : NULL,
+    .llm_budget = &s->llm_budget,
     .patch_cmd = check_only ? NULL : o->patch_cmd,
     .patch_timeout_s = o->patch_timeout_s,
     .max_attempts = (int)o->max_attempts,
   };
   csr_cgroup_cleanup_stale ();
   int rc = csr_loop_run (&s->loop, s->code, s->code_len, &lo, err);
+  if (s->llm.provider)
+    {
+      r->llm_provider = s->llm.provider->name;
+      r->llm_model = s->llm.model;
+      r->llm_calls = s->llm_budget.calls;
+      r->llm_max_calls = s->llm.max_calls;
+    }
   if (r->n_attempts > 0)
     {
       const struct csr_limits_applied *ap = &r->attempts[0].limits;
@@ -368,6 +408,7 @@ csr_snippet_run_release (struct csr_snippet_run *s)
   csr_gate_policy_release (&s->policy);
   csr_scan_release (&s->scan);
   csr_heal_conf_release (&s->heal);
+  csr_llm_config_release (&s->llm);
   csr_rootfs_free (s->rootfs);
   csr_seccomp_free (s->seccomp);
   if (s->gate_code_fd > 0)

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "jail/seccomp.h"
+#include "llm/llm.h"
 #include "rootfs/rootfs.h"
 #include "supervisor/limits.h"
 #include "run-opts.h"
@@ -29,6 +30,8 @@ struct csr_snippet_run
   char *envp[CSR_MAX_ENV + 16];
   char *owned_env[CSR_MAX_ENV + 1];
   struct csr_loop loop;
+  struct csr_llm_config llm;
+  struct csr_llm_budget llm_budget;
 };
 
 /* Read the snippet, load the policies, resolve the rootfs, run the loop.

@@ -40,6 +40,14 @@ enum
   OPT_NET,
   OPT_ALLOW_HOST_NET,
   OPT_USER,
+  OPT_LLM,
+  OPT_NO_LLM,
+  OPT_LLM_BASE_URL,
+  OPT_LLM_CA_FILE,
+  OPT_ENV_FILE,
+  OPT_LLM_RETRIES,
+  OPT_LLM_MAX_CALLS,
+  OPT_LLM_TIMEOUT,
 };
 
 /* Options shared by run and check. */
@@ -99,6 +107,25 @@ static struct argp_option run_options[] = {
     0 },
   { "patch-timeout", OPT_PATCH_TIMEOUT, "DURATION", 0,
     "Time allowed to --patch-cmd per call (default 60s)", 0 },
+  { "llm", OPT_LLM, "PROVIDER[:MODEL]", 0,
+    "Heal with a model when local rules can't: openai, anthropic, gemini, ollama or deepseek "
+    "(default: CSRUN_LLM, else the first provider whose API key is in the environment, else none)",
+    0 },
+  { "no-llm", OPT_NO_LLM, NULL, 0, "Never call a model (local healing and --patch-cmd only)", 0 },
+  { "llm-base-url", OPT_LLM_BASE_URL, "URL", 0,
+    "The provider's base URL (an OpenAI-compatible server: vLLM, LiteLLM, llama.cpp, ...)", 0 },
+  { "llm-ca-file", OPT_LLM_CA_FILE, "FILE", 0,
+    "Trust the CA certificates in FILE (PEM) instead of the system's", 0 },
+  { "env-file", OPT_ENV_FILE, "FILE", 0,
+    "Read API keys and CSRUN_LLM* settings from FILE (KEY=VALUE lines, as .env); the "
+    "environment wins",
+    0 },
+  { "llm-retries", OPT_LLM_RETRIES, "N", 0,
+    "Replies to ask for per healing step when one is unusable (1-10, default 3)", 0 },
+  { "llm-max-calls", OPT_LLM_MAX_CALLS, "N", 0,
+    "At most N requests to the provider in this run (0-1000, default 6)", 0 },
+  { "llm-timeout", OPT_LLM_TIMEOUT, "DURATION", 0, "Time allowed to one request (default 120s)",
+    0 },
   { "silent-pattern", OPT_SILENT_PATTERN, "REGEX", 0,
     "Also treat output matching REGEX (extended, case-insensitive) as a failure; repeatable", 0 },
   { "silent-conf", OPT_SILENT_CONF, "FILE", 0,
@@ -309,6 +336,36 @@ parse_run (int key, char *arg, struct argp_state *state)
     case OPT_PATCH_TIMEOUT:
       if (csr_parse_duration (arg, 3600, &o->patch_timeout_s, &e) < 0)
         bad_value (state, "patch-timeout", e);
+      break;
+    case OPT_LLM:
+      if (arg[0] == '\0')
+        argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --llm: empty");
+      o->llm = arg;
+      break;
+    case OPT_NO_LLM:
+      o->no_llm = true;
+      break;
+    case OPT_LLM_BASE_URL:
+      o->llm_base_url = arg;
+      break;
+    case OPT_LLM_CA_FILE:
+      o->llm_ca_file = arg;
+      break;
+    case OPT_ENV_FILE:
+      o->env_file = arg;
+      break;
+    case OPT_LLM_RETRIES:
+      if (csr_parse_uint (arg, 1, 10, &o->llm_retries, &e) < 0)
+        bad_value (state, "llm-retries", e);
+      break;
+    case OPT_LLM_MAX_CALLS:
+      if (csr_parse_uint (arg, 0, 1000, &o->llm_max_calls, &e) < 0)
+        bad_value (state, "llm-max-calls", e);
+      o->llm_max_calls_set = true;
+      break;
+    case OPT_LLM_TIMEOUT:
+      if (csr_parse_duration (arg, 3600, &o->llm_timeout_s, &e) < 0)
+        bad_value (state, "llm-timeout", e);
       break;
     case OPT_SILENT_PATTERN:
       push (state, o->silent_patterns, &o->n_silent_patterns, "silent-pattern", arg);

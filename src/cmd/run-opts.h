@@ -34,6 +34,16 @@ struct run_opts
   bool no_heal;
   const char *patch_cmd;
   double patch_timeout_s;
+  /* LLM healing (see csrun-run(1), LLM HEALING). */
+  const char *llm; /* PROVIDER[:MODEL] */
+  bool no_llm;
+  const char *llm_base_url;
+  const char *llm_ca_file;
+  const char *env_file;
+  uint64_t llm_retries;   /* 0: default */
+  uint64_t llm_max_calls; /* with llm_max_calls_set */
+  bool llm_max_calls_set;
+  double llm_timeout_s; /* 0: default */
   uint64_t max_attempts;
   /* Limits and confinement. */
   uint64_t pids;

@@ -354,6 +354,8 @@ csr_patch_release (struct csr_patch *p)
   free (p->rules);
   free (p->source);
   free (p->diff);
+  free (p->provider);
+  free (p->model);
   memset (p, 0, sizeof *p);
 }
 

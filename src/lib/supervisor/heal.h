@@ -53,8 +53,16 @@ struct csr_patch
 {
   char *code;   /* the whole patched program */
   char *rules;  /* comma-separated rule ids applied, e.g. "missing-import,str-concat" */
-  char *source; /* "local" or "patch-cmd" */
+  char *source; /* "local", "llm" or "patch-cmd" */
   char *diff;   /* unified diff snippet.py -> snippet.py */
+  /* source "llm": who made it and what it cost. */
+  char *provider; /* "openai", "anthropic", "gemini", "ollama", "deepseek" */
+  char *model;
+  int requests;      /* HTTP requests of this healing step (discarded replies included) */
+  int discarded;     /* replies thrown away: no code, unchanged, blocked by the gate */
+  long input_tokens; /* summed; -1 when the provider reported none */
+  long output_tokens;
+  double latency_ms; /* wall time of the step's requests, backoff included */
 };
 
 /* Try the local rules on CODE, given the last attempt's diagnosis D (may be

@@ -11,6 +11,7 @@
 #include "../util/digest.h"
 #include "gatecode.h"
 #include "launch.h"
+#include "prompt.h"
 
 #define JAIL_PYTHON "/usr/bin/python3"
 
@@ -118,17 +119,177 @@ diagnose_run (struct csr_diagnosis *d, const struct csr_attempt *a, const char *
   csr_classify_traceback (text ? text : "", text ? strlen (text) : 0, code, d);
 }
 
-/* Try local rules, then the patch command.  Returns 1 with *p filled, 0 with
- * *why set, -1 on a csrun error. */
+/* Run only the gate on CODE, in a jail like an attempt's: *V gets the verdict. */
+static int
+gate_check (const struct csr_loop_opts *o, const char *code, struct csr_gate_verdict *v,
+            csr_error **err)
+{
+  cleanup_free char *json = NULL;
+  if (csr_gate_policy_to_json_ex (o->policy, false, NULL, 0, &json, err) < 0)
+    return -1;
+  cleanup_free char **argv = gate_argv (json, NULL, 0);
+  if (argv == NULL)
+    return csr_error_set (err, ENOMEM, "allocate argv");
+  struct csr_file snippet = { "snippet.py", code, strlen (code), 0444 };
+  struct jail_spec spec = *o->base;
+  spec.argv = argv;
+  spec.files = &snippet;
+  spec.n_files = 1;
+  if (o->gate_code_fd >= 0)
+    {
+      lseek (o->gate_code_fd, 0, SEEK_SET);
+      spec.extra_fds[0] = -1;
+      spec.extra_fds[1] = o->gate_code_fd;
+      spec.n_extra_fds = 2;
+    }
+  struct csr_attempt a;
+  memset (&a, 0, sizeof a);
+  cleanup_free char *vtext = NULL;
+  size_t vlen = 0;
+  int rc = csr_capture_run_gated (&spec, &o->capture, &a, &vtext, &vlen, err);
+  csr_bbuf_release (&a.out);
+  csr_bbuf_release (&a.err);
+  if (rc < 0)
+    return -1;
+  csr_gate_verdict_parse (vtext, vlen, v);
+  return 0;
+}
+
+/* Why the gate refused CODE, in one line for the model (static buffer). */
+static const char *
+gate_refusal (const struct csr_gate_verdict *v)
+{
+  static __thread char buf[400];
+  if (v->outcome == CSR_GATE_SYNTAX_ERROR)
+    snprintf (buf, sizeof buf, "it does not parse: line %d: %s", v->line,
+              v->message ? v->message : "syntax error");
+  else if (v->outcome == CSR_GATE_BLOCKED && v->n_violations > 0)
+    snprintf (buf, sizeof buf, "the static safety gate blocked it: line %d: %s (rule %s)",
+              v->violations[0].line, v->violations[0].message ? v->violations[0].message : "",
+              v->violations[0].rule ? v->violations[0].rule : "?");
+  else
+    snprintf (buf, sizeof buf, "the gate gave no verdict: %s",
+              v->message ? v->message : "unknown reason");
+  return buf;
+}
+
+static bool
+same_code (const char *a, const char *b)
+{
+  size_t la = strlen (a), lb = strlen (b);
+  while (la > 0 && (a[la - 1] == '\n' || a[la - 1] == ' ' || a[la - 1] == '\t'))
+    la--;
+  while (lb > 0 && (b[lb - 1] == '\n' || b[lb - 1] == ' ' || b[lb - 1] == '\t'))
+    lb--;
+  return la == lb && memcmp (a, b, la) == 0;
+}
+
+/* Ask the model: up to o->llm->retries replies; one without code, the
+ * unchanged program or one the gate refuses is discarded (and the next
+ * request says why).  Returns 1 with *P filled, 0 with *WHY, -1 on error. */
+static int
+heal_llm (const struct csr_loop_opts *o, const char *code, const struct csr_diagnosis *d,
+          const struct csr_gate_verdict *v, struct csr_patch *p, const char **why, csr_error **err)
+{
+  static __thread char whybuf[512];
+  const struct csr_llm_config *c = o->llm;
+  const char *rejected = NULL;
+  char rejbuf[420];
+  int requests = 0, discarded = 0;
+  long in_tok = -1, out_tok = -1;
+  double latency = 0;
+  for (int k = 0; k < c->retries; k++)
+    {
+      cleanup_free char *user = csr_prompt_user (code, d, v, rejected);
+      if (user == NULL)
+        return csr_error_set (err, ENOMEM, "build the prompt");
+      struct csr_llm_result res;
+      memset (&res, 0, sizeof res);
+      int rc = csr_llm_complete (c, o->llm_budget, csr_prompt_system, user, &res, err);
+      requests += res.requests;
+      latency += res.latency_ms;
+      if (res.input_tokens >= 0)
+        in_tok = (in_tok < 0 ? 0 : in_tok) + res.input_tokens;
+      if (res.output_tokens >= 0)
+        out_tok = (out_tok < 0 ? 0 : out_tok) + res.output_tokens;
+      if (rc <= 0)
+        {
+          snprintf (whybuf, sizeof whybuf, "%s: %s", c->provider->name,
+                    res.why ? res.why : "no reply");
+          *why = whybuf;
+          csr_llm_result_release (&res);
+          return rc;
+        }
+      char *fixed = csr_extract_code (res.text, strlen (res.text));
+      csr_llm_result_release (&res);
+      if (fixed == NULL)
+        return csr_error_set (err, ENOMEM, "copy the reply");
+      const char *bad = NULL;
+      struct csr_gate_verdict gv;
+      memset (&gv, 0, sizeof gv);
+      if (fixed[0] == '\0')
+        bad = "the reply held no code";
+      else if (same_code (fixed, code))
+        bad = "the reply was the unchanged program";
+      else
+        {
+          if (gate_check (o, fixed, &gv, err) < 0)
+            {
+              free (fixed);
+              return -1;
+            }
+          if (gv.outcome != CSR_GATE_PASS)
+            bad = gate_refusal (&gv);
+        }
+      if (bad)
+        {
+          snprintf (rejbuf, sizeof rejbuf, "%s", bad);
+          rejected = rejbuf;
+          discarded++;
+          csr_gate_verdict_release (&gv);
+          free (fixed);
+          continue;
+        }
+      csr_gate_verdict_release (&gv);
+      memset (p, 0, sizeof *p);
+      p->code = fixed;
+      p->rules = strdup ("llm");
+      p->source = strdup ("llm");
+      p->diff = csr_unified_diff (code, fixed, "snippet.py");
+      p->provider = strdup (c->provider->name);
+      p->model = strdup (c->model);
+      p->requests = requests;
+      p->discarded = discarded;
+      p->input_tokens = in_tok;
+      p->output_tokens = out_tok;
+      p->latency_ms = latency;
+      if (!p->rules || !p->source || !p->diff || !p->provider || !p->model)
+        return csr_error_set (err, ENOMEM, "record the patch");
+      return 1;
+    }
+  snprintf (whybuf, sizeof whybuf, "%s gave no usable patch in %d %s (last: %s)", c->provider->name,
+            c->retries, c->retries == 1 ? "reply" : "replies", rejected ? rejected : "none");
+  *why = whybuf;
+  return 0;
+}
+
+/* Try local rules, then the LLM, then the patch command.  Returns 1 with *p
+ * filled, 0 with *why set, -1 on a csrun error. */
 static int
 heal (const struct csr_loop_opts *o, int attempt, const char *code, const struct csr_diagnosis *d,
       const struct csr_gate_verdict *v, struct csr_patch *p, const char **why, csr_error **err)
 {
-  *why = "no local rule applies and no --patch-cmd was given";
+  *why = "no local rule applies, and no LLM or --patch-cmd is configured";
   if (o->heal)
     {
       int rc = csr_heal_local (code, d, v, o->heal, o->base->rootfs_dir, p, err);
       if (rc != 0)
+        return rc;
+    }
+  if (o->llm && o->llm->provider)
+    {
+      int rc = heal_llm (o, code, d, v, p, why, err);
+      if (rc != 0 || o->patch_cmd == NULL)
         return rc;
     }
   if (o->patch_cmd == NULL)
@@ -156,7 +317,9 @@ heal (const struct csr_loop_opts *o, int attempt, const char *code, const struct
 static bool
 from_patch_cmd (const struct csr_loop *l, int i)
 {
-  return i > 0 && l->patches[i - 1].source && strcmp (l->patches[i - 1].source, "patch-cmd") == 0;
+  return i > 0 && l->patches[i - 1].source
+         && (strcmp (l->patches[i - 1].source, "patch-cmd") == 0
+             || strcmp (l->patches[i - 1].source, "llm") == 0);
 }
 
 /* Blocked only because names heal.conf knows are undefined (a fix may follow). */
@@ -288,7 +451,9 @@ csr_loop_run (struct csr_loop *l, const char *code, size_t len, const struct csr
               if (from_patch_cmd (l, i) && !only_undefined_names (v))
                 {
                   a->diagnosis = d;
-                  a->patch_none = "the patch from --patch-cmd was blocked by the gate";
+                  a->patch_none = strcmp (l->patches[i - 1].source, "llm") == 0
+                                      ? "the patch from the LLM was blocked by the gate"
+                                      : "the patch from --patch-cmd was blocked by the gate";
                   r->status = CSR_STATUS_BLOCKED;
                   break;
                 }

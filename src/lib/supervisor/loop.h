@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "../jail/spec.h"
+#include "../llm/llm.h"
 #include "../util/error.h"
 #include "capture.h"
 #include "classify.h"
@@ -23,11 +24,13 @@ struct csr_loop_opts
   int n_args;
   struct csr_capture_opts capture; /* per attempt; nothing is streamed */
   const struct csr_gate_policy *policy;
-  int gate_code_fd;                 /* csr_gate_code_fd(), or -1: the gate compiles itself */
-  bool check_only;                  /* csrun check: gate only, one attempt */
-  const struct csr_scan *scan;      /* NULL: no silent-failure scan */
-  const struct csr_heal_conf *heal; /* NULL: no local healing */
-  const char *patch_cmd;            /* NULL: none */
+  int gate_code_fd;                  /* csr_gate_code_fd(), or -1: the gate compiles itself */
+  bool check_only;                   /* csrun check: gate only, one attempt */
+  const struct csr_scan *scan;       /* NULL: no silent-failure scan */
+  const struct csr_heal_conf *heal;  /* NULL: no local healing */
+  const struct csr_llm_config *llm;  /* NULL or no provider: no LLM */
+  struct csr_llm_budget *llm_budget; /* the run's call count (required with llm) */
+  const char *patch_cmd;             /* NULL: none */
   double patch_timeout_s;
   int max_attempts; /* 1..CSR_MAX_ATTEMPTS */
 };

@@ -397,6 +397,33 @@ w_attempt (struct writer *w, const struct csr_attempt *a)
       w_str_or_null (w, a->patch->rules);
       w_key (w, "diff");
       w_str_or_null (w, a->patch->diff);
+      if (a->patch->provider)
+        {
+          const struct csr_patch *p = a->patch;
+          w_key (w, "llm");
+          w_open (w);
+          w_key (w, "provider");
+          w_str (w, p->provider);
+          w_key (w, "model");
+          w_str_or_null (w, p->model);
+          w_key (w, "requests");
+          w_int (w, p->requests);
+          w_key (w, "discarded_replies");
+          w_int (w, p->discarded);
+          w_key (w, "input_tokens");
+          if (p->input_tokens >= 0)
+            w_int (w, p->input_tokens);
+          else
+            w_null (w);
+          w_key (w, "output_tokens");
+          if (p->output_tokens >= 0)
+            w_int (w, p->output_tokens);
+          else
+            w_null (w);
+          w_key (w, "latency_ms");
+          w_u64 (w, p->latency_ms > 0 ? (uint64_t)(p->latency_ms + 0.5) : 0);
+          w_close (w);
+        }
       w_close (w);
     }
   else if (a->patch_none)
@@ -522,6 +549,20 @@ csr_result_to_json (const struct csr_run_result *r, char **out, size_t *len, csr
     {
       w_key (w, "max_attempts");
       w_int (w, r->max_attempts);
+    }
+  if (r->llm_provider)
+    {
+      w_key (w, "llm");
+      w_open (w);
+      w_key (w, "provider");
+      w_str (w, r->llm_provider);
+      w_key (w, "model");
+      w_str_or_null (w, r->llm_model);
+      w_key (w, "calls");
+      w_int (w, r->llm_calls);
+      w_key (w, "max_calls");
+      w_int (w, r->llm_max_calls);
+      w_close (w);
     }
   if (r->diagnosis)
     w_diagnosis (w, r->diagnosis);

@@ -82,6 +82,11 @@ struct csr_run_result
   int max_attempts;
   const struct csr_diagnosis *diagnosis; /* the final attempt's, when it failed */
   const char *final_code;                /* the program that ran last, when it was healed */
+  /* The LLM healing could use (NULL: none configured): "llm" in the JSON. */
+  const char *llm_provider;
+  const char *llm_model;
+  int llm_calls; /* HTTP requests made in this run */
+  int llm_max_calls;
 };
 
 /* Serialise to JSON (one object, newline-terminated).  Output bytes that are

@@ -1,0 +1,126 @@
+#include "config.h"
+#include "llm.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "wire-internal.h"
+
+/* The openai wire: POST {base}/v1/chat/completions.  Also DeepSeek, vLLM,
+ * LiteLLM, llama.cpp's server and Ollama's /v1. */
+
+static char *
+openai_body (const struct csr_llm_config *c, const char *system, const char *user, csr_error **err)
+{
+  struct csr_wgen w;
+  if (csr_wgen_init (&w, err) < 0)
+    return NULL;
+  csr_wgen_map_open (&w);
+  csr_wgen_kv_str (&w, "model", c->model);
+  csr_wgen_str (&w, "messages");
+  csr_wgen_array_open (&w);
+  if (system != NULL)
+    csr_wgen_chat_message (&w, "system", system);
+  csr_wgen_chat_message (&w, "user", user);
+  csr_wgen_array_close (&w);
+  csr_wgen_kv_int (&w, "temperature", 0);
+  csr_wgen_kv_int (&w, "max_tokens", csr_wreq_max_tokens (c));
+  csr_wgen_map_close (&w);
+  return csr_wgen_finish (&w, err);
+}
+
+static int
+openai_build (const struct csr_llm_config *c, const char *system, const char *user,
+              struct csr_llm_request *r, csr_error **err)
+{
+  r->url = csr_wreq_url (c->base_url, "/v1", "/chat/completions", err);
+  if (r->url == NULL)
+    return -1;
+  if (csr_wreq_has_key (c) && csr_wreq_header (r, err, "Authorization: Bearer %s", c->api_key) < 0)
+    return -1;
+  if (csr_wreq_header (r, err, "Content-Type: application/json") < 0)
+    return -1;
+  r->body = openai_body (c, system, user, err);
+  return r->body ? 0 : -1;
+}
+
+/* choices[0].message.content: a string, null (no text), or (some
+ * compatible servers) an array of {"type": "text"} parts. */
+static void
+openai_content (yajl_val content, const char *key, struct csr_llm_reply *r)
+{
+  const enum csr_llm_wire w = CSR_LLM_WIRE_OPENAI;
+  if (content == NULL)
+    csr_wreply_malformed (r, w, key, "no message content");
+  else if (YAJL_IS_NULL (content))
+    csr_wreply_text (r, w, "", 0);
+  else if (YAJL_IS_STRING (content))
+    csr_wreply_text (r, w, content->u.string, strlen (content->u.string));
+  else if (YAJL_IS_ARRAY (content))
+    {
+      struct csr_wbuf b = { 0 };
+      if (csr_wjson_text_blocks (content, &b) < 0)
+        csr_wreply_malformed (r, w, key, "a text part of the message content has no text");
+      else
+        csr_wreply_wbuf (r, w, &b);
+      csr_wbuf_release (&b);
+    }
+  else
+    csr_wreply_malformed (r, w, key, "message content is not a string");
+}
+
+/* choices[0].message, or NULL with *WHAT saying what is wrong. */
+static yajl_val
+openai_message (yajl_val doc, const char **what)
+{
+  yajl_val choices = csr_wjson_get (doc, "choices");
+  yajl_val choice = csr_wjson_at (choices, 0);
+  yajl_val message = csr_wjson_get (choice, "message");
+  if (choices == NULL)
+    *what = "no choices";
+  else if (!YAJL_IS_ARRAY (choices))
+    *what = "choices is not an array";
+  else if (choice == NULL)
+    *what = "choices is empty";
+  else if (!YAJL_IS_OBJECT (message))
+    *what = "no message in choices[0]";
+  else
+    return message;
+  return NULL;
+}
+
+static void
+openai_parse_ok (yajl_val doc, const char *key, struct csr_llm_reply *r)
+{
+  yajl_val usage = csr_wjson_get (doc, "usage");
+  r->input_tokens = csr_wjson_get_count (usage, "prompt_tokens");
+  r->output_tokens = csr_wjson_get_count (usage, "completion_tokens");
+
+  const char *what = NULL;
+  yajl_val message = openai_message (doc, &what);
+  if (message == NULL)
+    csr_wreply_malformed (r, CSR_LLM_WIRE_OPENAI, key, what);
+  else
+    openai_content (csr_wjson_get (message, "content"), key, r);
+}
+
+/* insufficient_quota (in error.code or error.type) is a spending limit,
+ * not a rate limit, whatever the status. */
+static enum csr_llm_outcome
+openai_classify (yajl_val doc, long status, double *hint_s)
+{
+  (void)status;
+  (void)hint_s;
+  yajl_val e = csr_wjson_get (doc, "error");
+  if (csr_wjson_str_has (e, "code", "insufficient_quota")
+      || csr_wjson_str_has (e, "type", "insufficient_quota"))
+    return CSR_LLM_QUOTA;
+  return CSR_LLM_OK;
+}
+
+const struct csr_llm_wire_ops csr_llm_openai_ops = {
+  .wire = CSR_LLM_WIRE_OPENAI,
+  .build = openai_build,
+  .parse_ok = openai_parse_ok,
+  .classify = openai_classify,
+};
