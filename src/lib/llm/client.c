@@ -215,13 +215,21 @@ csr_llm_complete (const struct csr_llm_config *c, struct csr_llm_budget *b, cons
       last = NULL;
       if (hrc < 0)
         {
-          /* A transport failure: transient. */
+          /* A transport failure: transient unless resp.permanent. */
           if (asprintf (&last, "%s: %s", name, csr_error_text (herr)) < 0)
             last = NULL;
           csr_error_free (herr);
           if (last == NULL)
             {
               csr_error_set (err, 0, "%s: cannot allocate", name);
+              goto out;
+            }
+          if (resp.permanent)
+            {
+              csr_llm_scrub (last, key);
+              r->why = last;
+              last = NULL;
+              ret = 0;
               goto out;
             }
         }

@@ -258,11 +258,12 @@ csr_http_post (const char *url, char *const *headers, const char *body, double c
   if (cu_load (err) < 0)
     return csr_error_wrap (err, "POST %s", where);
 
+  /* Declared first, so released after the handle that points to it. */
+  __attribute__ ((cleanup (slist_freep))) struct curl_slist *list = NULL;
   __attribute__ ((cleanup (easy_cleanupp))) CURL *h = cu.easy_init ();
   if (h == NULL)
     return csr_error_set (err, 0, "POST %s: cannot create a libcurl handle", where);
 
-  __attribute__ ((cleanup (slist_freep))) struct curl_slist *list = NULL;
   for (size_t i = 0; headers && headers[i]; i++)
     {
       /* A line break would let a value smuggle in more headers. */
@@ -336,6 +337,10 @@ csr_http_post (const char *url, char *const *headers, const char *body, double c
     {
       free (sink.buf);
       free (sink.retry_after);
+      r->permanent = rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE
+                     || rc == CURLE_SSL_CERTPROBLEM || rc == CURLE_SSL_ISSUER_ERROR
+                     || rc == CURLE_URL_MALFORMAT || rc == CURLE_UNSUPPORTED_PROTOCOL
+                     || rc == CURLE_FILESIZE_EXCEEDED || rc == CURLE_TOO_MANY_REDIRECTS;
       if (rc == CURLE_FILESIZE_EXCEEDED)
         return csr_error_set (err, 0, "POST %s: reply larger than 8 MiB", where);
       if (sink.no_memory)

@@ -33,11 +33,11 @@ enum csr_llm_wire
  * wire with DeepSeek's URL, key variable and model. */
 struct csr_llm_provider
 {
-  const char *name;          /* "openai", "anthropic", "gemini", "ollama", "deepseek" */
+  const char *name; /* "openai", "anthropic", "gemini", "ollama", "deepseek" */
   enum csr_llm_wire wire;
-  const char *base_url;      /* default base URL (no trailing slash) */
-  const char *model;         /* default model */
-  const char *key_env;       /* environment variable holding the key, NULL: none needed */
+  const char *base_url; /* default base URL (no trailing slash) */
+  const char *model;    /* default model */
+  const char *key_env;  /* environment variable holding the key, NULL: none needed */
 };
 
 /* The provider called NAME (case-sensitive), or NULL. */
@@ -56,8 +56,8 @@ struct csr_llm_config
   char *ca_file;                           /* --llm-ca-file, or NULL: the system's CAs */
   double connect_timeout_s;                /* default 10 */
   double timeout_s;                        /* per request, default 120 */
-  int retries;   /* requests per healing step (--llm-retries, default 3) */
-  int max_calls; /* HTTP requests per csrun run (--llm-max-calls, default 6) */
+  int retries;    /* requests per healing step (--llm-retries, default 3) */
+  int max_calls;  /* HTTP requests per csrun run (--llm-max-calls, default 6) */
   int max_tokens; /* the reply's token cap sent to the provider (default 4096) */
 };
 void csr_llm_config_release (struct csr_llm_config *c);
@@ -67,14 +67,14 @@ void csr_llm_config_release (struct csr_llm_config *c);
 /* Where the configuration comes from.  Strings are borrowed. */
 struct csr_llm_select
 {
-  bool no_llm;            /* --no-llm: nothing else matters */
-  const char *llm;        /* --llm PROVIDER[:MODEL], or NULL */
-  const char *base_url;   /* --llm-base-url, or NULL */
-  const char *ca_file;    /* --llm-ca-file, or NULL */
-  const char *env_file;   /* --env-file, or NULL */
-  int retries;            /* <= 0: default */
-  int max_calls;          /* < 0: default; 0 is allowed and means "never call" */
-  double timeout_s;       /* <= 0: default */
+  bool no_llm;          /* --no-llm: nothing else matters */
+  const char *llm;      /* --llm PROVIDER[:MODEL], or NULL */
+  const char *base_url; /* --llm-base-url, or NULL */
+  const char *ca_file;  /* --llm-ca-file, or NULL */
+  const char *env_file; /* --env-file, or NULL */
+  int retries;          /* <= 0: default */
+  int max_calls;        /* < 0: default; 0 is allowed and means "never call" */
+  double timeout_s;     /* <= 0: default */
   /* Looks a variable up in the process environment (getenv in csrun; tests
    * pass their own).  NULL: no environment. */
   const char *(*getenv_fn) (const char *name, void *data);
@@ -171,6 +171,8 @@ struct csr_http_response
   char *body; /* NUL-terminated; at most 8 MiB kept (larger: an error) */
   size_t len;
   char *retry_after; /* the Retry-After header, or NULL */
+  bool permanent;    /* csr_http_post failed in a way a retry can't mend: TLS
+                        verification, a bad CA file, a bad URL, an oversized reply */
 };
 void csr_http_response_release (struct csr_http_response *r);
 
@@ -180,9 +182,9 @@ void csr_http_response_release (struct csr_http_response *r);
  * a transport failure (connect, TLS, timeout, oversized reply): the error
  * names the host, never the headers ("POST http://127.0.0.1:4711/v1/messages:
  * Timeout was reached").  Query strings are left out of messages. */
-int csr_http_post (const char *url, char *const *headers, const char *body, double connect_timeout_s,
-                   double timeout_s, const char *ca_file, struct csr_http_response *r,
-                   csr_error **err);
+int csr_http_post (const char *url, char *const *headers, const char *body,
+                   double connect_timeout_s, double timeout_s, const char *ca_file,
+                   struct csr_http_response *r, csr_error **err);
 
 /* ------------------------------------------------------------ completions */
 
@@ -195,12 +197,12 @@ struct csr_llm_budget
 
 struct csr_llm_result
 {
-  char *text;          /* the reply text (CSR_LLM_OK) */
-  long input_tokens;   /* summed over the requests of this completion, -1 if never reported */
+  char *text;        /* the reply text (CSR_LLM_OK) */
+  long input_tokens; /* summed over the requests of this completion, -1 if never reported */
   long output_tokens;
-  double latency_ms;   /* wall time of this completion, backoff waits included */
-  int requests;        /* HTTP requests this completion made */
-  char *why;           /* no text: one line saying why (quota, blocked, budget, timeout, ...) */
+  double latency_ms; /* wall time of this completion, backoff waits included */
+  int requests;      /* HTTP requests this completion made */
+  char *why;         /* no text: one line saying why (quota, blocked, budget, timeout, ...) */
 };
 void csr_llm_result_release (struct csr_llm_result *r);
 
@@ -210,9 +212,8 @@ void csr_llm_result_release (struct csr_llm_result *r);
  * 8 s) and try again, at most 4 requests.  Every request counts against
  * B->calls.  Returns 1 with R->text, 0 with R->why (quota, blocked, fail,
  * budget exhausted, transient errors persisted), -1 on an internal error. */
-int csr_llm_complete (const struct csr_llm_config *c, struct csr_llm_budget *b,
-                      const char *system, const char *user, struct csr_llm_result *r,
-                      csr_error **err);
+int csr_llm_complete (const struct csr_llm_config *c, struct csr_llm_budget *b, const char *system,
+                      const char *user, struct csr_llm_result *r, csr_error **err);
 
 /* The exponential backoff for retry K (0-based) with jitter drawn from
  * RANDOM in [0, 1]: exposed for tests. */

@@ -1,6 +1,7 @@
 #include "config.h"
 #include "llm.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +9,21 @@
 
 /* The openai wire: POST {base}/v1/chat/completions.  Also DeepSeek, vLLM,
  * LiteLLM, llama.cpp's server and Ollama's /v1. */
+
+/* OpenAI's reasoning models (o1, o3, o4-mini, gpt-5...) refuse max_tokens
+ * and any temperature but the default: they take max_completion_tokens. */
+static bool
+reasoning_model (const char *model)
+{
+  static const char *const prefixes[] = { "o1", "o3", "o4", "gpt-5" };
+  for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
+    {
+      size_t n = strlen (prefixes[i]);
+      if (strncmp (model, prefixes[i], n) == 0 && (model[n] == '\0' || model[n] == '-'))
+        return true;
+    }
+  return false;
+}
 
 static char *
 openai_body (const struct csr_llm_config *c, const char *system, const char *user, csr_error **err)
@@ -23,8 +39,13 @@ openai_body (const struct csr_llm_config *c, const char *system, const char *use
     csr_wgen_chat_message (&w, "system", system);
   csr_wgen_chat_message (&w, "user", user);
   csr_wgen_array_close (&w);
-  csr_wgen_kv_int (&w, "temperature", 0);
-  csr_wgen_kv_int (&w, "max_tokens", csr_wreq_max_tokens (c));
+  if (reasoning_model (c->model))
+    csr_wgen_kv_int (&w, "max_completion_tokens", csr_wreq_max_tokens (c));
+  else
+    {
+      csr_wgen_kv_int (&w, "temperature", 0);
+      csr_wgen_kv_int (&w, "max_tokens", csr_wreq_max_tokens (c));
+    }
   csr_wgen_map_close (&w);
   return csr_wgen_finish (&w, err);
 }

@@ -202,8 +202,8 @@ wjson_valid (const char *body, size_t len, char *whybuf, size_t whybuf_len)
   else if (st != yajl_status_ok)
     {
       unsigned char *e = yajl_get_error (h, 0, NULL, 0);
-      snprintf (whybuf, whybuf_len, "not JSON (%s)", e ? (const char *)e : "unknown error");
-      whybuf[strcspn (whybuf, "\n")] = '\0';
+      const char *text = e ? (const char *)e : "unknown error";
+      snprintf (whybuf, whybuf_len, "not JSON (%.*s)", (int)strcspn (text, "\n"), text);
       if (e)
         yajl_free_error (h, e);
     }

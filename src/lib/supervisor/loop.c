@@ -214,8 +214,20 @@ heal_llm (const struct csr_loop_opts *o, const char *code, const struct csr_diag
         out_tok = (out_tok < 0 ? 0 : out_tok) + res.output_tokens;
       if (rc <= 0)
         {
-          snprintf (whybuf, sizeof whybuf, "%s: %s", c->provider->name,
-                    res.why ? res.why : "no reply");
+          /* One "provider: " prefix, naming the provider rather than its wire
+           * format ("deepseek: HTTP 402: ...", not "openai: ..."). */
+          const char *w = res.why ? res.why : "no reply";
+          const char *names[] = { c->provider->name, csr_llm_wire_name (c->provider->wire) };
+          for (size_t n = 0; n < 2; n++)
+            {
+              size_t nl = strlen (names[n]);
+              if (strncmp (w, names[n], nl) == 0 && w[nl] == ':' && w[nl + 1] == ' ')
+                {
+                  w += nl + 2;
+                  break;
+                }
+            }
+          snprintf (whybuf, sizeof whybuf, "%s: %s", c->provider->name, w);
           *why = whybuf;
           csr_llm_result_release (&res);
           return rc;
