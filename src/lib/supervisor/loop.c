@@ -119,6 +119,27 @@ diagnose_run (struct csr_diagnosis *d, const struct csr_attempt *a, const char *
   csr_classify_traceback (text ? text : "", text ? strlen (text) : 0, code, d);
 }
 
+/* The jail of one gated run of CODE: the base spec with ARGV, snippet.py and
+ * the precompiled gate.  SNIPPET is storage for the file. */
+static struct jail_spec
+gated_spec (const struct csr_loop_opts *o, char **argv, const char *code, struct csr_file *snippet)
+{
+  *snippet = (struct csr_file){ "snippet.py", code, strlen (code), 0444 };
+  struct jail_spec spec = *o->base;
+  spec.argv = argv;
+  spec.files = snippet;
+  spec.n_files = 1;
+  if (o->gate_code_fd >= 0)
+    {
+      /* fd 3 is the verdict pipe (capture's); fd 4 the precompiled gate. */
+      lseek (o->gate_code_fd, 0, SEEK_SET);
+      spec.extra_fds[0] = -1;
+      spec.extra_fds[1] = o->gate_code_fd;
+      spec.n_extra_fds = 2;
+    }
+  return spec;
+}
+
 /* Run only the gate on CODE, in a jail like an attempt's: *V gets the verdict. */
 static int
 gate_check (const struct csr_loop_opts *o, const char *code, struct csr_gate_verdict *v,
@@ -130,18 +151,8 @@ gate_check (const struct csr_loop_opts *o, const char *code, struct csr_gate_ver
   cleanup_free char **argv = gate_argv (json, NULL, 0);
   if (argv == NULL)
     return csr_error_set (err, ENOMEM, "allocate argv");
-  struct csr_file snippet = { "snippet.py", code, strlen (code), 0444 };
-  struct jail_spec spec = *o->base;
-  spec.argv = argv;
-  spec.files = &snippet;
-  spec.n_files = 1;
-  if (o->gate_code_fd >= 0)
-    {
-      lseek (o->gate_code_fd, 0, SEEK_SET);
-      spec.extra_fds[0] = -1;
-      spec.extra_fds[1] = o->gate_code_fd;
-      spec.n_extra_fds = 2;
-    }
+  struct csr_file snippet;
+  struct jail_spec spec = gated_spec (o, argv, code, &snippet);
   struct csr_attempt a;
   memset (&a, 0, sizeof a);
   cleanup_free char *vtext = NULL;
@@ -387,19 +398,8 @@ csr_loop_run (struct csr_loop *l, const char *code, size_t len, const struct csr
       cleanup_free char **argv = gate_argv (pjson, o->args, o->n_args);
       if (argv == NULL)
         return csr_error_set (err, ENOMEM, "allocate argv");
-      struct csr_file snippet = { "snippet.py", cur, strlen (cur), 0444 };
-      struct jail_spec spec = *o->base;
-      spec.argv = argv;
-      spec.files = &snippet;
-      spec.n_files = 1;
-      if (o->gate_code_fd >= 0)
-        {
-          /* fd 3 is the verdict pipe (capture's); fd 4 the precompiled gate. */
-          lseek (o->gate_code_fd, 0, SEEK_SET);
-          spec.extra_fds[0] = -1;
-          spec.extra_fds[1] = o->gate_code_fd;
-          spec.n_extra_fds = 2;
-        }
+      struct csr_file snippet;
+      struct jail_spec spec = gated_spec (o, argv, cur, &snippet);
       cleanup_free char *vtext = NULL;
       size_t vlen = 0;
       if (csr_capture_run_gated (&spec, &o->capture, a, &vtext, &vlen, err) < 0)
