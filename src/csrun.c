@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "cmd/oci.h"
 #include "util/log.h"
 
 #define OCI_SPEC_VERSION "1.0.2"
@@ -20,9 +21,29 @@ struct command
   const char *help;
 };
 
+/* `csrun run` is the snippet runner, or the OCI run of a bundle. */
+static int
+cmd_run_either (struct csr_global *g, int argc, char **argv)
+{
+  if (oci_run_is_bundle (g, argc, argv))
+    return cmd_oci_run (g, argc, argv);
+  return cmd_run (g, argc, argv);
+}
+
 static const struct command commands[] = {
-  { "run", cmd_run, "run a Python snippet in a disposable jail" },
+  { "run", cmd_run_either, "run a Python snippet in a disposable jail" },
   { "check", cmd_check, "run only the AST gate on a snippet" },
+  { "create", cmd_oci_create, "OCI: create a container from a bundle" },
+  { "start", cmd_oci_start, "OCI: start a created container" },
+  { "state", cmd_oci_state, "OCI: print a container's state" },
+  { "kill", cmd_oci_kill, "OCI: signal a container" },
+  { "delete", cmd_oci_delete, "OCI: delete a container" },
+  { "list", cmd_oci_list, "OCI: list containers" },
+  { "ps", cmd_oci_ps, "OCI: list a container's processes" },
+  { "spec", cmd_oci_spec, "OCI: write a default config.json" },
+  { "features", cmd_oci_features, "OCI: what this runtime supports" },
+  { "pause", cmd_oci_pause, "OCI: freeze a container" },
+  { "resume", cmd_oci_resume, "OCI: thaw a container" },
   { NULL, NULL, NULL },
 };
 
@@ -40,10 +61,28 @@ void (*argp_program_version_hook) (FILE *, struct argp_state *) = print_version;
 enum
 {
   OPT_DEBUG = 1000,
+  OPT_ROOT,
+  OPT_LOG,
+  OPT_LOG_FORMAT,
+  OPT_SYSTEMD_CGROUP,
+  OPT_CGROUP_MANAGER,
+  OPT_ROOTLESS,
 };
 
 static struct argp_option global_options[] = {
   { "debug", OPT_DEBUG, NULL, 0, "Print debug messages on stderr", 0 },
+  { "root", OPT_ROOT, "DIR", 0,
+    "OCI: the state directory (default $XDG_RUNTIME_DIR/csrun, else /run/csrun)", 0 },
+  { "log", OPT_LOG, "FILE", 0, "OCI: also write errors and warnings to FILE", 0 },
+  { "log-format", OPT_LOG_FORMAT, "text|json", 0, "OCI: the format of --log (default text)", 0 },
+  { "systemd-cgroup", OPT_SYSTEMD_CGROUP, NULL, 0,
+    "OCI: cgroupsPath is slice:prefix:name (systemd style)", 0 },
+  { "cgroup-manager", OPT_CGROUP_MANAGER, "cgroupfs|systemd|disabled", 0,
+    "OCI: how container cgroups are managed", 0 },
+  { "rootless", OPT_ROOTLESS, "true|false|auto", OPTION_ARG_OPTIONAL,
+    "OCI: accepted (csrun "
+    "detects it)",
+    0 },
   { NULL, 0, NULL, 0, NULL, 0 },
 };
 
@@ -52,6 +91,9 @@ static const char global_doc[]
       "Commands:\n"
       "  run        gate, run and heal a Python snippet in a disposable jail\n"
       "  check      run only the AST gate on a snippet (in the jail)\n\n"
+      "OCI runtime commands (runc/crun compatible; see csrun-oci(8)):\n"
+      "  create, start, state, kill, delete, run (with a bundle), list, ps, spec,\n"
+      "  features, pause, resume\n\n"
       "Run 'csrun COMMAND --help' for a command's options. See csrun(1).";
 
 struct global_parse
@@ -69,6 +111,36 @@ parse_global (int key, char *arg, struct argp_state *state)
     case OPT_DEBUG:
       p->g.debug = 1;
       csr_log_set_level (CSR_LOG_DEBUG);
+      break;
+    case OPT_ROOT:
+      p->g.root = arg;
+      p->g.oci_flags = true;
+      break;
+    case OPT_LOG:
+      p->g.log_path = arg;
+      p->g.oci_flags = true;
+      break;
+    case OPT_LOG_FORMAT:
+      if (strcmp (arg, "json") != 0 && strcmp (arg, "text") != 0)
+        argp_failure (state, 1, 0, "invalid --log-format '%s' (text or json)", arg);
+      p->g.log_json = strcmp (arg, "json") == 0;
+      p->g.oci_flags = true;
+      break;
+    case OPT_SYSTEMD_CGROUP:
+      p->g.systemd_cgroup = true;
+      p->g.oci_flags = true;
+      break;
+    case OPT_CGROUP_MANAGER:
+      if (strcmp (arg, "cgroupfs") != 0 && strcmp (arg, "systemd") != 0
+          && strcmp (arg, "disabled") != 0)
+        argp_failure (state, 1, 0, "invalid --cgroup-manager '%s'", arg);
+      p->g.cgroup_manager = arg;
+      p->g.systemd_cgroup = strcmp (arg, "systemd") == 0;
+      p->g.oci_flags = true;
+      break;
+    case OPT_ROOTLESS:
+      p->g.rootless = arg ? arg : "true";
+      p->g.oci_flags = true;
       break;
     case ARGP_KEY_ARG:
       p->cmd_index = state->next - 1;

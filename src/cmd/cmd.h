@@ -2,6 +2,8 @@
 #ifndef CSRUN_CMD_H
 #define CSRUN_CMD_H
 
+#include <stdbool.h>
+
 /* Exit codes shared by the front ends (documented in csrun-run(1)). */
 enum
 {
@@ -16,6 +18,14 @@ enum
 struct csr_global
 {
   int debug;
+  /* OCI runtime flags (runc/crun): state root, log file and format, cgroup manager. */
+  const char *root;
+  const char *log_path;
+  bool log_json;
+  bool systemd_cgroup;
+  const char *cgroup_manager; /* cgroupfs, systemd, disabled; NULL: cgroupfs */
+  const char *rootless;       /* true, false, auto; NULL: auto */
+  bool oci_flags;             /* one of the above was given */
 };
 
 int cmd_run (struct csr_global *g, int argc, char **argv);

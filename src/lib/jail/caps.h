@@ -4,11 +4,25 @@
 
 #include "../util/error.h"
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* Switch to UID/GID (ids inside the user namespace), empty every capability
  * set (bounding, ambient, inheritable, permitted, effective), lock the
  * securebits so an exec as uid 0 grants nothing, and set no_new_privs. */
 int csr_caps_drop_all (uid_t uid, gid_t gid, csr_error **err);
+
+/* Capability sets as bit masks (1ULL << CAP_X), as an OCI config gives them. */
+struct csr_cap_sets
+{
+  uint64_t bounding, effective, inheritable, permitted, ambient;
+};
+/* An OCI process: drop what the bounding set lacks, switch to UID/GID with
+ * GROUPS as supplementary groups, keep exactly SETS, and set no_new_privs
+ * when asked. */
+int csr_caps_apply_oci (uid_t uid, gid_t gid, const gid_t *groups, size_t n_groups,
+                        const struct csr_cap_sets *sets, bool no_new_privs, csr_error **err);
 
 #endif

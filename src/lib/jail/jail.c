@@ -38,6 +38,7 @@ jail_spec_init (struct jail_spec *spec)
   spec->tmp_size = 64ULL << 20;
   spec->tmp_inodes = 16384;
   spec->stdin_fd = spec->stdout_fd = spec->stderr_fd = -1;
+  spec->oci_exec_fifo = spec->oci_console = -1;
 }
 
 static void

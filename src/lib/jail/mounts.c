@@ -198,33 +198,49 @@ setup_proc (int rootfd, csr_error **err)
   for (size_t i = 0; i < sizeof masked_paths / sizeof masked_paths[0]; i++)
     {
       char p[128];
-      struct stat st;
       snprintf (p, sizeof p, NEWROOT "%s", masked_paths[i]);
-      if (lstat (p, &st) < 0)
-        continue; /* not on this kernel */
-      if (S_ISDIR (st.st_mode))
-        {
-          if (do_mount ("tmpfs", p, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                        "size=0,nr_inodes=1,mode=0555", err)
-              < 0)
-            return -1;
-        }
-      else if (do_mount ("/dev/null", p, NULL, MS_BIND, NULL, err) < 0
-               || restrict_mount (p, MS_RDONLY | MS_NOSUID | MS_NOEXEC, err) < 0)
+      if (csr_mounts_mask (p, err) < 0)
         return -1;
     }
   for (size_t i = 0; i < sizeof readonly_paths / sizeof readonly_paths[0]; i++)
     {
       char p[128];
       snprintf (p, sizeof p, NEWROOT "%s", readonly_paths[i]);
-      if (access (p, F_OK) < 0)
-        continue;
-      if (do_mount (p, p, NULL, MS_BIND | MS_REC, NULL, err) < 0)
-        return -1;
-      if (restrict_mount (p, MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, err) < 0)
+      if (csr_mounts_readonly (p, err) < 0)
         return -1;
     }
   return 0;
+}
+
+int
+csr_mounts_mask (const char *p, csr_error **err)
+{
+  struct stat st;
+  if (lstat (p, &st) < 0)
+    return 0; /* not on this kernel */
+  if (S_ISDIR (st.st_mode))
+    return do_mount ("tmpfs", p, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                     "size=0,nr_inodes=1,mode=0555", err);
+  if (do_mount ("/dev/null", p, NULL, MS_BIND, NULL, err) < 0
+      || restrict_mount (p, MS_RDONLY | MS_NOSUID | MS_NOEXEC, err) < 0)
+    return -1;
+  return 0;
+}
+
+int
+csr_mounts_readonly (const char *p, csr_error **err)
+{
+  if (access (p, F_OK) < 0)
+    return 0;
+  if (do_mount (p, p, NULL, MS_BIND | MS_REC, NULL, err) < 0)
+    return -1;
+  return restrict_mount (p, MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, err);
+}
+
+int
+csr_mounts_restrict (const char *path, unsigned long flags, csr_error **err)
+{
+  return restrict_mount (path, flags, err);
 }
 
 /* DIRFD/NAME is a real directory (not a symlink) with no entries. */

@@ -17,6 +17,16 @@ int csr_mounts_bind_rootfs (const char *rootfs_dir, int rootfs_fd, csr_error **e
  * pivot_root, and the rootfs made read-only. */
 int csr_mounts_setup (const struct jail_spec *spec, csr_error **err);
 
+/* Hide P: an empty read-only tmpfs over a directory, /dev/null over anything
+ * else; nothing when P does not exist. */
+int csr_mounts_mask (const char *p, csr_error **err);
+/* Make P (and what is mounted below it) read-only, nosuid, nodev, noexec;
+ * nothing when P does not exist. */
+int csr_mounts_readonly (const char *p, csr_error **err);
+/* Add MS_RDONLY/MS_NOSUID/MS_NODEV/MS_NOEXEC to the mount at PATH (mount_setattr,
+ * else a bind remount that keeps the flags a user namespace must keep). */
+int csr_mounts_restrict (const char *path, unsigned long flags, csr_error **err);
+
 /* Write SPEC's files into the (already pivoted) working directory. */
 int csr_mounts_write_files (const struct jail_spec *spec, csr_error **err);
 

@@ -333,6 +333,7 @@ struct compiler
   uint32_t native;
   uint32_t def_action;
   bool extra_arches; /* the filter holds arches besides the native one */
+  bool lenient;      /* conflicting rules: the first wins (OCI configs) */
   unsigned kernel_major, kernel_minor;
   struct added *added;
   size_t n_added, cap_added;
@@ -350,6 +351,14 @@ record_rule (struct compiler *c, const char *name, int nr, uint32_t action, bool
       if (a->nr != nr || a->action == action || (a->conditional && conditional))
         continue;
       char b1[32], b2[32];
+      if (c->lenient)
+        {
+          /* OCI configs from podman and Docker hold such pairs: the first wins. */
+          csr_debug ("seccomp: syscalls[%zu]: %s: %s ignored, syscalls[%zu] already has %s", entry,
+                     name, action_name (action, b1, sizeof b1), a->entry,
+                     action_name (a->action, b2, sizeof b2));
+          return 1;
+        }
       return csr_error_set (err, 0,
                             "syscalls[%zu]: %s: %s conflicts with %s in syscalls[%zu] (one "
                             "of them has no args: libseccomp would keep only one)",
@@ -542,8 +551,9 @@ add_name (struct compiler *c, const char *name, size_t idx, uint32_t action,
       csr_debug ("seccomp: syscalls[%zu]: %s does not exist on this architecture", idx, name);
       return 0;
     }
-  if (record_rule (c, name, nr, action, n_args > 0, idx, err) < 0)
-    return -1;
+  int rec = record_rule (c, name, nr, action, n_args > 0, idx, err);
+  if (rec != 0)
+    return rec < 0 ? -1 : 0;
   if (action == c->def_action)
     return 0; /* what happens anyway; libseccomp refuses it */
   int r = seccomp_rule_add_array (c->ctx, action, nr, n_args, args);
@@ -857,12 +867,13 @@ make_result (char *bpf, size_t len, const char *digest, struct csr_seccomp **out
 }
 
 static int
-compile_to_bpf (const char *json, size_t len, char **bpf, size_t *bpf_len, csr_error **err)
+compile_to_bpf (const char *json, size_t len, bool lenient, char **bpf, size_t *bpf_len,
+                csr_error **err)
 {
   cleanup_yajl yajl_val root = NULL;
   if (parse_profile (json, len, &root, err) < 0)
     return -1;
-  struct compiler c = { .native = seccomp_arch_native () };
+  struct compiler c = { .native = seccomp_arch_native (), .lenient = lenient };
   struct utsname u;
   if (uname (&u) == 0 && parse_kernel_version (u.release, &c.kernel_major, &c.kernel_minor) < 0)
     c.kernel_major = c.kernel_minor = 0;
@@ -882,17 +893,29 @@ compile_to_bpf (const char *json, size_t len, char **bpf, size_t *bpf_len, csr_e
   return 0;
 }
 
-int
-csr_seccomp_compile (const char *json, size_t len, struct csr_seccomp **out, csr_error **err)
+static int
+compile (const char *json, size_t len, bool lenient, struct csr_seccomp **out, csr_error **err)
 {
   char digest[CSR_SHA256_HEX_LEN + 1];
   if (csr_sha256_buf (json, len, digest, err) < 0)
     return -1;
   char *bpf = NULL;
   size_t bpf_len = 0;
-  if (compile_to_bpf (json, len, &bpf, &bpf_len, err) < 0)
+  if (compile_to_bpf (json, len, lenient, &bpf, &bpf_len, err) < 0)
     return -1;
   return make_result (bpf, bpf_len, digest, out, err);
+}
+
+int
+csr_seccomp_compile (const char *json, size_t len, struct csr_seccomp **out, csr_error **err)
+{
+  return compile (json, len, false, out, err);
+}
+
+int
+csr_seccomp_compile_oci (const char *json, size_t len, struct csr_seccomp **out, csr_error **err)
+{
+  return compile (json, len, true, out, err);
 }
 
 /* ------------------------------------------------------------ the cache */
@@ -969,7 +992,7 @@ csr_seccomp_load (const char *path, const char *cache_dir, struct csr_seccomp **
 
   char *bpf = NULL;
   size_t bpf_len = 0;
-  if (compile_to_bpf (json, len, &bpf, &bpf_len, err) < 0)
+  if (compile_to_bpf (json, len, false, &bpf, &bpf_len, err) < 0)
     return csr_error_wrap (err, "%s", path);
   if (file)
     {

@@ -9,6 +9,8 @@
 #include <sys/types.h>
 
 struct csr_cgroup;
+struct oci_config;
+struct oci_cgroup;
 
 struct csr_idmap
 {
@@ -72,6 +74,18 @@ struct jail_spec
   /* Seams for later layers (seccomp, cgroups, network modes). */
   const void *seccomp_bpf;   /* struct sock_fprog *, loaded last before exec; NULL = none */
   struct csr_cgroup *cgroup; /* the jail's init is moved here before it starts; NULL = none */
+
+  /* An OCI container (csrun create): when set, the jail follows the bundle's
+   * config.json instead of the snippet layout above: its namespaces, mounts,
+   * devices, process, capabilities and rlimits; the process is pid 1 itself
+   * (no csrun init) and, with an exec FIFO, waits for `csrun start`. */
+  const struct oci_config *oci;
+  const char *oci_bundle;              /* absolute: relative bind sources are relative to it */
+  int oci_exec_fifo;                   /* O_PATH fd of the exec FIFO, or -1: exec at once */
+  int oci_console;                     /* connected console socket (process.terminal), or -1 */
+  int oci_preserve_fds;                /* fds 3 .. 3+N-1 stay open for the process */
+  bool oci_no_pivot;                   /* --no-pivot: move the root and chroot instead */
+  const struct oci_cgroup *oci_cgroup; /* joined before the container runs, or NULL */
 };
 
 void jail_spec_init (struct jail_spec *spec);

@@ -1,0 +1,125 @@
+/* csrun — what the OCI commands share: error reporting and the state root. */
+#include "config.h"
+#include "oci.h"
+
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <yajl/yajl_gen.h>
+
+#include "util/cleanup.h"
+
+static void
+log_line (const struct csr_global *g, const char *level, const char *msg)
+{
+  if (g->log_path == NULL)
+    return;
+  cleanup_close int fd = open (g->log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return;
+  cleanup_free char *now = oci_now_rfc3339 ();
+  if (!g->log_json)
+    {
+      dprintf (fd, "%s %s: %s\n", now ? now : "-", level, msg);
+      return;
+    }
+  yajl_gen y = yajl_gen_alloc (NULL);
+  if (y == NULL)
+    return;
+  yajl_gen_map_open (y);
+  yajl_gen_string (y, (const unsigned char *)"msg", 3);
+  yajl_gen_string (y, (const unsigned char *)msg, strlen (msg));
+  yajl_gen_string (y, (const unsigned char *)"level", 5);
+  yajl_gen_string (y, (const unsigned char *)level, strlen (level));
+  yajl_gen_string (y, (const unsigned char *)"time", 4);
+  yajl_gen_string (y, (const unsigned char *)(now ? now : ""), now ? strlen (now) : 0);
+  yajl_gen_map_close (y);
+  const unsigned char *buf;
+  size_t len;
+  if (yajl_gen_get_buf (y, &buf, &len) == yajl_gen_status_ok)
+    dprintf (fd, "%.*s\n", (int)len, (const char *)buf);
+  yajl_gen_free (y);
+}
+
+int
+oci_fail (const struct csr_global *g, csr_error *e)
+{
+  const char *msg = e ? csr_error_text (e) : "unknown error";
+  fprintf (stderr, "csrun: %s\n", msg);
+  log_line (g, "error", msg);
+  csr_error_free (e);
+  return 1;
+}
+
+int
+oci_failf (const struct csr_global *g, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  csr_error *e = NULL;
+  csr_error_setv (&e, 0, fmt, ap);
+  va_end (ap);
+  return oci_fail (g, e);
+}
+
+void
+oci_warn (const struct csr_global *g, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  char *msg = NULL;
+  if (vasprintf (&msg, fmt, ap) < 0)
+    msg = NULL;
+  va_end (ap);
+  if (msg == NULL)
+    return;
+  if (g->log_path)
+    log_line (g, "warning", msg);
+  else
+    fprintf (stderr, "csrun: warning: %s\n", msg);
+  free (msg);
+}
+
+char *
+oci_root (const struct csr_global *g)
+{
+  char *root = NULL;
+  csr_error *e = NULL;
+  if (oci_state_root (g->root, &root, &e) < 0)
+    {
+      oci_fail (g, e);
+      return NULL;
+    }
+  return root;
+}
+
+bool
+oci_run_is_bundle (const struct csr_global *g, int argc, char **argv)
+{
+  if (g->oci_flags)
+    return true;
+  const char *operand = NULL;
+  int operands = 0;
+  for (int i = 1; i < argc; i++)
+    {
+      const char *a = argv[i];
+      if (strcmp (a, "-b") == 0 || strcmp (a, "--bundle") == 0 || strncmp (a, "--bundle=", 9) == 0
+          || strncmp (a, "-b", 2) == 0 || strcmp (a, "--detach") == 0 || strcmp (a, "-d") == 0
+          || strncmp (a, "--pid-file", 10) == 0 || strncmp (a, "--console-socket", 16) == 0)
+        return true;
+      if (a[0] != '-' || strcmp (a, "-") == 0)
+        {
+          if (operands++ == 0)
+            operand = a;
+        }
+    }
+  if (operand == NULL || operands != 1 || strcmp (operand, "-") == 0)
+    return false;
+  struct stat st;
+  return stat (operand, &st) < 0 && access ("config.json", F_OK) == 0;
+}

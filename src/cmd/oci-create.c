@@ -1,0 +1,418 @@
+/* csrun create / csrun run (a bundle): make the container and leave it
+ * waiting for `csrun start`; run also starts it and waits for it. */
+#include "config.h"
+#include "oci.h"
+
+#include <argp.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "jail/oci-jail.h"
+#include "jail/seccomp.h"
+#include "jail/spec.h"
+#include "oci/cgroup.h"
+#include "oci/hooks.h"
+#include "util/cleanup.h"
+#include "util/fs.h"
+#include "util/parse.h"
+
+struct create_opts
+{
+  const char *bundle;
+  const char *config;
+  const char *pid_file;
+  const char *console_socket;
+  uint64_t preserve_fds;
+  bool no_pivot;
+  bool detach;
+  const char *id;
+};
+
+enum
+{
+  OPT_PID_FILE = 1000,
+  OPT_CONSOLE_SOCKET,
+  OPT_PRESERVE_FDS,
+  OPT_NO_PIVOT,
+  OPT_NO_NEW_KEYRING,
+  OPT_NO_SUBREAPER,
+};
+
+static struct argp_option create_options[] = {
+  { "bundle", 'b', "DIR", 0, "The bundle: config.json and the rootfs (default: .)", 0 },
+  { "config", 'f', "FILE", 0, "config.json to use instead of BUNDLE/config.json", 0 },
+  { "pid-file", OPT_PID_FILE, "FILE", 0, "Write the container's host pid to FILE", 0 },
+  { "console-socket", OPT_CONSOLE_SOCKET, "SOCKET", 0,
+    "Send the pseudo-terminal's master to this AF_UNIX socket (process.terminal)", 0 },
+  { "preserve-fds", OPT_PRESERVE_FDS, "N", 0,
+    "Pass N more descriptors (3 .. 3+N-1) to the container's process", 0 },
+  { "no-pivot", OPT_NO_PIVOT, NULL, 0, "Move the rootfs to / and chroot instead of pivot_root", 0 },
+  { "no-new-keyring", OPT_NO_NEW_KEYRING, NULL, 0, "Accepted (csrun makes no session keyring)", 0 },
+  { "detach", 'd', NULL, 0, "run: start the container and return at once", 0 },
+  { "no-subreaper", OPT_NO_SUBREAPER, NULL, 0, "run: accepted for runc compatibility", 0 },
+  { NULL, 0, NULL, 0, NULL, 0 },
+};
+
+static error_t
+parse_create (int key, char *arg, struct argp_state *state)
+{
+  struct create_opts *o = state->input;
+  csr_error *e = NULL;
+  switch (key)
+    {
+    case 'b':
+      o->bundle = arg;
+      break;
+    case 'f':
+      o->config = arg;
+      break;
+    case OPT_PID_FILE:
+      o->pid_file = arg;
+      break;
+    case OPT_CONSOLE_SOCKET:
+      o->console_socket = arg;
+      break;
+    case OPT_PRESERVE_FDS:
+      if (csr_parse_uint (arg, 0, 4096, &o->preserve_fds, &e) < 0)
+        {
+          argp_failure (state, 1, 0, "invalid --preserve-fds: %s", e->msg);
+          csr_error_free (e);
+        }
+      break;
+    case OPT_NO_PIVOT:
+      o->no_pivot = true;
+      break;
+    case OPT_NO_NEW_KEYRING:
+    case OPT_NO_SUBREAPER:
+      break;
+    case 'd':
+      o->detach = true;
+      break;
+    case ARGP_KEY_ARG:
+      if (o->id)
+        argp_failure (state, 1, 0, "unexpected argument '%s'", arg);
+      o->id = arg;
+      break;
+    case ARGP_KEY_END:
+      if (o->id == NULL)
+        argp_failure (state, 1, 0, "missing container ID");
+      break;
+    default:
+      return ARGP_ERR_UNKNOWN;
+    }
+  return 0;
+}
+
+struct creation
+{
+  const struct csr_global *g;
+  const char *root;
+  struct oci_state st;
+  struct oci_config cfg;
+  struct csr_seccomp *seccomp;
+  struct oci_cgroup cg;
+  bool dir_made;
+};
+
+/* The container's cgroup at linux.cgroupsPath with linux.resources; what
+ * can't be applied here is a warning (podman runs rootless containers
+ * without cgroups on v1 hosts, and so do runc and crun). */
+static int
+make_cgroup (struct creation *c, const char *id, csr_error **err)
+{
+  if (c->g->cgroup_manager && strcmp (c->g->cgroup_manager, "disabled") == 0)
+    return 0;
+  const struct oci_config *k = &c->cfg;
+  bool systemd = c->g->systemd_cgroup;
+  cleanup_free char *path = NULL;
+  if (oci_cgroup_path (k->cgroups_path, id, systemd, &path, err) < 0)
+    return -1;
+  struct oci_cgroup_resources r = {
+    .memory_limit = k->resources.has_memory_limit ? k->resources.memory_limit : 0,
+    .memory_swap = k->resources.has_memory_swap ? k->resources.memory_swap : 0,
+    .pids_limit = k->resources.has_pids_limit ? k->resources.pids_limit : 0,
+    .cpu_quota = k->resources.has_cpu_quota ? k->resources.cpu_quota : 0,
+    .cpu_period = k->resources.has_cpu_period ? k->resources.cpu_period : 0,
+    .cpu_shares = k->resources.has_cpu_shares ? k->resources.cpu_shares : 0,
+  };
+  struct oci_cgroup_applied ap = { 0 };
+  int rc = oci_cgroup_create (path, &r, NULL, NULL, &c->cg, &ap, err);
+  if (rc < 0)
+    return -1;
+  if (rc == 0)
+    {
+      if (r.memory_limit > 0 || r.pids_limit > 0 || r.cpu_quota > 0)
+        oci_warn (c->g, "no writable cgroup here: linux.resources (memory, pids, cpu) not "
+                        "applied");
+      return 0;
+    }
+  if (r.memory_limit > 0 && !ap.memory)
+    oci_warn (c->g, "linux.resources.memory.limit not applied (no memory controller)");
+  if (r.pids_limit > 0 && !ap.pids)
+    oci_warn (c->g, "linux.resources.pids.limit not applied (no pids controller)");
+  if (r.cpu_quota > 0 && !ap.cpu)
+    oci_warn (c->g, "linux.resources.cpu.quota not applied (no cpu controller)");
+  c->st.cgroup_v2 = c->cg.v2 ? strdup (c->cg.v2) : NULL;
+  for (size_t i = 0; i < c->cg.n_v1 && i + 1 < sizeof c->st.cgroup_v1 / sizeof (char *); i++)
+    {
+      c->st.cgroup_v1[i] = strdup (c->cg.v1[i]);
+      c->st.n_cgroup_v1 = i + 1;
+    }
+  return oci_state_save (c->root, &c->st, err);
+}
+
+static char *
+state_for_hooks (pid_t pid, const char *status, void *data)
+{
+  struct creation *c = data;
+  c->st.pid = pid;
+  char *json = oci_state_json (&c->st);
+  /* The document says "created" or "stopped" by what the process is now;
+   * hooks run while it is being created. */
+  if (json)
+    {
+      char *p = strstr (json, "\"status\": \"");
+      if (p)
+        {
+          p += 11;
+          char *q = strchr (p, '"');
+          if (q)
+            {
+              char *fixed = NULL;
+              if (asprintf (&fixed, "%.*s%s%s", (int)(p - json), json, status, q) >= 0)
+                {
+                  free (json);
+                  json = fixed;
+                }
+            }
+        }
+    }
+  return json;
+}
+
+static int
+write_pid_file (const char *path, pid_t pid, csr_error **err)
+{
+  char buf[32];
+  int n = snprintf (buf, sizeof buf, "%d", (int)pid);
+  return csr_write_file_atomic (path, buf, (size_t)n, 0644, err);
+}
+
+static int
+connect_console (const char *path, csr_error **err)
+{
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  if (strlen (path) >= sizeof sa.sun_path)
+    return csr_error_set (err, ENAMETOOLONG, "console socket %s: path too long", path);
+  strcpy (sa.sun_path, path);
+  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return csr_error_errno (err, "console socket");
+  if (connect (fd, (struct sockaddr *)&sa, sizeof sa) < 0)
+    {
+      csr_error_errno (err, "connect to the console socket %s", path);
+      close (fd);
+      return -1;
+    }
+  return fd;
+}
+
+static char *
+absolute (const char *path, csr_error **err)
+{
+  char *r = realpath (path, NULL);
+  if (r == NULL)
+    csr_error_errno (err, "%s", path);
+  return r;
+}
+
+/* Everything up to a container waiting on its exec FIFO. */
+static int
+create_container (struct creation *c, const struct create_opts *o, pid_t *pid, csr_error **err)
+{
+  const char *bundle_arg = o->bundle ? o->bundle : ".";
+  cleanup_free char *bundle = absolute (bundle_arg, err);
+  if (bundle == NULL)
+    return -1;
+  cleanup_free char *cfg_path = NULL;
+  if (asprintf (&cfg_path, "%s/config.json", bundle) < 0)
+    return csr_error_set (err, ENOMEM, "config path");
+  const char *cfgp = o->config ? o->config : cfg_path;
+  if (oci_config_load (cfgp, &c->cfg, err) < 0)
+    return -1;
+  if (!c->cfg.has_process)
+    return csr_error_set (err, EINVAL, "%s: no process to run", cfgp);
+  cleanup_free char *root_joined = NULL;
+  if (c->cfg.root_path[0] != '/' && asprintf (&root_joined, "%s/%s", bundle, c->cfg.root_path) < 0)
+    return csr_error_set (err, ENOMEM, "rootfs path");
+  cleanup_free char *rootfs = absolute (root_joined ? root_joined : c->cfg.root_path, err);
+  if (rootfs == NULL)
+    return csr_error_wrap (err, "rootfs");
+
+  if (oci_state_create_dir (c->root, o->id, err) < 0)
+    return -1;
+  c->dir_made = true;
+  cleanup_free char *dir = oci_state_dir (c->root, o->id);
+  cleanup_free char *fifo = NULL;
+  if (dir == NULL || asprintf (&fifo, "%s/exec.fifo", dir) < 0)
+    return csr_error_set (err, ENOMEM, "state paths");
+  if (mkfifo (fifo, 0600) < 0)
+    return csr_error_errno (err, "mkfifo %s", fifo);
+  cleanup_close int fifo_fd = open (fifo, O_PATH | O_CLOEXEC);
+  if (fifo_fd < 0)
+    return csr_error_errno (err, "open %s", fifo);
+
+  c->st.id = strdup (o->id);
+  c->st.bundle = strdup (bundle);
+  c->st.rootfs = strdup (rootfs);
+  c->st.created = oci_now_rfc3339 ();
+  c->st.owner = geteuid ();
+  c->st.config_path = realpath (cfgp, NULL);
+  c->st.systemd_cgroup = c->g->systemd_cgroup;
+  if (c->cfg.n_annotations)
+    {
+      c->st.annotation_keys = calloc (c->cfg.n_annotations + 1, sizeof (char *));
+      c->st.annotation_values = calloc (c->cfg.n_annotations + 1, sizeof (char *));
+      if (c->st.annotation_keys == NULL || c->st.annotation_values == NULL)
+        return csr_error_set (err, ENOMEM, "annotations");
+      for (size_t i = 0; i < c->cfg.n_annotations; i++)
+        {
+          c->st.annotation_keys[i] = strdup (c->cfg.annotation_keys[i]);
+          c->st.annotation_values[i] = strdup (c->cfg.annotation_values[i]);
+        }
+      c->st.n_annotations = c->cfg.n_annotations;
+    }
+  if (oci_state_save (c->root, &c->st, err) < 0)
+    return -1;
+
+  struct jail_spec spec;
+  jail_spec_init (&spec);
+  spec.rootfs_dir = rootfs;
+  spec.oci = &c->cfg;
+  spec.oci_bundle = bundle;
+  spec.oci_exec_fifo = fifo_fd;
+  spec.oci_preserve_fds = (int)o->preserve_fds;
+  spec.oci_no_pivot = o->no_pivot;
+  cleanup_close int console = -1;
+  if (c->cfg.terminal)
+    {
+      if (o->console_socket == NULL)
+        return csr_error_set (err, EINVAL,
+                              "process.terminal is true but no --console-socket "
+                              "was given");
+      console = connect_console (o->console_socket, err);
+      if (console < 0)
+        return -1;
+      spec.oci_console = console;
+    }
+  if (c->cfg.seccomp_json)
+    {
+      if (csr_seccomp_compile_oci (c->cfg.seccomp_json, strlen (c->cfg.seccomp_json), &c->seccomp,
+                                   err)
+          < 0)
+        return csr_error_wrap (err, "linux.seccomp");
+      spec.seccomp_bpf = &c->seccomp->prog;
+    }
+  if (make_cgroup (c, o->id, err) < 0)
+    return -1;
+  spec.oci_cgroup = c->cg.v2 || c->cg.n_v1 ? &c->cg : NULL;
+  if (csr_oci_jail_create (&spec, state_for_hooks, c, pid, err) < 0)
+    return -1;
+  c->st.pid = *pid;
+  c->st.pid_start = oci_pid_start_time (*pid, NULL);
+  if (oci_state_save (c->root, &c->st, err) < 0)
+    return -1;
+  if (o->pid_file && write_pid_file (o->pid_file, *pid, err) < 0)
+    return -1;
+  return 0;
+}
+
+static void
+creation_release (struct creation *c, bool failed, const char *id)
+{
+  if (failed && c->dir_made)
+    {
+      csr_error *e = NULL;
+      if (oci_state_remove (c->root, id, &e) < 0)
+        csr_error_free (e);
+    }
+  if (failed && (c->cg.v2 || c->cg.n_v1))
+    {
+      csr_error *e = NULL;
+      if (oci_cgroup_destroy (&c->cg, &e) < 0)
+        csr_error_free (e);
+    }
+  oci_cgroup_release (&c->cg);
+  oci_state_release (&c->st);
+  oci_config_release (&c->cfg);
+  csr_seccomp_free (c->seccomp);
+}
+
+static int
+do_create (struct csr_global *g, int argc, char **argv, bool run)
+{
+  struct create_opts o = { 0 };
+  static const char create_doc[]
+      = "Create a container from an OCI bundle; it waits for `csrun start ID`.\v"
+        "See csrun-oci(8).";
+  static const char run_doc[]
+      = "Create and start a container from an OCI bundle, wait for it, and exit with its "
+        "status.\vSee csrun-oci(8).";
+  struct argp argp
+      = { create_options, parse_create, "ID", run ? run_doc : create_doc, NULL, NULL, NULL };
+  argp_err_exit_status = 1;
+  argp_parse (&argp, argc, argv, ARGP_IN_ORDER, NULL, &o);
+  cleanup_free char *root = oci_root (g);
+  if (root == NULL)
+    return 1;
+  csr_error *e = NULL;
+  if (oci_id_check (o.id, &e) < 0)
+    return oci_fail (g, e);
+  struct creation c = { .g = g, .root = root };
+  pid_t pid = 0;
+  if (create_container (&c, &o, &pid, &e) < 0)
+    {
+      creation_release (&c, true, o.id);
+      return oci_fail (g, e);
+    }
+  creation_release (&c, false, o.id);
+  if (!run)
+    return 0;
+  /* run: start it, then (unless detached) wait for it like a parent. */
+  char *start_argv[] = { (char *)"csrun start", (char *)o.id, NULL };
+  int rc = cmd_oci_start (g, 2, start_argv);
+  if (rc != 0 || o.detach)
+    return rc;
+  int status;
+  while (waitpid (pid, &status, 0) < 0)
+    if (errno != EINTR)
+      return oci_failf (g, "wait for the container: %s", strerror (errno));
+  char *delete_argv[] = { (char *)"csrun delete", (char *)o.id, NULL };
+  (void)cmd_oci_delete (g, 2, delete_argv);
+  if (WIFEXITED (status))
+    return WEXITSTATUS (status);
+  return 128 + WTERMSIG (status);
+}
+
+int
+cmd_oci_create (struct csr_global *g, int argc, char **argv)
+{
+  return do_create (g, argc, argv, false);
+}
+
+int
+cmd_oci_run (struct csr_global *g, int argc, char **argv)
+{
+  return do_create (g, argc, argv, true);
+}

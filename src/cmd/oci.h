@@ -1,0 +1,46 @@
+/* csrun — the OCI runtime front end (create, start, state, kill, delete,
+ * exec, run, ...): the runc/crun command-line contract. */
+#ifndef CSRUN_CMD_OCI_H
+#define CSRUN_CMD_OCI_H
+
+#include <stdbool.h>
+
+#include "cmd.h"
+#include "oci/config.h"
+#include "oci/state.h"
+#include "util/error.h"
+
+/* Report a failure the way runc and crun do: "csrun: MESSAGE" on stderr and,
+ * with --log, a line in the log file ({"msg","level","time"} with
+ * --log-format json).  Returns 1 (the exit status of a failed command). */
+int oci_fail (const struct csr_global *g, csr_error *e);
+int oci_failf (const struct csr_global *g, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
+/* A warning in the same places (level "warning"). */
+void oci_warn (const struct csr_global *g, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
+
+/* The state root for G (--root, XDG_RUNTIME_DIR, /run/csrun); NULL after
+ * reporting a failure. */
+char *oci_root (const struct csr_global *g);
+
+/* Whether `csrun run ARGS` means the OCI run (a bundle) rather than a snippet:
+ * -b/--bundle given, an OCI global flag was used, or the single operand is
+ * not a file while ./config.json exists. */
+bool oci_run_is_bundle (const struct csr_global *g, int argc, char **argv);
+
+int cmd_oci_create (struct csr_global *g, int argc, char **argv);
+int cmd_oci_run (struct csr_global *g, int argc, char **argv);
+int cmd_oci_start (struct csr_global *g, int argc, char **argv);
+int cmd_oci_state (struct csr_global *g, int argc, char **argv);
+int cmd_oci_kill (struct csr_global *g, int argc, char **argv);
+int cmd_oci_delete (struct csr_global *g, int argc, char **argv);
+int cmd_oci_list (struct csr_global *g, int argc, char **argv);
+int cmd_oci_ps (struct csr_global *g, int argc, char **argv);
+int cmd_oci_spec (struct csr_global *g, int argc, char **argv);
+int cmd_oci_features (struct csr_global *g, int argc, char **argv);
+int cmd_oci_pause (struct csr_global *g, int argc, char **argv);
+int cmd_oci_resume (struct csr_global *g, int argc, char **argv);
+int cmd_oci_exec (struct csr_global *g, int argc, char **argv);
+
+#endif

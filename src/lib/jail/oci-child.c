@@ -1,0 +1,335 @@
+/* csrun — the container side of `csrun create`: join or make the config's
+ * namespaces, build the mount tree, become the configured process (pid 1 of
+ * its pid namespace, no csrun init), wait for `csrun start`, execve. */
+#include "config.h"
+#include "oci-child.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <termios.h>
+#include <unistd.h>
+#include <linux/seccomp.h>
+
+#include "../oci/config.h"
+#include "../oci/hooks.h"
+#include "../util/cleanup.h"
+#include "../util/syscalls.h"
+#include "caps.h"
+#include "cgroup.h"
+#include "child.h"
+#include "oci-mounts.h"
+
+#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+__attribute__ ((noreturn)) static void
+fail (int syncfd, csr_error *e)
+{
+  csr_sync_send (syncfd, CSR_SYNC_ERROR, 0, e);
+  _exit (125);
+}
+
+static int
+join_namespaces (const struct oci_config *c, csr_error **err)
+{
+  for (size_t i = 0; i < c->n_namespaces; i++)
+    {
+      const struct oci_namespace *ns = &c->namespaces[i];
+      if (ns->path == NULL)
+        continue;
+      cleanup_close int fd = open (ns->path, O_RDONLY | O_CLOEXEC);
+      if (fd < 0)
+        return csr_error_errno (err, "open namespace %s", ns->path);
+      if (setns (fd, ns->flag) < 0)
+        return csr_error_errno (err, "join namespace %s", ns->path);
+    }
+  return 0;
+}
+
+static int
+write_sysctls (const struct oci_config *c, csr_error **err)
+{
+  for (size_t i = 0; i < c->n_sysctl; i++)
+    {
+      char path[512] = "/proc/sys/";
+      size_t n = strlen (path);
+      for (const char *k = c->sysctl_keys[i]; *k && n + 1 < sizeof path; k++)
+        path[n++] = *k == '.' ? '/' : *k;
+      path[n] = '\0';
+      if (strstr (path, "..") != NULL)
+        return csr_error_set (err, EINVAL, "sysctl %s: invalid name", c->sysctl_keys[i]);
+      cleanup_close int fd = open (path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+      const char *v = c->sysctl_values[i];
+      if (fd < 0 || write (fd, v, strlen (v)) != (ssize_t)strlen (v))
+        return csr_error_errno (err, "sysctl %s", c->sysctl_keys[i]);
+    }
+  return 0;
+}
+
+/* process.terminal: a pty from the container's devpts; the master goes to
+ * the caller over the console socket, the slave becomes our stdio and
+ * controlling terminal. */
+static int
+setup_terminal (const struct jail_spec *spec, csr_error **err)
+{
+  const struct oci_config *c = spec->oci;
+  cleanup_close int master = open ("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (master < 0)
+    return csr_error_errno (err, "open /dev/ptmx");
+  char name[64];
+  if (unlockpt (master) < 0 || ptsname_r (master, name, sizeof name) != 0)
+    return csr_error_errno (err, "prepare the terminal");
+  cleanup_close int slave = open (name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (slave < 0)
+    return csr_error_errno (err, "open %s", name);
+  if (c->has_console_size)
+    {
+      struct winsize ws = { .ws_row = (unsigned short)c->console_height,
+                            .ws_col = (unsigned short)c->console_width };
+      (void)ioctl (slave, TIOCSWINSZ, &ws);
+    }
+  if (spec->oci_console >= 0)
+    {
+      char byte = 0;
+      struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+      union
+      {
+        char buf[CMSG_SPACE (sizeof (int))];
+        struct cmsghdr align;
+      } u;
+      memset (&u, 0, sizeof u);
+      struct msghdr msg = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf
+      };
+      struct cmsghdr *cm = CMSG_FIRSTHDR (&msg);
+      cm->cmsg_level = SOL_SOCKET;
+      cm->cmsg_type = SCM_RIGHTS;
+      cm->cmsg_len = CMSG_LEN (sizeof (int));
+      memcpy (CMSG_DATA (cm), &master, sizeof (int));
+      if (sendmsg (spec->oci_console, &msg, MSG_NOSIGNAL) < 0)
+        return csr_error_errno (err, "send the terminal to the console socket");
+      close (spec->oci_console);
+    }
+  if (setsid () < 0 || ioctl (slave, TIOCSCTTY, 0) < 0)
+    return csr_error_errno (err, "make the terminal the controlling one");
+  for (int fd = 0; fd < 3; fd++)
+    if (dup2 (slave, fd) < 0)
+      return csr_error_errno (err, "dup2 the terminal");
+  return 0;
+}
+
+static int
+apply_rlimits (const struct oci_config *c, csr_error **err)
+{
+  for (size_t i = 0; i < c->n_rlimits; i++)
+    {
+      struct rlimit rl = { .rlim_cur = c->rlimits[i].soft, .rlim_max = c->rlimits[i].hard };
+      if (setrlimit ((__rlimit_resource_t)c->rlimits[i].resource, &rl) < 0)
+        return csr_error_errno (err, "setrlimit %d", c->rlimits[i].resource);
+    }
+  return 0;
+}
+
+/* argv[0] through the process's PATH, as execvp would: the path into *OUT. */
+static int
+find_executable (const struct oci_config *c, char *out, size_t size, csr_error **err)
+{
+  const char *prog = c->args[0];
+  if (strchr (prog, '/'))
+    {
+      snprintf (out, size, "%s", prog);
+      if (access (out, X_OK) == 0)
+        return 0;
+      return csr_error_errno (err, "exec: %s", prog);
+    }
+  const char *path = DEFAULT_PATH;
+  for (size_t i = 0; i < c->n_env; i++)
+    if (strncmp (c->env[i], "PATH=", 5) == 0)
+      path = c->env[i] + 5;
+  int saw_eacces = 0;
+  for (const char *p = path; *p;)
+    {
+      const char *end = strchrnul (p, ':');
+      int len = (int)(end - p);
+      snprintf (out, size, "%.*s%s%s", len, p, len ? "/" : "", prog);
+      struct stat st;
+      if (stat (out, &st) == 0 && S_ISREG (st.st_mode))
+        {
+          if (access (out, X_OK) == 0)
+            return 0;
+          saw_eacces = 1;
+        }
+      p = *end ? end + 1 : end;
+    }
+  if (saw_eacces)
+    return csr_error_set (err, EACCES, "executable file `%s`: permission denied", prog);
+  return csr_error_set (err, ENOENT, "executable file `%s` not found in $PATH", prog);
+}
+
+/* Block until `csrun start` opens the exec FIFO for reading. */
+static int
+wait_for_start (int fifo, csr_error **err)
+{
+  char path[64];
+  snprintf (path, sizeof path, "/proc/self/fd/%d", fifo);
+  int fd;
+  while ((fd = open (path, O_WRONLY | O_CLOEXEC)) < 0 && errno == EINTR)
+    ;
+  if (fd < 0)
+    return csr_error_errno (err, "open the exec FIFO");
+  ssize_t w = write (fd, "0", 1);
+  close (fd);
+  close (fifo);
+  if (w != 1)
+    return csr_error_errno (err, "write the exec FIFO");
+  return 0;
+}
+
+/* Everything from 3 + preserve_fds up closes at exec, but KEEP1/KEEP2 now. */
+static int
+close_extra_fds (const struct jail_spec *spec)
+{
+  return csr_close_range (3 + (unsigned)(spec->oci_preserve_fds > 0 ? spec->oci_preserve_fds : 0),
+                          1);
+}
+
+void
+csr_oci_child_main (const struct jail_spec *spec, int syncfd, const int *cgroup_fds,
+                    int n_cgroup_fds)
+{
+  const struct oci_config *c = spec->oci;
+  csr_error *e = NULL;
+  char go;
+  ssize_t r;
+  while ((r = read (syncfd, &go, 1)) < 0 && errno == EINTR)
+    ;
+  if (r != 1 || go != 'G')
+    _exit (125);
+  /* The state document, for the hooks this process runs itself. */
+  cleanup_free char *state = NULL;
+  if (c->n_hooks[OCI_HOOK_CREATE_CONTAINER] + c->n_hooks[OCI_HOOK_START_CONTAINER] > 0)
+    {
+      state = calloc (1, 1 << 16);
+      if (state == NULL || recv (syncfd, state, (1 << 16) - 1, 0) <= 0)
+        {
+          csr_error_errno (&e, "receive the state for the hooks");
+          fail (syncfd, e);
+        }
+    }
+  if (n_cgroup_fds > 0 && csr_cgroup_self_enter (cgroup_fds, n_cgroup_fds, &e) < 0)
+    fail (syncfd, e);
+  if (join_namespaces (c, &e) < 0)
+    fail (syncfd, e);
+  const char *nspath;
+  if (oci_config_has_namespace (c, CLONE_NEWCGROUP, &nspath) && nspath == NULL
+      && unshare (CLONE_NEWCGROUP) < 0)
+    {
+      csr_error_errno (&e, "unshare the cgroup namespace");
+      fail (syncfd, e);
+    }
+  if (oci_config_has_namespace (c, CLONE_NEWUSER, &nspath)
+      && (setresgid (0, 0, 0) < 0 || setresuid (0, 0, 0) < 0))
+    {
+      csr_error_errno (&e, "become root in the user namespace");
+      fail (syncfd, e);
+    }
+  if (csr_oci_mounts_prepare (c, spec->rootfs_dir, spec->oci_bundle, &e) < 0)
+    fail (syncfd, e);
+  /* prestart and createRuntime hooks run in the runtime's namespaces. */
+  if (c->n_hooks[OCI_HOOK_PRESTART] + c->n_hooks[OCI_HOOK_CREATE_RUNTIME] > 0)
+    {
+      csr_sync_send (syncfd, CSR_SYNC_HOOKS, 0, NULL);
+      while ((r = read (syncfd, &go, 1)) < 0 && errno == EINTR)
+        ;
+      if (r != 1 || go != 'H')
+        _exit (125);
+    }
+  if (c->n_hooks[OCI_HOOK_CREATE_CONTAINER] > 0
+      && oci_hooks_run (c, OCI_HOOK_CREATE_CONTAINER, state, &e) < 0)
+    fail (syncfd, e);
+  if (csr_oci_mounts_enter (c, spec->rootfs_dir, spec->oci_no_pivot, &e) < 0)
+    fail (syncfd, e);
+  if (oci_config_has_namespace (c, CLONE_NEWUTS, &nspath))
+    {
+      if (c->hostname && sethostname (c->hostname, strlen (c->hostname)) < 0)
+        {
+          csr_error_errno (&e, "sethostname");
+          fail (syncfd, e);
+        }
+      if (c->domainname && setdomainname (c->domainname, strlen (c->domainname)) < 0)
+        {
+          csr_error_errno (&e, "setdomainname");
+          fail (syncfd, e);
+        }
+    }
+  if (write_sysctls (c, &e) < 0)
+    fail (syncfd, e);
+  if (c->terminal && setup_terminal (spec, &e) < 0)
+    fail (syncfd, e);
+  if (chdir (c->cwd) < 0)
+    {
+      csr_error_errno (&e, "chdir %s", c->cwd);
+      fail (syncfd, e);
+    }
+  char exe[PATH_MAX];
+  if (find_executable (c, exe, sizeof exe, &e) < 0 || apply_rlimits (c, &e) < 0)
+    fail (syncfd, e);
+  if (c->has_umask)
+    umask ((mode_t)c->umask);
+  /* Without no_new_privs, loading the filter needs CAP_SYS_ADMIN: before the caps go. */
+  if (spec->seccomp_bpf && !c->no_new_privileges
+      && prctl (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, spec->seccomp_bpf) < 0)
+    {
+      csr_error_errno (&e, "load the seccomp filter");
+      fail (syncfd, e);
+    }
+  struct csr_cap_sets sets = { 0 };
+  if (c->has_caps)
+    sets = (struct csr_cap_sets){ c->caps.bounding, c->caps.effective, c->caps.inheritable,
+                                  c->caps.permitted, c->caps.ambient };
+  if (csr_caps_apply_oci (c->uid, c->gid, (const gid_t *)c->additional_gids, c->n_additional_gids,
+                          &sets, c->no_new_privileges, &e)
+      < 0)
+    fail (syncfd, e);
+  if (close_extra_fds (spec) < 0)
+    {
+      csr_error_errno (&e, "close inherited file descriptors");
+      fail (syncfd, e);
+    }
+  csr_sync_send (syncfd, CSR_SYNC_READY, 0, NULL);
+  close (syncfd);
+  if (spec->oci_exec_fifo >= 0 && wait_for_start (spec->oci_exec_fifo, &e) < 0)
+    {
+      fprintf (stderr, "csrun: %s\n", csr_error_text (e));
+      _exit (125);
+    }
+  if (c->n_hooks[OCI_HOOK_START_CONTAINER] > 0
+      && oci_hooks_run (c, OCI_HOOK_START_CONTAINER, state, &e) < 0)
+    {
+      fprintf (stderr, "csrun: %s\n", csr_error_text (e));
+      _exit (125);
+    }
+  if (spec->seccomp_bpf && c->no_new_privileges
+      && prctl (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, spec->seccomp_bpf) < 0)
+    {
+      fprintf (stderr, "csrun: load the seccomp filter: %s\n", strerror (errno));
+      _exit (125);
+    }
+  sigset_t none;
+  sigemptyset (&none);
+  sigprocmask (SIG_SETMASK, &none, NULL);
+  execve (exe, c->args, c->env);
+  int saved = errno;
+  fprintf (stderr, "csrun: exec %s: %s\n", exe, strerror (saved));
+  _exit (saved == ENOENT ? 127 : 126);
+}

@@ -1,0 +1,231 @@
+/* csrun — `csrun create`'s side of an OCI container: clone it into the
+ * config's new namespaces, write its id maps, put it in its cgroup, run the
+ * prestart/createRuntime hooks when it asks, and wait until it is set up and
+ * blocked on the exec FIFO. */
+#include "config.h"
+#include "oci-jail.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../oci/cgroup.h"
+#include "../oci/config.h"
+#include "../oci/hooks.h"
+#include "../util/cleanup.h"
+#include "../util/syscalls.h"
+#include "cgroup.h"
+#include "child.h"
+#include "idmap.h"
+#include "oci-child.h"
+
+#define SETUP_TIMEOUT_MS 60000
+
+/* The namespaces clone() makes: the config's new ones, but the cgroup
+ * namespace (unshared by the child once it is in its cgroup). */
+static int
+clone_flags (const struct oci_config *c, uint64_t *flags, csr_error **err)
+{
+  *flags = 0;
+  for (size_t i = 0; i < c->n_namespaces; i++)
+    {
+      const struct oci_namespace *ns = &c->namespaces[i];
+      if (ns->path && (ns->flag == CLONE_NEWPID || ns->flag == CLONE_NEWUSER))
+        return csr_error_set (err, ENOTSUP,
+                              "joining an existing %s namespace (%s) is not "
+                              "supported",
+                              ns->flag == CLONE_NEWPID ? "pid" : "user", ns->path);
+      if (ns->flag == CLONE_NEWTIME)
+        return csr_error_set (err, ENOTSUP, "time namespaces are not supported");
+      if (ns->path == NULL && ns->flag != CLONE_NEWCGROUP)
+        *flags |= (uint64_t)ns->flag;
+    }
+  return 0;
+}
+
+static int
+copy_maps (const struct oci_idmap *m, size_t n, struct csr_idmap *out, size_t *n_out,
+           const char *what, csr_error **err)
+{
+  if (n > CSR_MAX_IDMAPS)
+    return csr_error_set (err, E2BIG, "linux.%s: at most %d entries", what, CSR_MAX_IDMAPS);
+  for (size_t i = 0; i < n; i++)
+    out[i] = (struct csr_idmap){ m[i].container_id, m[i].host_id, m[i].size };
+  *n_out = n;
+  return 0;
+}
+
+static int
+write_oom_score_adj (pid_t pid, int v, csr_error **err)
+{
+  char path[64], buf[16];
+  snprintf (path, sizeof path, "/proc/%d/oom_score_adj", (int)pid);
+  int n = snprintf (buf, sizeof buf, "%d", v);
+  cleanup_close int fd = open (path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0 || write (fd, buf, (size_t)n) != n)
+    return csr_error_errno (err, "process.oomScoreAdj %d", v);
+  return 0;
+}
+
+static int
+read_msg (int fd, struct csr_sync_msg *m, csr_error **err)
+{
+  for (;;)
+    {
+      struct pollfd p = { .fd = fd, .events = POLLIN };
+      int n = poll (&p, 1, SETUP_TIMEOUT_MS);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return csr_error_set (err, ETIMEDOUT, "the container's set-up did not finish in %d s",
+                              SETUP_TIMEOUT_MS / 1000);
+      ssize_t r = recv (fd, m, sizeof *m, 0);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r == (ssize_t)sizeof *m)
+        {
+          m->text[sizeof m->text - 1] = '\0';
+          return 0;
+        }
+      return csr_error_set (err, 0, "the container died during set-up without saying why");
+    }
+}
+
+static void
+kill_child (pid_t pid)
+{
+  kill (pid, SIGKILL);
+  while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
+    ;
+}
+
+int
+csr_oci_jail_create (const struct jail_spec *spec, csr_oci_state_fn state_fn, void *data,
+                     pid_t *pid_out, csr_error **err)
+{
+  const struct oci_config *c = spec->oci;
+  struct jail_spec s = *spec;
+  uint64_t flags;
+  if (clone_flags (c, &flags, err) < 0)
+    return -1;
+  bool userns = (flags & CLONE_NEWUSER) != 0;
+  if (userns
+      && (copy_maps (c->uid_mappings, c->n_uid_mappings, s.uid_map, &s.n_uid_map, "uidMappings",
+                     err)
+              < 0
+          || copy_maps (c->gid_mappings, c->n_gid_mappings, s.gid_map, &s.n_gid_map, "gidMappings",
+                        err)
+                 < 0))
+    return -1;
+  if (userns && (s.n_uid_map == 0 || s.n_gid_map == 0))
+    csr_idmap_default (&s, geteuid (), getegid ());
+
+  int sv[2];
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+    return csr_error_errno (err, "socketpair");
+  cleanup_close int parent_end = sv[0];
+  cleanup_close int child_end = sv[1];
+  int cg_fds[CSR_CG_V1_N];
+  int n_cg_fds = 0;
+  int cgroup_fd = csr_cgroup_clone_fd (s.cgroup);
+  int pidfd = -1;
+  pid_t pid = cgroup_fd >= 0 ? csr_clone_into (flags, cgroup_fd, &pidfd) : -1;
+  bool in_cgroup = pid >= 0;
+  if (pid < 0)
+    {
+      n_cg_fds = csr_cgroup_self_enter_fds (s.cgroup, cg_fds, NULL);
+      if (n_cg_fds > 0)
+        in_cgroup = true;
+      else
+        n_cg_fds = 0;
+      pid = csr_clone (flags, &pidfd);
+      for (int i = 0; pid != 0 && i < n_cg_fds; i++)
+        close (cg_fds[i]);
+    }
+  if (pid < 0)
+    {
+      if (userns && (errno == EPERM || errno == ENOSPC || errno == EUSERS))
+        return csr_error_errno (err, "create the container's user namespace");
+      return csr_error_errno (err, "clone the container");
+    }
+  if (pid == 0)
+    {
+      close (parent_end);
+      csr_oci_child_main (&s, child_end, cg_fds, n_cg_fds);
+    }
+  if (pidfd >= 0)
+    close (pidfd);
+  close (child_end);
+  child_end = -1;
+
+  if ((userns && csr_idmap_write (pid, &s, err) < 0)
+      || (s.cgroup != NULL && !in_cgroup && csr_cgroup_enter (s.cgroup, pid, err) < 0)
+      || (s.oci_cgroup != NULL && oci_cgroup_enter (s.oci_cgroup, pid, err) < 0)
+      || (c->has_oom_score_adj && write_oom_score_adj (pid, c->oom_score_adj, err) < 0)
+      || write (parent_end, "G", 1) != 1)
+    goto failed;
+  if (c->n_hooks[OCI_HOOK_CREATE_CONTAINER] + c->n_hooks[OCI_HOOK_START_CONTAINER] > 0)
+    {
+      cleanup_free char *st = state_fn (pid, "creating", data);
+      if (st == NULL || send (parent_end, st, strlen (st), MSG_NOSIGNAL) < 0)
+        {
+          csr_error_errno (err, "send the state to the container");
+          goto failed;
+        }
+    }
+  for (;;)
+    {
+      struct csr_sync_msg m;
+      if (read_msg (parent_end, &m, err) < 0)
+        goto failed;
+      if (m.type == CSR_SYNC_READY)
+        break;
+      if (m.type == CSR_SYNC_ERROR)
+        {
+          errno = m.err;
+          csr_error_set (err, m.err, "%s", m.text);
+          goto failed;
+        }
+      if (m.type != CSR_SYNC_HOOKS)
+        {
+          csr_error_set (err, 0, "unexpected message %u from the container", m.type);
+          goto failed;
+        }
+      cleanup_free char *st = state_fn (pid, "creating", data);
+      if (st == NULL)
+        {
+          csr_error_set (err, ENOMEM, "the state for the hooks");
+          goto failed;
+        }
+      /* Hooks run with the bundle as their working directory. */
+      cleanup_close int cwd = open (".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (spec->oci_bundle && chdir (spec->oci_bundle) < 0)
+        {
+          csr_error_errno (err, "chdir %s", spec->oci_bundle);
+          goto failed;
+        }
+      int rc = oci_hooks_run (c, OCI_HOOK_PRESTART, st, err);
+      if (rc == 0)
+        rc = oci_hooks_run (c, OCI_HOOK_CREATE_RUNTIME, st, err);
+      if (cwd >= 0)
+        (void)!fchdir (cwd);
+      if (rc < 0 || write (parent_end, "H", 1) != 1)
+        goto failed;
+    }
+  *pid_out = pid;
+  return 0;
+
+failed:
+  if (err && *err == NULL)
+    csr_error_errno (err, "create the container");
+  kill_child (pid);
+  return -1;
+}

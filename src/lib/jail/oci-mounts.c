@@ -1,0 +1,453 @@
+/* csrun — the mount tree of an OCI container: the bundle's rootfs, the
+ * config's mounts (targets resolved inside the rootfs, never through a
+ * symlink out of it), devices, pivot_root, masked and read-only paths. */
+#include "config.h"
+#include "oci-mounts.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "../oci/config.h"
+#include "../util/cleanup.h"
+#include "../util/syscalls.h"
+#include "mounts.h"
+
+struct mount_opt
+{
+  const char *name;
+  bool clear;
+  unsigned long flag;
+};
+
+static const struct mount_opt mount_opts[] = {
+  { "ro", false, MS_RDONLY },
+  { "rw", true, MS_RDONLY },
+  { "nosuid", false, MS_NOSUID },
+  { "suid", true, MS_NOSUID },
+  { "nodev", false, MS_NODEV },
+  { "dev", true, MS_NODEV },
+  { "noexec", false, MS_NOEXEC },
+  { "exec", true, MS_NOEXEC },
+  { "sync", false, MS_SYNCHRONOUS },
+  { "async", true, MS_SYNCHRONOUS },
+  { "dirsync", false, MS_DIRSYNC },
+  { "remount", false, MS_REMOUNT },
+  { "mand", false, MS_MANDLOCK },
+  { "nomand", true, MS_MANDLOCK },
+  { "atime", true, MS_NOATIME },
+  { "noatime", false, MS_NOATIME },
+  { "diratime", true, MS_NODIRATIME },
+  { "nodiratime", false, MS_NODIRATIME },
+  { "relatime", false, MS_RELATIME },
+  { "norelatime", true, MS_RELATIME },
+  { "strictatime", false, MS_STRICTATIME },
+  { "nostrictatime", true, MS_STRICTATIME },
+  { "bind", false, MS_BIND },
+  { "rbind", false, MS_BIND | MS_REC },
+};
+
+static const struct mount_opt propagation_opts[] = {
+  { "private", false, MS_PRIVATE },       { "rprivate", false, MS_PRIVATE | MS_REC },
+  { "shared", false, MS_SHARED },         { "rshared", false, MS_SHARED | MS_REC },
+  { "slave", false, MS_SLAVE },           { "rslave", false, MS_SLAVE | MS_REC },
+  { "unbindable", false, MS_UNBINDABLE }, { "runbindable", false, MS_UNBINDABLE | MS_REC },
+};
+
+/* Options we accept and ignore (other runtimes' extensions). */
+static const char *const ignored_opts[]
+    = { "tmpcopyup", "notmpcopyup", "copy-symlink", "z", "Z", "idmap", "ridmap" };
+
+struct parsed_mount
+{
+  unsigned long flags;
+  unsigned long propagation;
+  char data[1024];
+};
+
+static const struct mount_opt *
+find_opt (const struct mount_opt *t, size_t n, const char *name)
+{
+  for (size_t i = 0; i < n; i++)
+    if (strcmp (t[i].name, name) == 0)
+      return &t[i];
+  return NULL;
+}
+
+int
+csr_oci_parse_mount_options (char *const *options, size_t n, unsigned long *flags,
+                             unsigned long *propagation, char *data, size_t data_size,
+                             csr_error **err)
+{
+  *flags = 0;
+  *propagation = 0;
+  data[0] = '\0';
+  size_t used = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      const char *o = options[i];
+      const struct mount_opt *m
+          = find_opt (mount_opts, sizeof mount_opts / sizeof mount_opts[0], o);
+      if (m)
+        {
+          if (m->clear)
+            *flags &= ~m->flag;
+          else
+            *flags |= m->flag;
+          continue;
+        }
+      m = find_opt (propagation_opts, sizeof propagation_opts / sizeof propagation_opts[0], o);
+      if (m)
+        {
+          *propagation = m->flag;
+          continue;
+        }
+      bool ignored = false;
+      for (size_t k = 0; k < sizeof ignored_opts / sizeof ignored_opts[0]; k++)
+        ignored = ignored || strcmp (o, ignored_opts[k]) == 0;
+      if (ignored)
+        continue;
+      size_t len = strlen (o);
+      if (used + len + 2 > data_size)
+        return csr_error_set (err, E2BIG, "mount options too long");
+      if (used)
+        data[used++] = ',';
+      memcpy (data + used, o, len + 1);
+      used += len;
+    }
+  return 0;
+}
+
+static long
+openat2_in_root (int rootfd, const char *path, int flags)
+{
+  struct open_how how = { .flags = (uint64_t)flags | O_CLOEXEC,
+                          .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+  return syscall (SYS_openat2, rootfd, path, &how, sizeof how);
+}
+
+/* The mount target DEST inside ROOTFD, created when missing (a directory, or
+ * an empty file when FILE): an O_PATH fd.  Symlinks in DEST resolve inside
+ * the rootfs, never out of it. */
+static int
+open_target (int rootfd, const char *dest, bool file, csr_error **err)
+{
+  while (*dest == '/')
+    dest++;
+  if (*dest == '\0')
+    return (int)openat2_in_root (rootfd, ".", O_PATH);
+  char path[PATH_MAX];
+  if (snprintf (path, sizeof path, "%s", dest) >= (int)sizeof path)
+    return csr_error_set (err, ENAMETOOLONG, "mount target /%s", dest);
+  size_t len = strlen (path);
+  while (len > 1 && path[len - 1] == '/')
+    path[--len] = '\0';
+  /* Make every missing component below the root, one at a time. */
+  for (char *p = path;; p++)
+    {
+      bool last = *p == '\0';
+      if (*p != '/' && !last)
+        continue;
+      char saved = *p;
+      *p = '\0';
+      long fd = openat2_in_root (rootfd, path, O_PATH);
+      if (fd < 0 && errno == ENOENT)
+        {
+          char *slash = strrchr (path, '/');
+          const char *name = slash ? slash + 1 : path;
+          int parent = slash ? (*slash = '\0', (int)openat2_in_root (rootfd, path, O_PATH)) : -1;
+          if (slash)
+            *slash = '/';
+          int pfd = slash ? parent : (int)openat2_in_root (rootfd, ".", O_PATH);
+          if (pfd < 0)
+            return csr_error_errno (err, "mount target /%s", path);
+          int rc;
+          if (last && file)
+            {
+              rc = openat (pfd, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+              if (rc >= 0)
+                close (rc);
+            }
+          else
+            rc = mkdirat (pfd, name, 0755);
+          close (pfd);
+          if (rc < 0 && errno != EEXIST)
+            return csr_error_errno (err, "create mount target /%s", path);
+          fd = openat2_in_root (rootfd, path, O_PATH);
+        }
+      if (fd < 0)
+        return csr_error_errno (err, "mount target /%s", path);
+      if (last)
+        return (int)fd;
+      close ((int)fd);
+      *p = saved;
+    }
+}
+
+static int
+mount_at (const char *src, int fd, const char *dest, const char *type, unsigned long flags,
+          const char *data, csr_error **err)
+{
+  char path[64];
+  snprintf (path, sizeof path, "/proc/self/fd/%d", fd);
+  if (mount (src, path, type, flags, data) < 0)
+    return csr_error_errno (err, "mount %s on %s", type ? type : (src ? src : "none"), dest);
+  return 0;
+}
+
+static int
+bind_mount (const struct oci_mount *m, const char *bundle, int rootfd, unsigned long flags,
+            unsigned long propagation, csr_error **err)
+{
+  char src[PATH_MAX];
+  if (m->source == NULL)
+    return csr_error_set (err, EINVAL, "bind mount on %s has no source", m->destination);
+  if (m->source[0] == '/' || bundle == NULL)
+    snprintf (src, sizeof src, "%s", m->source);
+  else
+    snprintf (src, sizeof src, "%s/%s", bundle, m->source);
+  struct stat st;
+  if (stat (src, &st) < 0)
+    return csr_error_errno (err, "bind mount source %s", src);
+  cleanup_close int fd = open_target (rootfd, m->destination, !S_ISDIR (st.st_mode), err);
+  if (fd < 0)
+    return -1;
+  if (mount_at (src, fd, m->destination, NULL, MS_BIND | (flags & MS_REC), NULL, err) < 0)
+    return -1;
+  /* The flags of a bind mount take a remount of the new mount. */
+  cleanup_close int fd2 = open_target (rootfd, m->destination, false, err);
+  if (fd2 < 0)
+    return -1;
+  char path[64];
+  snprintf (path, sizeof path, "/proc/self/fd/%d", fd2);
+  unsigned long want = flags & (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC);
+  if (want && csr_mounts_restrict (path, want, err) < 0)
+    return csr_error_wrap (err, "%s", m->destination);
+  if (propagation && mount (NULL, path, NULL, propagation, NULL) < 0)
+    return csr_error_errno (err, "propagation of %s", m->destination);
+  return 0;
+}
+
+/* One entry of config.mounts. */
+static int
+do_one_mount (const struct oci_mount *m, const char *bundle, int rootfd, csr_error **err)
+{
+  unsigned long flags, propagation;
+  char data[1024];
+  if (csr_oci_parse_mount_options (m->options, m->n_options, &flags, &propagation, data,
+                                   sizeof data, err)
+      < 0)
+    return csr_error_wrap (err, "mount %s", m->destination);
+  const char *type = m->type;
+  if ((flags & MS_BIND) || (type && strcmp (type, "bind") == 0))
+    return bind_mount (m, bundle, rootfd, flags | MS_BIND, propagation, err);
+  if (type && strcmp (type, "cgroup") == 0)
+    {
+      /* The host's cgroup tree, read-only (cgroup v1 hierarchies can't be
+       * mounted afresh from a cgroup namespace on hybrid hosts). */
+      struct oci_mount b = *m;
+      b.source = (char *)"/sys/fs/cgroup";
+      return bind_mount (&b, NULL, rootfd,
+                         MS_BIND | MS_REC | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                         propagation, err);
+    }
+  cleanup_close int fd = open_target (rootfd, m->destination, false, err);
+  if (fd < 0)
+    return -1;
+  if (mount_at (m->source, fd, m->destination, type, flags & ~MS_REMOUNT, data[0] ? data : NULL,
+                err)
+      == 0)
+    return 0;
+  /* sysfs in a user namespace that does not own the network namespace:
+   * bind the host's /sys read-only instead (what rootless runtimes do). */
+  if (type && strcmp (type, "sysfs") == 0 && (errno == EPERM || errno == EACCES))
+    {
+      csr_error_freep (err);
+      struct oci_mount b = *m;
+      b.source = (char *)"/sys";
+      return bind_mount (&b, NULL, rootfd,
+                         MS_BIND | MS_REC | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                         propagation, err);
+    }
+  /* mqueue without a private IPC namespace owner: the same idea. */
+  if (type && strcmp (type, "mqueue") == 0 && (errno == EPERM || errno == EACCES))
+    {
+      csr_error_freep (err);
+      struct oci_mount b = *m;
+      b.source = (char *)"/dev/mqueue";
+      return bind_mount (&b, NULL, rootfd, MS_BIND | MS_REC | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                         propagation, err);
+    }
+  return -1;
+}
+
+static const struct
+{
+  const char *path;
+  unsigned maj, min;
+} default_devices[] = {
+  { "/dev/null", 1, 3 },   { "/dev/zero", 1, 5 },    { "/dev/full", 1, 7 },
+  { "/dev/random", 1, 8 }, { "/dev/urandom", 1, 9 }, { "/dev/tty", 5, 0 },
+};
+
+/* A device node at PATH in the rootfs: mknod when allowed, else a bind of
+ * the host's node of the same path. */
+static int
+make_device (int rootfd, const char *path, char type, unsigned maj, unsigned min, mode_t perm,
+             uid_t uid, gid_t gid, csr_error **err)
+{
+  const char *rel = path;
+  while (*rel == '/')
+    rel++;
+  mode_t kind = type == 'b' ? S_IFBLK : type == 'p' ? S_IFIFO : S_IFCHR;
+  /* The parent directory, created inside the rootfs. */
+  char parent[PATH_MAX];
+  snprintf (parent, sizeof parent, "/%s", rel);
+  char *slash = strrchr (parent, '/');
+  const char *name = slash + 1;
+  *slash = '\0';
+  cleanup_close int pfd = open_target (rootfd, parent[0] ? parent : "/", false, err);
+  if (pfd < 0)
+    return -1;
+  char ppath[64];
+  snprintf (ppath, sizeof ppath, "/proc/self/fd/%d", pfd);
+  cleanup_close int dfd = open (ppath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0)
+    return csr_error_errno (err, "device %s", path);
+  if (mknodat (dfd, name, kind | perm, makedev (maj, min)) == 0)
+    {
+      if (fchownat (dfd, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0 && errno != EPERM
+          && errno != EINVAL)
+        return csr_error_errno (err, "chown device %s", path);
+      return 0;
+    }
+  if (errno == EEXIST)
+    return 0;
+  if (errno != EPERM)
+    return csr_error_errno (err, "mknod %s", path);
+  struct oci_mount b = { .destination = (char *)path, .source = (char *)path };
+  return bind_mount (&b, NULL, rootfd, MS_BIND, 0, err);
+}
+
+static int
+setup_devices (const struct oci_config *c, int rootfd, csr_error **err)
+{
+  for (size_t i = 0; i < sizeof default_devices / sizeof default_devices[0]; i++)
+    {
+      bool given = false;
+      for (size_t k = 0; k < c->n_devices && !given; k++)
+        given = strcmp (c->devices[k].path, default_devices[i].path) == 0;
+      if (!given
+          && make_device (rootfd, default_devices[i].path, 'c', default_devices[i].maj,
+                          default_devices[i].min, 0666, 0, 0, err)
+                 < 0)
+        return -1;
+    }
+  for (size_t k = 0; k < c->n_devices; k++)
+    {
+      const struct oci_device *d = &c->devices[k];
+      if (make_device (rootfd, d->path, d->type == 'u' ? 'c' : d->type, (unsigned)d->major,
+                       (unsigned)d->minor, d->has_file_mode ? (d->file_mode & 07777) : 0666,
+                       d->has_uid ? d->uid : 0, d->has_gid ? d->gid : 0, err)
+          < 0)
+        return -1;
+    }
+  static const char *const links[][2] = {
+    { "/proc/self/fd", "dev/fd" },       { "/proc/self/fd/0", "dev/stdin" },
+    { "/proc/self/fd/1", "dev/stdout" }, { "/proc/self/fd/2", "dev/stderr" },
+    { "/proc/kcore", "dev/core" },
+  };
+  cleanup_close int dev = (int)openat2_in_root (rootfd, "dev", O_PATH);
+  char dpath[64];
+  snprintf (dpath, sizeof dpath, "/proc/self/fd/%d", dev);
+  cleanup_close int ddir = dev >= 0 ? open (dpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+  if (ddir < 0)
+    return 0; /* no /dev: nothing to link */
+  for (size_t i = 0; i < sizeof links / sizeof links[0]; i++)
+    if (symlinkat (links[i][0], ddir, links[i][1] + 4) < 0 && errno != EEXIST)
+      return csr_error_errno (err, "symlink /%s", links[i][1]);
+  /* /dev/ptmx: the devpts instance's, when /dev/pts is one. */
+  struct stat st;
+  if (fstatat (ddir, "pts/ptmx", &st, 0) == 0)
+    {
+      (void)unlinkat (ddir, "ptmx", 0);
+      if (symlinkat ("pts/ptmx", ddir, "ptmx") < 0)
+        return csr_error_errno (err, "symlink /dev/ptmx");
+    }
+  return 0;
+}
+
+int
+csr_oci_mounts_prepare (const struct oci_config *c, const char *rootfs, const char *bundle,
+                        csr_error **err)
+{
+  unsigned long prop = MS_SLAVE | MS_REC;
+  if (c->rootfs_propagation)
+    {
+      const struct mount_opt *m
+          = find_opt (propagation_opts, sizeof propagation_opts / sizeof propagation_opts[0],
+                      c->rootfs_propagation);
+      if (m == NULL)
+        return csr_error_set (err, EINVAL, "linux.rootfsPropagation: unknown value '%s'",
+                              c->rootfs_propagation);
+      prop = m->flag;
+    }
+  /* Nothing we mount propagates back (shared roots become private first). */
+  if (mount (NULL, "/", NULL, (prop & MS_SHARED) ? (MS_PRIVATE | MS_REC) : prop, NULL) < 0)
+    return csr_error_errno (err, "set the propagation of /");
+  /* The rootfs must be a mount point of its own for pivot_root. */
+  if (mount (rootfs, rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
+    return csr_error_errno (err, "bind the rootfs %s", rootfs);
+  cleanup_close int rootfd = open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0)
+    return csr_error_errno (err, "open the rootfs %s", rootfs);
+  for (size_t i = 0; i < c->n_mounts; i++)
+    if (do_one_mount (&c->mounts[i], bundle, rootfd, err) < 0)
+      return -1;
+  if (setup_devices (c, rootfd, err) < 0)
+    return -1;
+  if ((prop & MS_SHARED) && mount (NULL, rootfs, NULL, prop, NULL) < 0)
+    return csr_error_errno (err, "set the propagation of the rootfs");
+  return 0;
+}
+
+int
+csr_oci_mounts_enter (const struct oci_config *c, const char *rootfs, bool no_pivot,
+                      csr_error **err)
+{
+  if (chdir (rootfs) < 0)
+    return csr_error_errno (err, "chdir %s", rootfs);
+  if (no_pivot)
+    {
+      if (mount (rootfs, "/", NULL, MS_MOVE, NULL) < 0)
+        return csr_error_errno (err, "move the rootfs to /");
+      if (chroot (".") < 0)
+        return csr_error_errno (err, "chroot");
+    }
+  else
+    {
+      if (csr_pivot_root (".", ".") < 0)
+        return csr_error_errno (err, "pivot_root");
+      if (umount2 (".", MNT_DETACH) < 0)
+        return csr_error_errno (err, "detach the old root");
+    }
+  if (chdir ("/") < 0)
+    return csr_error_errno (err, "chdir /");
+  for (size_t i = 0; i < c->n_masked_paths; i++)
+    if (csr_mounts_mask (c->masked_paths[i], err) < 0)
+      return -1;
+  for (size_t i = 0; i < c->n_readonly_paths; i++)
+    if (csr_mounts_readonly (c->readonly_paths[i], err) < 0)
+      return -1;
+  if (c->root_readonly && csr_mounts_restrict ("/", MS_RDONLY, err) < 0)
+    return csr_error_wrap (err, "make the rootfs read-only");
+  return 0;
+}
