@@ -44,6 +44,7 @@ static const struct command commands[] = {
   { "features", cmd_oci_features, "OCI: what this runtime supports" },
   { "pause", cmd_oci_pause, "OCI: freeze a container" },
   { "resume", cmd_oci_resume, "OCI: thaw a container" },
+  { "exec", cmd_oci_exec, "OCI: run a process in a container" },
   { NULL, NULL, NULL },
 };
 
@@ -93,7 +94,7 @@ static const char global_doc[]
       "  check      run only the AST gate on a snippet (in the jail)\n\n"
       "OCI runtime commands (runc/crun compatible; see csrun-oci(8)):\n"
       "  create, start, state, kill, delete, run (with a bundle), list, ps, spec,\n"
-      "  features, pause, resume\n\n"
+      "  features, pause, resume, exec\n\n"
       "Run 'csrun COMMAND --help' for a command's options. See csrun(1).";
 
 struct global_parse

@@ -80,9 +80,8 @@ write_sysctls (const struct oci_config *c, csr_error **err)
  * the caller over the console socket, the slave becomes our stdio and
  * controlling terminal. */
 static int
-setup_terminal (const struct jail_spec *spec, csr_error **err)
+setup_terminal (const struct oci_config *c, int console, csr_error **err)
 {
-  const struct oci_config *c = spec->oci;
   cleanup_close int master = open ("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
   if (master < 0)
     return csr_error_errno (err, "open /dev/ptmx");
@@ -98,7 +97,7 @@ setup_terminal (const struct jail_spec *spec, csr_error **err)
                             .ws_col = (unsigned short)c->console_width };
       (void)ioctl (slave, TIOCSWINSZ, &ws);
     }
-  if (spec->oci_console >= 0)
+  if (console >= 0)
     {
       char byte = 0;
       struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
@@ -116,9 +115,9 @@ setup_terminal (const struct jail_spec *spec, csr_error **err)
       cm->cmsg_type = SCM_RIGHTS;
       cm->cmsg_len = CMSG_LEN (sizeof (int));
       memcpy (CMSG_DATA (cm), &master, sizeof (int));
-      if (sendmsg (spec->oci_console, &msg, MSG_NOSIGNAL) < 0)
+      if (sendmsg (console, &msg, MSG_NOSIGNAL) < 0)
         return csr_error_errno (err, "send the terminal to the console socket");
-      close (spec->oci_console);
+      close (console);
     }
   if (setsid () < 0 || ioctl (slave, TIOCSCTTY, 0) < 0)
     return csr_error_errno (err, "make the terminal the controlling one");
@@ -195,12 +194,53 @@ wait_for_start (int fifo, csr_error **err)
   return 0;
 }
 
-/* Everything from 3 + preserve_fds up closes at exec, but KEEP1/KEEP2 now. */
-static int
-close_extra_fds (const struct jail_spec *spec)
+int
+csr_oci_prepare_process (const struct oci_config *c, const void *seccomp_bpf, int console,
+                         int preserve_fds, char *exe, size_t exe_size, csr_error **err)
 {
-  return csr_close_range (3 + (unsigned)(spec->oci_preserve_fds > 0 ? spec->oci_preserve_fds : 0),
-                          1);
+  if (c->terminal && setup_terminal (c, console, err) < 0)
+    return -1;
+  if (chdir (c->cwd) < 0)
+    return csr_error_errno (err, "chdir %s", c->cwd);
+  if (find_executable (c, exe, exe_size, err) < 0 || apply_rlimits (c, err) < 0)
+    return -1;
+  if (c->has_umask)
+    umask ((mode_t)c->umask);
+  /* Without no_new_privs, loading the filter needs CAP_SYS_ADMIN: before the caps go. */
+  if (seccomp_bpf && !c->no_new_privileges
+      && prctl (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, seccomp_bpf) < 0)
+    return csr_error_errno (err, "load the seccomp filter");
+  struct csr_cap_sets sets = { 0 };
+  if (c->has_caps)
+    sets = (struct csr_cap_sets){ c->caps.bounding, c->caps.effective, c->caps.inheritable,
+                                  c->caps.permitted, c->caps.ambient };
+  if (csr_caps_apply_oci (c->uid, c->gid, (const gid_t *)c->additional_gids, c->n_additional_gids,
+                          &sets, c->no_new_privileges, err)
+      < 0)
+    return -1;
+  for (int fd = 3; fd < 3 + preserve_fds; fd++)
+    (void)fcntl (fd, F_SETFD, 0);
+  if (csr_close_range (3 + (unsigned)(preserve_fds > 0 ? preserve_fds : 0), 1) < 0)
+    return csr_error_errno (err, "close inherited file descriptors");
+  return 0;
+}
+
+void
+csr_oci_exec_process (const struct oci_config *c, const void *seccomp_bpf, const char *exe)
+{
+  if (seccomp_bpf && c->no_new_privileges
+      && prctl (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, seccomp_bpf) < 0)
+    {
+      fprintf (stderr, "csrun: load the seccomp filter: %s\n", strerror (errno));
+      _exit (125);
+    }
+  sigset_t none;
+  sigemptyset (&none);
+  sigprocmask (SIG_SETMASK, &none, NULL);
+  execve (exe, c->args, c->env);
+  int saved = errno;
+  fprintf (stderr, "csrun: exec %s: %s\n", exe, strerror (saved));
+  _exit (saved == ENOENT ? 127 : 126);
 }
 
 void
@@ -274,38 +314,11 @@ csr_oci_child_main (const struct jail_spec *spec, int syncfd, const int *cgroup_
     }
   if (write_sysctls (c, &e) < 0)
     fail (syncfd, e);
-  if (c->terminal && setup_terminal (spec, &e) < 0)
-    fail (syncfd, e);
-  if (chdir (c->cwd) < 0)
-    {
-      csr_error_errno (&e, "chdir %s", c->cwd);
-      fail (syncfd, e);
-    }
   char exe[PATH_MAX];
-  if (find_executable (c, exe, sizeof exe, &e) < 0 || apply_rlimits (c, &e) < 0)
-    fail (syncfd, e);
-  if (c->has_umask)
-    umask ((mode_t)c->umask);
-  /* Without no_new_privs, loading the filter needs CAP_SYS_ADMIN: before the caps go. */
-  if (spec->seccomp_bpf && !c->no_new_privileges
-      && prctl (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, spec->seccomp_bpf) < 0)
-    {
-      csr_error_errno (&e, "load the seccomp filter");
-      fail (syncfd, e);
-    }
-  struct csr_cap_sets sets = { 0 };
-  if (c->has_caps)
-    sets = (struct csr_cap_sets){ c->caps.bounding, c->caps.effective, c->caps.inheritable,
-                                  c->caps.permitted, c->caps.ambient };
-  if (csr_caps_apply_oci (c->uid, c->gid, (const gid_t *)c->additional_gids, c->n_additional_gids,
-                          &sets, c->no_new_privileges, &e)
+  if (csr_oci_prepare_process (c, spec->seccomp_bpf, spec->oci_console, spec->oci_preserve_fds, exe,
+                               sizeof exe, &e)
       < 0)
     fail (syncfd, e);
-  if (close_extra_fds (spec) < 0)
-    {
-      csr_error_errno (&e, "close inherited file descriptors");
-      fail (syncfd, e);
-    }
   csr_sync_send (syncfd, CSR_SYNC_READY, 0, NULL);
   close (syncfd);
   if (spec->oci_exec_fifo >= 0 && wait_for_start (spec->oci_exec_fifo, &e) < 0)
@@ -319,17 +332,5 @@ csr_oci_child_main (const struct jail_spec *spec, int syncfd, const int *cgroup_
       fprintf (stderr, "csrun: %s\n", csr_error_text (e));
       _exit (125);
     }
-  if (spec->seccomp_bpf && c->no_new_privileges
-      && prctl (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, spec->seccomp_bpf) < 0)
-    {
-      fprintf (stderr, "csrun: load the seccomp filter: %s\n", strerror (errno));
-      _exit (125);
-    }
-  sigset_t none;
-  sigemptyset (&none);
-  sigprocmask (SIG_SETMASK, &none, NULL);
-  execve (exe, c->args, c->env);
-  int saved = errno;
-  fprintf (stderr, "csrun: exec %s: %s\n", exe, strerror (saved));
-  _exit (saved == ENOENT ? 127 : 126);
+  csr_oci_exec_process (c, spec->seccomp_bpf, exe);
 }

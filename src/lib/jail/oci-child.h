@@ -2,7 +2,24 @@
 #ifndef CSRUN_OCI_CHILD_H
 #define CSRUN_OCI_CHILD_H
 
+#include <stddef.h>
+
+#include "../util/error.h"
 #include "spec.h"
+
+struct oci_config;
+
+/* The last steps of a container process (create's and exec's), in its
+ * namespaces and root: the console pty (CONSOLE: connected socket or -1),
+ * cwd, the executable found through the process's PATH (into EXE), rlimits,
+ * umask, seccomp when no_new_privs is off, user and capability sets, fds 3 ..
+ * 3+PRESERVE_FDS-1 kept and the rest closed at exec. */
+int csr_oci_prepare_process (const struct oci_config *c, const void *seccomp_bpf, int console,
+                             int preserve_fds, char *exe, size_t exe_size, csr_error **err);
+/* Seccomp when no_new_privs is on, an empty signal mask, execve.  On failure
+ * a line on stderr and exit 127 (not found) or 126. */
+__attribute__ ((noreturn)) void csr_oci_exec_process (const struct oci_config *c,
+                                                      const void *seccomp_bpf, const char *exe);
 
 /* Entry point of the cloned container process (SPEC->oci set).  Protocol on
  * SYNCFD: read 'G'; when the config has createContainer or startContainer
