@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "cmd/hook.h"
 #include "cmd/oci.h"
 #include "util/log.h"
 
@@ -45,6 +46,7 @@ static const struct command commands[] = {
   { "pause", cmd_oci_pause, "OCI: freeze a container" },
   { "resume", cmd_oci_resume, "OCI: thaw a container" },
   { "exec", cmd_oci_exec, "OCI: run a process in a container" },
+  { "hook", cmd_hook, "OCI hook: gate a container's Python, scan its log" },
   { NULL, NULL, NULL },
 };
 
@@ -94,7 +96,8 @@ static const char global_doc[]
       "  check      run only the AST gate on a snippet (in the jail)\n\n"
       "OCI runtime commands (runc/crun compatible; see csrun-oci(8)):\n"
       "  create, start, state, kill, delete, run (with a bundle), list, ps, spec,\n"
-      "  features, pause, resume, exec\n\n"
+      "  features, pause, resume, exec\n"
+      "  hook STAGE   OCI hook: gate a container's Python script, scan its log\n\n"
       "Run 'csrun COMMAND --help' for a command's options. See csrun(1).";
 
 struct global_parse

@@ -522,7 +522,7 @@ cmd_oci_features (struct csr_global *g, int argc, char **argv)
          "    \"namespaces\": [\"cgroup\", \"ipc\", \"mount\", \"network\", \"pid\", \"user\", "
          "\"uts\"],\n"
          "    \"capabilities\": [],\n"
-         "    \"cgroup\": {\"v1\": false, \"v2\": false, \"systemd\": false, \"systemdUser\": "
+         "    \"cgroup\": {\"v1\": true, \"v2\": true, \"systemd\": false, \"systemdUser\": "
          "false},\n"
          "    \"seccomp\": {\"enabled\": true, \"actions\": [\"SCMP_ACT_ALLOW\", "
          "\"SCMP_ACT_ERRNO\", \"SCMP_ACT_KILL\", \"SCMP_ACT_KILL_PROCESS\", "

@@ -177,6 +177,7 @@ state_for_hooks (pid_t pid, const char *status, void *data)
 {
   struct creation *c = data;
   c->st.pid = pid;
+  c->st.pid_start = oci_pid_start_time (pid, NULL);
   char *json = oci_state_json (&c->st);
   /* The document says "created" or "stopped" by what the process is now;
    * hooks run while it is being created. */
@@ -267,7 +268,9 @@ create_container (struct creation *c, const struct create_opts *o, pid_t *pid, c
   cleanup_free char *fifo = NULL;
   if (dir == NULL || asprintf (&fifo, "%s/exec.fifo", dir) < 0)
     return csr_error_set (err, ENOMEM, "state paths");
-  if (mkfifo (fifo, 0600) < 0)
+  /* Writable by all: the process opens it after it became the config's user
+   * (the state directory itself is the owner's alone). */
+  if (mkfifo (fifo, 0622) < 0 || chmod (fifo, 0622) < 0)
     return csr_error_errno (err, "mkfifo %s", fifo);
   cleanup_close int fifo_fd = open (fifo, O_PATH | O_CLOEXEC);
   if (fifo_fd < 0)

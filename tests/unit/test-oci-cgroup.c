@@ -168,9 +168,9 @@ path_bad (const char *in, const char *id, bool systemd)
 
 Test (path, default_is_csrun_id)
 {
-  path_ok (NULL, "abc", false, "/csrun/abc");
-  path_ok ("", "abc", false, "/csrun/abc");
-  path_ok (NULL, "abc", true, "/csrun/abc");
+  path_ok (NULL, "abc", false, "/csrun-containers/abc");
+  path_ok ("", "abc", false, "/csrun-containers/abc");
+  path_ok (NULL, "abc", true, "/csrun-containers/abc");
 }
 
 Test (path, absolute_as_is)
@@ -181,8 +181,8 @@ Test (path, absolute_as_is)
 
 Test (path, relative_under_csrun)
 {
-  path_ok ("pod/abc", "x", false, "/csrun/pod/abc");
-  path_ok ("./abc/", "x", false, "/csrun/abc");
+  path_ok ("pod/abc", "x", false, "/csrun-containers/pod/abc");
+  path_ok ("./abc/", "x", false, "/csrun-containers/abc");
 }
 
 Test (path, systemd)

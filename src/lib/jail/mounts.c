@@ -76,8 +76,17 @@ locked_flags (const char *path)
 
 /* Add FLAGS (MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC) to the mount at PATH,
  * not recursively.  A bind mount ignores these flags when it is created. */
+static int restrict_mount_flags (const char *path, unsigned long extra, unsigned int at,
+                                 csr_error **err);
 static int
 restrict_mount (const char *path, unsigned long extra, csr_error **err)
+{
+  return restrict_mount_flags (path, extra, 0, err);
+}
+
+/* AT: 0, or AT_RECURSIVE for the mounts below PATH too. */
+static int
+restrict_mount_flags (const char *path, unsigned long extra, unsigned int at, csr_error **err)
 {
   struct mount_attr attr = { 0 };
   if (extra & MS_RDONLY)
@@ -88,7 +97,7 @@ restrict_mount (const char *path, unsigned long extra, csr_error **err)
     attr.attr_set |= MOUNT_ATTR_NODEV;
   if (extra & MS_NOEXEC)
     attr.attr_set |= MOUNT_ATTR_NOEXEC;
-  if (syscall (SYS_mount_setattr, AT_FDCWD, path, 0, &attr, sizeof attr) == 0)
+  if (syscall (SYS_mount_setattr, AT_FDCWD, path, at, &attr, sizeof attr) == 0)
     return 0;
   unsigned long flags = MS_REMOUNT | MS_BIND | extra | locked_flags (path);
   return do_mount (NULL, path, NULL, flags, NULL, err);
@@ -234,13 +243,19 @@ csr_mounts_readonly (const char *p, csr_error **err)
     return 0;
   if (do_mount (p, p, NULL, MS_BIND | MS_REC, NULL, err) < 0)
     return -1;
-  return restrict_mount (p, MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, err);
+  return restrict_mount_flags (p, MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, AT_RECURSIVE, err);
 }
 
 int
 csr_mounts_restrict (const char *path, unsigned long flags, csr_error **err)
 {
   return restrict_mount (path, flags, err);
+}
+
+int
+csr_mounts_restrict_tree (const char *path, unsigned long flags, csr_error **err)
+{
+  return restrict_mount_flags (path, flags, AT_RECURSIVE, err);
 }
 
 /* DIRFD/NAME is a real directory (not a symlink) with no entries. */

@@ -26,6 +26,9 @@ int csr_mounts_readonly (const char *p, csr_error **err);
 /* Add MS_RDONLY/MS_NOSUID/MS_NODEV/MS_NOEXEC to the mount at PATH (mount_setattr,
  * else a bind remount that keeps the flags a user namespace must keep). */
 int csr_mounts_restrict (const char *path, unsigned long flags, csr_error **err);
+/* The same for PATH and every mount below it (mount_setattr AT_RECURSIVE;
+ * without it, only PATH). */
+int csr_mounts_restrict_tree (const char *path, unsigned long flags, csr_error **err);
 
 /* Write SPEC's files into the (already pivoted) working directory. */
 int csr_mounts_write_files (const struct jail_spec *spec, csr_error **err);

@@ -4,6 +4,7 @@
 #include "config.h"
 #include "oci-mounts.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -229,11 +230,164 @@ bind_mount (const struct oci_mount *m, const char *bundle, int rootfd, unsigned 
   char path[64];
   snprintf (path, sizeof path, "/proc/self/fd/%d", fd2);
   unsigned long want = flags & (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC);
-  if (want && csr_mounts_restrict (path, want, err) < 0)
+  if (want
+      && ((flags & MS_REC) ? csr_mounts_restrict_tree (path, want, err)
+                           : csr_mounts_restrict (path, want, err))
+             < 0)
     return csr_error_wrap (err, "%s", m->destination);
   if (propagation && mount (NULL, path, NULL, propagation, NULL) < 0)
     return csr_error_errno (err, "propagation of %s", m->destination);
   return 0;
+}
+
+/* ------------------------------------------------------------ cgroups */
+
+#define CG_HOST "/sys/fs/cgroup"
+#define CG_RO (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
+
+/* Our own cgroup (from /proc/self/cgroup) in the hierarchy whose mount has
+ * super options OPTS ("rw,memory" or "rw,name=systemd"); V2: the cgroup2
+ * line.  Malloc'ed path, or NULL. */
+static char *
+own_cgroup (const char *opts, bool v2)
+{
+  cleanup_file FILE *f = fopen ("/proc/self/cgroup", "re");
+  if (f == NULL)
+    return NULL;
+  char line[4096];
+  while (fgets (line, sizeof line, f))
+    {
+      line[strcspn (line, "\n")] = '\0';
+      char *c1 = strchr (line, ':');
+      char *c2 = c1 ? strchr (c1 + 1, ':') : NULL;
+      if (c2 == NULL)
+        continue;
+      *c2 = '\0';
+      const char *ctrls = c1 + 1;
+      if (v2 != (ctrls[0] == '\0'))
+        continue;
+      if (v2)
+        return strdup (c2 + 1);
+      /* Every controller of the line must be among the mount's options. */
+      bool all = true;
+      cleanup_free char *copy = strdup (ctrls);
+      char *save = NULL;
+      for (char *t = copy ? strtok_r (copy, ",", &save) : NULL; t && all;
+           t = strtok_r (NULL, ",", &save))
+        {
+          size_t n = strlen (t);
+          const char *p = opts;
+          bool found = false;
+          while (!found && (p = strstr (p, t)) != NULL)
+            {
+              found = (p == opts || p[-1] == ',') && (p[n] == ',' || p[n] == '\0');
+              p += n;
+            }
+          all = found;
+        }
+      if (all && copy)
+        return strdup (c2 + 1);
+    }
+  return NULL;
+}
+
+/* Bind HOST_DIR read-only (with what is mounted below it) on DEST in ROOTFD. */
+static int
+bind_ro (const char *host_dir, const char *dest, int rootfd, csr_error **err)
+{
+  struct oci_mount b = { .destination = (char *)dest, .source = (char *)host_dir };
+  return bind_mount (&b, NULL, rootfd, MS_BIND | MS_REC | CG_RO, 0, err);
+}
+
+struct mountinfo_line
+{
+  char root[PATH_MAX], mnt[PATH_MAX], fstype[64], opts[1024];
+};
+
+static bool
+parse_mountinfo_line (const char *line, struct mountinfo_line *l)
+{
+  const char *dash = strstr (line, " - ");
+  return dash && sscanf (line, "%*s %*s %*s %4095s %4095s", l->root, l->mnt) == 2
+         && sscanf (dash + 3, "%63s %*s %1023s", l->fstype, l->opts) == 2;
+}
+
+/* A "cgroup" mount: only the container's own cgroups, read-only, as runc
+ * does.  On a v2 host, its cgroup directory; on a v1 or hybrid host, a
+ * read-only tmpfs holding, per hierarchy, a read-only bind of its cgroup
+ * (and the host's links between co-mounted ones, cpu -> cpu,cpuacct). */
+static int
+mount_cgroups (const struct oci_mount *m, int rootfd, csr_error **err)
+{
+  const char *dest = m->destination;
+  cleanup_file FILE *mi = fopen ("/proc/self/mountinfo", "re");
+  if (mi == NULL)
+    return csr_error_errno (err, "read /proc/self/mountinfo");
+  char line[8192];
+  struct mountinfo_line l;
+  bool v2_root = false;
+  while (fgets (line, sizeof line, mi))
+    if (parse_mountinfo_line (line, &l) && strcmp (l.mnt, CG_HOST) == 0
+        && strcmp (l.fstype, "cgroup2") == 0)
+      v2_root = true;
+  if (v2_root)
+    {
+      cleanup_free char *own = own_cgroup ("", true);
+      char src[PATH_MAX];
+      snprintf (src, sizeof src, CG_HOST "%s", own && strcmp (own, "/") != 0 ? own : "");
+      return bind_ro (src, dest, rootfd, err);
+    }
+  cleanup_close int dfd = open_target (rootfd, dest, false, err);
+  if (dfd < 0
+      || mount_at ("tmpfs", dfd, dest, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                   "mode=755,size=64k", err)
+             < 0)
+    return -1;
+  rewind (mi);
+  while (fgets (line, sizeof line, mi))
+    {
+      if (!parse_mountinfo_line (line, &l))
+        continue;
+      bool v2 = strcmp (l.fstype, "cgroup2") == 0;
+      const char *name = l.mnt + sizeof CG_HOST;
+      if ((!v2 && strcmp (l.fstype, "cgroup") != 0)
+          || strncmp (l.mnt, CG_HOST "/", sizeof CG_HOST) != 0 || strchr (name, '/') != NULL
+          || strcmp (l.root, "/") != 0)
+        continue;
+      cleanup_free char *own = own_cgroup (l.opts, v2);
+      if (own == NULL)
+        continue;
+      char src[2 * PATH_MAX], dst[2 * PATH_MAX];
+      struct stat st;
+      if ((size_t)snprintf (src, sizeof src, "%s%s", l.mnt, strcmp (own, "/") == 0 ? "" : own)
+              >= sizeof src
+          || (size_t)snprintf (dst, sizeof dst, "%s/%s", dest, name) >= sizeof dst)
+        return csr_error_set (err, ENAMETOOLONG, "cgroup mount %s", dest);
+      if (stat (src, &st) < 0 || !S_ISDIR (st.st_mode))
+        continue;
+      if (bind_ro (src, dst, rootfd, err) < 0)
+        return -1;
+    }
+  /* The tmpfs we mounted: a new fd sees it rather than the directory below. */
+  cleanup_close int tfd = open_target (rootfd, dest, false, err);
+  if (tfd < 0)
+    return -1;
+  char tpath[64];
+  snprintf (tpath, sizeof tpath, "/proc/self/fd/%d", tfd);
+  cleanup_close int dir = open (tpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  cleanup_dir DIR *host = opendir (CG_HOST);
+  struct dirent *de;
+  while (host && dir >= 0 && (de = readdir (host)) != NULL)
+    {
+      char link[PATH_MAX], target[256];
+      snprintf (link, sizeof link, CG_HOST "/%s", de->d_name);
+      ssize_t n = readlink (link, target, sizeof target - 1);
+      if (n <= 0 || memchr (target, '/', (size_t)n))
+        continue;
+      target[n] = '\0';
+      (void)!symlinkat (target, dir, de->d_name);
+    }
+  return csr_mounts_restrict (tpath, CG_RO, err);
 }
 
 /* One entry of config.mounts. */
@@ -249,16 +403,8 @@ do_one_mount (const struct oci_mount *m, const char *bundle, int rootfd, csr_err
   const char *type = m->type;
   if ((flags & MS_BIND) || (type && strcmp (type, "bind") == 0))
     return bind_mount (m, bundle, rootfd, flags | MS_BIND, propagation, err);
-  if (type && strcmp (type, "cgroup") == 0)
-    {
-      /* The host's cgroup tree, read-only (cgroup v1 hierarchies can't be
-       * mounted afresh from a cgroup namespace on hybrid hosts). */
-      struct oci_mount b = *m;
-      b.source = (char *)"/sys/fs/cgroup";
-      return bind_mount (&b, NULL, rootfd,
-                         MS_BIND | MS_REC | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                         propagation, err);
-    }
+  if (type && (strcmp (type, "cgroup") == 0 || strcmp (type, "cgroup2") == 0))
+    return mount_cgroups (m, rootfd, err);
   cleanup_close int fd = open_target (rootfd, m->destination, false, err);
   if (fd < 0)
     return -1;

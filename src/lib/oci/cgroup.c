@@ -305,7 +305,7 @@ oci_cgroup_path (const char *cgroups_path, const char *id, bool systemd, char **
           || strcmp (id, "..") == 0)
         return csr_error_set (err, EINVAL, "cgroup path: invalid container id '%s'",
                               id ? id : "(null)");
-      if (asprintf (&full, "/csrun/%s", id) < 0)
+      if (asprintf (&full, "/csrun-containers/%s", id) < 0)
         return csr_error_errno (err, "cgroup path");
       return normalize (full, out, err);
     }
@@ -313,7 +313,7 @@ oci_cgroup_path (const char *cgroups_path, const char *id, bool systemd, char **
     return systemd_path (cgroups_path, out, err);
   if (cgroups_path[0] == '/')
     return normalize (cgroups_path, out, err);
-  if (asprintf (&full, "/csrun/%s", cgroups_path) < 0)
+  if (asprintf (&full, "/csrun-containers/%s", cgroups_path) < 0)
     return csr_error_errno (err, "cgroup path");
   return normalize (full, out, err);
 }

@@ -42,10 +42,12 @@ struct oci_cgroup_applied
 };
 
 /* The relative cgroup path for CGROUPS_PATH (linux.cgroupsPath, may be
- * NULL) and container ID: NULL -> "/csrun/ID"; with SYSTEMD (the
+ * NULL) and container ID: NULL -> "/csrun-containers/ID" (not csrun/: the snippet
+ * runner's stale clean-up owns that directory); with SYSTEMD (the
  * --systemd-cgroup flag or "slice:prefix:name" syntax) "machine.slice:libpod:ID"
  * -> "/machine.slice/libpod-ID.scope" (cgroupfs emulation: csrun does not
- * talk to systemd); an absolute path as it is; a relative one under /csrun/.
+ * talk to systemd); an absolute path as it is; a relative one under
+ * /csrun-containers/.
  * ".." components are an error.  Malloc'ed into *OUT. */
 int oci_cgroup_path (const char *cgroups_path, const char *id, bool systemd, char **out,
                      csr_error **err);
