@@ -281,6 +281,8 @@ struct exec_ctx
   int ns[N_NS];
   int console;
   int pid_file;
+  int procs[OCI_CG_MAX_DIRS + 1]; /* cgroup.procs of the container's cgroup dirs */
+  size_t n_procs;
 };
 
 static void
@@ -297,6 +299,22 @@ exec_ctx_release (struct exec_ctx *x)
     close (x->console);
   if (x->pid_file >= 0)
     close (x->pid_file);
+  for (size_t i = 0; i < x->n_procs; i++)
+    close (x->procs[i]);
+}
+
+static int
+open_procs (struct exec_ctx *x, const char *dir, csr_error **err)
+{
+  if (x->n_procs >= sizeof x->procs / sizeof x->procs[0])
+    return 0;
+  char path[PATH_MAX];
+  snprintf (path, sizeof path, "%s/cgroup.procs", dir);
+  int fd = open (path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return csr_error_errno (err, "open %s", path);
+  x->procs[x->n_procs++] = fd;
+  return 0;
 }
 
 /* Everything read from the host before we enter the container. */
@@ -337,6 +355,11 @@ prepare (const struct csr_global *g, const struct exec_opts *o, const char *root
         return csr_error_errno (err, "pid file %s", o->pid_file);
     }
   (void)g;
+  if (x->st.cgroup_v2 && open_procs (x, x->st.cgroup_v2, err) < 0)
+    return -1;
+  for (size_t i = 0; i < x->st.n_cgroup_v1; i++)
+    if (open_procs (x, x->st.cgroup_v1[i], err) < 0)
+      return -1;
   return open_namespaces (x->st.pid, x->ns, err);
 }
 
@@ -395,22 +418,20 @@ cmd_oci_exec (struct csr_global *g, int argc, char **argv)
                                    (int)o.preserve_fds, exe, sizeof exe, &e)
           < 0)
         {
-          fprintf (stderr, "csrun: exec: %s\n", csr_error_text (e));
-          _exit (e->status == ENOENT ? 127 : e->status == EACCES ? 126 : 125);
+          int st = e->status; /* csr_error_text folds it into the message */
+          fprintf (stderr, "csrun: %s\n", csr_error_text (e));
+          _exit (st == ENOENT ? 127 : st == EACCES ? 126 : 125);
         }
       csr_oci_exec_process (&x.proc, x.seccomp ? &x.seccomp->prog : NULL, exe);
     }
   close (go[0]);
-  /* Into the container's cgroup before it runs anything. */
-  struct oci_cgroup cg = { 0 };
-  cg.v2 = x.st.cgroup_v2;
-  for (size_t i = 0; i < x.st.n_cgroup_v1 && i < OCI_CG_MAX_DIRS; i++)
-    cg.v1[cg.n_v1++] = x.st.cgroup_v1[i];
-  if ((cg.v2 || cg.n_v1) && oci_cgroup_enter (&cg, pid, &e) < 0)
-    {
-      oci_warn (g, "exec: %s", csr_error_text (e));
-      csr_error_freep (&e);
-    }
+  /* Into the container's cgroup before it runs anything (the files were
+   * opened before we entered its mount namespace). */
+  char pidtext[24];
+  int pn = snprintf (pidtext, sizeof pidtext, "%d", (int)pid);
+  for (size_t i = 0; i < x.n_procs; i++)
+    if (write (x.procs[i], pidtext, (size_t)pn) != pn)
+      oci_warn (g, "exec: move pid %d into the container's cgroup: %s", (int)pid, strerror (errno));
   if (x.pid_file >= 0)
     dprintf (x.pid_file, "%d", (int)pid);
   if (write (go[1], "g", 1) != 1)

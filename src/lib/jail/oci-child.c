@@ -149,7 +149,7 @@ find_executable (const struct oci_config *c, char *out, size_t size, csr_error *
       snprintf (out, size, "%s", prog);
       if (access (out, X_OK) == 0)
         return 0;
-      return csr_error_errno (err, "exec: %s", prog);
+      return csr_error_errno (err, "executable file `%s`", prog);
     }
   const char *path = DEFAULT_PATH;
   for (size_t i = 0; i < c->n_env; i++)

@@ -34,16 +34,16 @@ const char *oci_status_name (enum oci_status s); /* creating created running pau
 struct oci_state
 {
   char *id;
-  char *bundle;       /* absolute */
-  char *rootfs;       /* absolute */
-  pid_t pid;          /* host pid of the container's process; 0 before it exists */
-  uint64_t pid_start; /* its start time (field 22 of /proc/PID/stat): a reused pid is not ours */
-  char *created;      /* RFC 3339 UTC with nanoseconds, e.g. 2026-11-29T21:30:00.123456789Z */
-  uid_t owner;        /* the uid that created it */
-  bool started;       /* `start` has opened the exec FIFO */
-  bool paused;        /* frozen by `pause` */
-  char *cgroup_v2;    /* the container's cgroup v2 directory, or NULL */
-  char *cgroup_v1[17];      /* its v1 directories (one per hierarchy), NULL-terminated */
+  char *bundle;        /* absolute */
+  char *rootfs;        /* absolute */
+  pid_t pid;           /* host pid of the container's process; 0 before it exists */
+  uint64_t pid_start;  /* its start time (field 22 of /proc/PID/stat): a reused pid is not ours */
+  char *created;       /* RFC 3339 UTC with nanoseconds, e.g. 2026-11-29T21:30:00.123456789Z */
+  uid_t owner;         /* the uid that created it */
+  bool started;        /* `start` has opened the exec FIFO */
+  bool paused;         /* frozen by `pause` */
+  char *cgroup_v2;     /* the container's cgroup v2 directory, or NULL */
+  char *cgroup_v1[17]; /* its v1 directories (one per hierarchy), NULL-terminated */
   size_t n_cgroup_v1;
   char **annotation_keys, **annotation_values;
   size_t n_annotations;
