@@ -46,6 +46,7 @@ static const struct command commands[] = {
   { "pause", cmd_oci_pause, "OCI: freeze a container" },
   { "resume", cmd_oci_resume, "OCI: thaw a container" },
   { "exec", cmd_oci_exec, "OCI: run a process in a container" },
+  { "update", cmd_oci_update, "OCI: change a container's resource limits" },
   { "hook", cmd_hook, "OCI hook: gate a container's Python, scan its log" },
   { NULL, NULL, NULL },
 };
@@ -96,7 +97,7 @@ static const char global_doc[]
       "  check      run only the AST gate on a snippet (in the jail)\n\n"
       "OCI runtime commands (runc/crun compatible; see csrun-oci(8)):\n"
       "  create, start, state, kill, delete, run (with a bundle), list, ps, spec,\n"
-      "  features, pause, resume, exec\n"
+      "  features, pause, resume, exec, update\n"
       "  hook STAGE   OCI hook: gate a container's Python script, scan its log\n\n"
       "Run 'csrun COMMAND --help' for a command's options. See csrun(1).";
 

@@ -583,3 +583,118 @@ cmd_oci_resume (struct csr_global *g, int argc, char **argv)
 {
   return freeze (g, argc, argv, false);
 }
+
+/* csrun update [--resources FILE|-] [--memory N] [--pids-limit N]
+ * [--cpu-quota N] [--cpu-period N] [--cpu-shares N] ID: new limits for a
+ * running container's cgroup (linux.resources syntax for --resources). */
+int
+cmd_oci_update (struct csr_global *g, int argc, char **argv)
+{
+  const char *resources = NULL, *id = NULL;
+  struct oci_cgroup_resources r = { 0 };
+  for (int i = 1; i < argc; i++)
+    {
+      const char *w = argv[i];
+      int64_t *target = NULL;
+      uint64_t *utarget = NULL;
+      if (strcmp (w, "--help") == 0)
+        {
+          puts ("Usage: csrun update [--resources FILE|-] [--memory BYTES] [--memory-swap BYTES] "
+                "[--pids-limit N] [--cpu-quota US] [--cpu-period US] [--cpu-share N] ID\n"
+                "See csrun-oci(8).");
+          return 0;
+        }
+      if (strcmp (w, "--resources") == 0 || strcmp (w, "-r") == 0)
+        {
+          if (i + 1 >= argc)
+            return oci_failf (g, "update: %s needs a value", w);
+          resources = argv[++i];
+          continue;
+        }
+      if (strcmp (w, "--memory") == 0)
+        target = &r.memory_limit;
+      else if (strcmp (w, "--memory-swap") == 0)
+        target = &r.memory_swap;
+      else if (strcmp (w, "--pids-limit") == 0)
+        target = &r.pids_limit;
+      else if (strcmp (w, "--cpu-quota") == 0)
+        target = &r.cpu_quota;
+      else if (strcmp (w, "--cpu-period") == 0)
+        utarget = &r.cpu_period;
+      else if (strcmp (w, "--cpu-share") == 0 || strcmp (w, "--cpu-shares") == 0)
+        utarget = &r.cpu_shares;
+      else if (w[0] == '-')
+        return oci_failf (g, "update: unknown option '%s'", w);
+      else if (id == NULL)
+        {
+          id = w;
+          continue;
+        }
+      else
+        return oci_failf (g, "update: unexpected argument '%s'", w);
+      if (i + 1 >= argc)
+        return oci_failf (g, "update: %s needs a value", w);
+      char *end;
+      errno = 0;
+      long long v = strtoll (argv[++i], &end, 10);
+      if (errno || *end || end == argv[i] || v < -1)
+        return oci_failf (g, "update: invalid %s '%s'", w, argv[i]);
+      if (target)
+        *target = v;
+      else
+        *utarget = (uint64_t)(v < 0 ? 0 : v);
+    }
+  if (id == NULL)
+    return oci_failf (g, "update: missing container ID");
+  csr_error *e = NULL;
+  if (resources)
+    {
+      /* The linux.resources object, read through the config parser. */
+      cleanup_free char *text = NULL;
+      size_t len = 0;
+      if (csr_read_file (strcmp (resources, "-") == 0 ? "/dev/stdin" : resources, 1 << 20, &text,
+                         &len, &e)
+          < 0)
+        return oci_fail (g, e);
+      cleanup_free char *doc = NULL;
+      if (asprintf (&doc,
+                    "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"/\"},\"linux\":{"
+                    "\"resources\":%s}}",
+                    text)
+          < 0)
+        return oci_failf (g, "out of memory");
+      struct oci_config cfg;
+      memset (&cfg, 0, sizeof cfg);
+      if (oci_config_parse (doc, strlen (doc), &cfg, &e) < 0)
+        return oci_fail (g, e);
+      if (cfg.resources.has_memory_limit)
+        r.memory_limit = cfg.resources.memory_limit;
+      if (cfg.resources.has_memory_swap)
+        r.memory_swap = cfg.resources.memory_swap;
+      if (cfg.resources.has_pids_limit)
+        r.pids_limit = cfg.resources.pids_limit;
+      if (cfg.resources.has_cpu_quota)
+        r.cpu_quota = cfg.resources.cpu_quota;
+      if (cfg.resources.has_cpu_period)
+        r.cpu_period = cfg.resources.cpu_period;
+      if (cfg.resources.has_cpu_shares)
+        r.cpu_shares = cfg.resources.cpu_shares;
+      oci_config_release (&cfg);
+    }
+  cleanup_free char *root = oci_root (g);
+  if (root == NULL)
+    return 1;
+  struct oci_state st;
+  if (load (g, root, id, &st))
+    return 1;
+  struct oci_cgroup cg;
+  int rc = 0;
+  if (oci_state_status (&st) == OCI_STOPPED)
+    rc = oci_failf (g, "cannot update container '%s': it is stopped", id);
+  else if (!state_cgroup (&st, &cg))
+    rc = oci_failf (g, "cannot update container '%s': it has no cgroup", id);
+  else if (oci_cgroup_update (&cg, &r, NULL, &e) < 0)
+    rc = oci_fail (g, e);
+  oci_state_release (&st);
+  return rc;
+}

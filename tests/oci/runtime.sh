@@ -225,6 +225,15 @@ if is_root; then
   mem=$(cat /sys/fs/cgroup/memory/csrun-test-$$/c7/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/csrun-test-$$/c7/memory.max 2>/dev/null)
   [ "$mem" = 67108864 ] && ok "linux.resources.memory.limit is written at linux.cgroupsPath" ||
     not_ok "memory limit at cgroupsPath" "got '$mem'"
+  printf '{"memory": {"limit": 134217728}, "pids": {"limit": 32}}' >"$T/res.json"
+  "${C[@]}" update --resources "$T/res.json" c7
+  mem=$(cat /sys/fs/cgroup/memory/csrun-test-$$/c7/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/csrun-test-$$/c7/memory.max 2>/dev/null)
+  pids=$(cat /sys/fs/cgroup/pids/csrun-test-$$/c7/pids.max 2>/dev/null || cat /sys/fs/cgroup/csrun-test-$$/c7/pids.max 2>/dev/null)
+  [ "$mem $pids" = "134217728 32" ] && ok "update --resources changes the running container's limits" ||
+    not_ok "update --resources" "memory $mem pids $pids"
+  "${C[@]}" update --pids-limit 48 c7
+  pids=$(cat /sys/fs/cgroup/pids/csrun-test-$$/c7/pids.max 2>/dev/null || cat /sys/fs/cgroup/csrun-test-$$/c7/pids.max 2>/dev/null)
+  [ "$pids" = 48 ] && ok "update --pids-limit" || not_ok "update --pids-limit" "pids $pids"
   "${C[@]}" pause c7 && [ "$(status_of c7)" = paused ] && ok "pause: paused" || not_ok "pause"
   "${C[@]}" resume c7 && [ "$(status_of c7)" = running ] && ok "resume: running" || not_ok "resume"
   "${C[@]}" delete --force c7

@@ -1072,6 +1072,23 @@ out:
 /* ---------------------------------------------------------------- enter, pids */
 
 int
+oci_cgroup_update (const struct oci_cgroup *cg, const struct oci_cgroup_resources *r,
+                   struct oci_cgroup_applied *applied, csr_error **err)
+{
+  struct oci_cgroup_applied ap = { 0 };
+  if (validate (r, err) < 0)
+    return -1;
+  if (cg->v2 && apply_v2 (cg->v2, r, &ap, err) < 0)
+    return -1;
+  for (size_t i = 0; i < cg->n_v1; i++)
+    if (apply_v1 (cg->v1[i], r, &ap, err) < 0)
+      return -1;
+  if (applied)
+    *applied = ap;
+  return 0;
+}
+
+int
 oci_cgroup_enter (const struct oci_cgroup *cg, pid_t pid, csr_error **err)
 {
   const char *dirs[OCI_CG_MAX_DIRS];

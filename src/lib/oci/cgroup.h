@@ -66,6 +66,10 @@ int oci_cgroup_create (const char *path, const struct oci_cgroup_resources *r, c
                        const char *const *roots_v1, struct oci_cgroup *cg,
                        struct oci_cgroup_applied *applied, csr_error **err);
 
+/* Write R into the existing cgroup CG (`csrun update`); what was written
+ * goes to *APPLIED (may be NULL). */
+int oci_cgroup_update (const struct oci_cgroup *cg, const struct oci_cgroup_resources *r,
+                       struct oci_cgroup_applied *applied, csr_error **err);
 /* Move PID into every directory of CG (cgroup.procs). */
 int oci_cgroup_enter (const struct oci_cgroup *cg, pid_t pid, csr_error **err);
 /* The pids in CG (v2 dir, else the first v1 dir, and the cgroups below it):
