@@ -321,8 +321,12 @@ create_container (struct creation *c, const struct create_opts *o, pid_t *pid, c
     }
   if (c->cfg.seccomp_json)
     {
-      if (csr_seccomp_compile_oci (c->cfg.seccomp_json, strlen (c->cfg.seccomp_json), &c->seccomp,
-                                   err)
+      /* Compiled profiles are cached under the state root ('@' is in no id). */
+      cleanup_free char *cache = NULL;
+      if (asprintf (&cache, "%s/@cache", c->root) < 0)
+        cache = NULL;
+      if (csr_seccomp_compile_oci_cached (c->cfg.seccomp_json, strlen (c->cfg.seccomp_json), cache,
+                                          &c->seccomp, err)
           < 0)
         return csr_error_wrap (err, "linux.seccomp");
       spec.seccomp_bpf = &c->seccomp->prog;

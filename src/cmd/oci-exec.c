@@ -335,9 +335,12 @@ prepare (const struct csr_global *g, const struct exec_opts *o, const char *root
     return csr_error_wrap (err, "%s", o->process ? o->process : "the process");
   if (!x->proc.has_process)
     return csr_error_set (err, EINVAL, "no process to run");
+  cleanup_free char *cache = NULL;
+  if (asprintf (&cache, "%s/@cache", root) < 0)
+    cache = NULL;
   if (x->ctr.seccomp_json
-      && csr_seccomp_compile_oci (x->ctr.seccomp_json, strlen (x->ctr.seccomp_json), &x->seccomp,
-                                  err)
+      && csr_seccomp_compile_oci_cached (x->ctr.seccomp_json, strlen (x->ctr.seccomp_json), cache,
+                                         &x->seccomp, err)
              < 0)
     return csr_error_wrap (err, "linux.seccomp");
   if (x->proc.terminal)

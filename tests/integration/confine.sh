@@ -78,7 +78,7 @@ fi
 # No csrun cgroup is left behind by a csrun that has ended (other tests may be
 # running csrun right now: their cgroups are alive and named after their pid).
 left=""
-for d in $(find /sys/fs/cgroup -maxdepth 4 -name 'csrun-*' 2>/dev/null); do
+for d in $(find /sys/fs/cgroup -maxdepth 4 -regextype posix-extended -regex '.*/csrun-[0-9]+-[0-9]+' 2>/dev/null); do
   pid=${d##*/csrun-}
   pid=${pid%%-*}
   [ -d "/proc/$pid" ] || left="$left $d"

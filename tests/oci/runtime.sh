@@ -158,6 +158,21 @@ out=$(env -i XDG_RUNTIME_DIR="$T/xdg" "$CSRUN" list -q 2>&1)
 [ $? = 0 ] && [ -d "$T/xdg/csrun" ] && ok "the state directory defaults to \$XDG_RUNTIME_DIR/csrun (nothing else in the environment)" ||
   not_ok "XDG_RUNTIME_DIR default" "$out"
 
+# ---------------------------------------------------------------- seccomp (cached)
+make_bundle "$T/b8" "$(args 'import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+r = libc.unshare(0x10000000)
+print("unshare allowed" if r == 0 else "unshare denied %d" % ctypes.get_errno())'); import json as J; c[\"linux\"][\"seccomp\"] = J.load(open(\"$CSRUN_SRCDIR/policies/seccomp/default.json\"))"
+out1=$("${C[@]}" run -b "$T/b8" c8 2>&1)
+out2=$("${C[@]}" run -b "$T/b8" c8 2>&1)
+cached=$(find "$R/@cache" -name '*.bpf' 2>/dev/null | wc -l)
+if [ "$out1" = "unshare denied 1" ] && [ "$out2" = "$out1" ] && [ "$cached" -ge 1 ] &&
+  ! "${C[@]}" list -q | grep -q cache; then
+  ok "linux.seccomp is enforced, and its compiled filter is cached under the state root"
+else
+  not_ok "linux.seccomp (cached)" "first: $out1" "second: $out2" "cached files: $cached" "$("${C[@]}" list -q)"
+fi
+
 # ---------------------------------------------------------------- preserved fds
 make_bundle "$T/b4" "$(args 'import os; os.write(3, b"through fd 3\n")')"
 "${C[@]}" run -b "$T/b4" --preserve-fds 1 c4 3>"$T/fd3.out"

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -133,23 +134,35 @@ csr_oci_jail_create (const struct jail_spec *spec, csr_oci_state_fn state_fn, vo
     return csr_error_errno (err, "socketpair");
   cleanup_close int parent_end = sv[0];
   cleanup_close int child_end = sv[1];
-  int cg_fds[CSR_CG_V1_N];
+  /* The container's cgroup without the kernel's migration wait: cloned into
+   * it on v2; on v1 the child writes 0 to each "tasks" file we open here (a
+   * task moving only itself skips the global lock). */
+  int cg_fds[OCI_CG_MAX_DIRS];
   int n_cg_fds = 0;
-  int cgroup_fd = csr_cgroup_clone_fd (s.cgroup);
-  int pidfd = -1;
-  pid_t pid = cgroup_fd >= 0 ? csr_clone_into (flags, cgroup_fd, &pidfd) : -1;
-  bool in_cgroup = pid >= 0;
-  if (pid < 0)
+  cleanup_close int v2_fd = -1;
+  const struct oci_cgroup *ocg = s.oci_cgroup;
+  if (ocg && ocg->v2)
+    v2_fd = open (ocg->v2, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  for (size_t i = 0; ocg && !ocg->v2 && i < ocg->n_v1 && n_cg_fds < OCI_CG_MAX_DIRS; i++)
     {
-      n_cg_fds = csr_cgroup_self_enter_fds (s.cgroup, cg_fds, NULL);
-      if (n_cg_fds > 0)
-        in_cgroup = true;
-      else
-        n_cg_fds = 0;
-      pid = csr_clone (flags, &pidfd);
-      for (int i = 0; pid != 0 && i < n_cg_fds; i++)
-        close (cg_fds[i]);
+      char path[PATH_MAX];
+      snprintf (path, sizeof path, "%s/tasks", ocg->v1[i]);
+      int fd = open (path, O_WRONLY | O_CLOEXEC);
+      if (fd < 0)
+        {
+          while (n_cg_fds > 0)
+            close (cg_fds[--n_cg_fds]);
+          break; /* the parent moves it instead */
+        }
+      cg_fds[n_cg_fds++] = fd;
     }
+  int pidfd = -1;
+  pid_t pid = v2_fd >= 0 ? csr_clone_into (flags, v2_fd, &pidfd) : -1;
+  bool in_cgroup = pid >= 0 || n_cg_fds > 0;
+  if (pid < 0)
+    pid = csr_clone (flags, &pidfd);
+  for (int i = 0; pid != 0 && i < n_cg_fds; i++)
+    close (cg_fds[i]);
   if (pid < 0)
     {
       if (userns && (errno == EPERM || errno == ENOSPC || errno == EUSERS))
@@ -167,8 +180,7 @@ csr_oci_jail_create (const struct jail_spec *spec, csr_oci_state_fn state_fn, vo
   child_end = -1;
 
   if ((userns && csr_idmap_write (pid, &s, err) < 0)
-      || (s.cgroup != NULL && !in_cgroup && csr_cgroup_enter (s.cgroup, pid, err) < 0)
-      || (s.oci_cgroup != NULL && oci_cgroup_enter (s.oci_cgroup, pid, err) < 0)
+      || (s.oci_cgroup != NULL && !in_cgroup && oci_cgroup_enter (s.oci_cgroup, pid, err) < 0)
       || (c->has_oom_score_adj && write_oom_score_adj (pid, c->oom_score_adj, err) < 0)
       || write (parent_end, "G", 1) != 1)
     goto failed;

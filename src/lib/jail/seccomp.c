@@ -967,33 +967,31 @@ cache_read (const char *path, const char *digest, struct csr_seccomp **out, csr_
   return 1;
 }
 
-int
-csr_seccomp_load (const char *path, const char *cache_dir, struct csr_seccomp **out,
-                  csr_error **err)
+/* Compile JSON, or take its BPF from CACHE_DIR (may be NULL), keyed by the
+ * digest of the profile (LENIENT is part of the key). */
+static int
+compile_cached (const char *json, size_t len, bool lenient, const char *cache_dir,
+                struct csr_seccomp **out, csr_error **err)
 {
-  cleanup_free char *json = NULL;
-  size_t len = 0;
-  if (csr_read_file (path, PROFILE_MAX, &json, &len, err) < 0)
-    return csr_error_wrap (err, "seccomp profile");
   char digest[CSR_SHA256_HEX_LEN + 1];
   if (csr_sha256_buf (json, len, digest, err) < 0)
     return -1;
-
+  char key[CSR_SHA256_HEX_LEN + 16];
+  snprintf (key, sizeof key, "%s%s", digest, lenient ? "-oci" : "");
   cleanup_free char *dir = NULL;
   cleanup_free char *file = NULL;
   if (cache_dir && *cache_dir)
     {
-      if (cache_path (cache_dir, digest, &dir, &file, err) < 0)
+      if (cache_path (cache_dir, key, &dir, &file, err) < 0)
         return -1;
       int hit = cache_read (file, digest, out, err);
       if (hit != 0)
         return hit < 0 ? -1 : 0;
     }
-
   char *bpf = NULL;
   size_t bpf_len = 0;
-  if (compile_to_bpf (json, len, false, &bpf, &bpf_len, err) < 0)
-    return csr_error_wrap (err, "%s", path);
+  if (compile_to_bpf (json, len, lenient, &bpf, &bpf_len, err) < 0)
+    return -1;
   if (file)
     {
       /* The cache only saves time: failing to write it is not an error. */
@@ -1003,6 +1001,26 @@ csr_seccomp_load (const char *path, const char *cache_dir, struct csr_seccomp **
         csr_debug ("seccomp: cache: %s", csr_error_text (e));
     }
   return make_result (bpf, bpf_len, digest, out, err);
+}
+
+int
+csr_seccomp_load (const char *path, const char *cache_dir, struct csr_seccomp **out,
+                  csr_error **err)
+{
+  cleanup_free char *json = NULL;
+  size_t len = 0;
+  if (csr_read_file (path, PROFILE_MAX, &json, &len, err) < 0)
+    return csr_error_wrap (err, "seccomp profile");
+  if (compile_cached (json, len, false, cache_dir, out, err) < 0)
+    return csr_error_wrap (err, "%s", path);
+  return 0;
+}
+
+int
+csr_seccomp_compile_oci_cached (const char *json, size_t len, const char *cache_dir,
+                                struct csr_seccomp **out, csr_error **err)
+{
+  return compile_cached (json, len, true, cache_dir, out, err);
 }
 
 void

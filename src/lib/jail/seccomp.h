@@ -30,6 +30,10 @@ int csr_seccomp_compile (const char *json, size_t len, struct csr_seccomp **out,
  * have them) are skipped, the first one wins. */
 int csr_seccomp_compile_oci (const char *json, size_t len, struct csr_seccomp **out,
                              csr_error **err);
+/* csr_seccomp_compile_oci with the BPF cached in CACHE_DIR (as
+ * csr_seccomp_load does): podman sends the same large profile every time. */
+int csr_seccomp_compile_oci_cached (const char *json, size_t len, const char *cache_dir,
+                                    struct csr_seccomp **out, csr_error **err);
 /* The same from a file; CACHE_DIR (may be NULL) caches the exported BPF by
  * digest so later runs skip libseccomp entirely. */
 int csr_seccomp_load (const char *path, const char *cache_dir, struct csr_seccomp **out,
