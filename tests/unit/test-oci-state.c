@@ -260,7 +260,7 @@ Test (root, not_a_directory_and_empty)
 Test (root, fallback_run_csrun)
 {
   if (geteuid () != 0)
-    cr_skip_test ("the /run/csrun fallback needs root");
+    cr_skip_test ("n/a: the /run/csrun fallback needs root (the root pass runs it)");
   bool existed = is_dir ("/run/csrun");
   made_run_csrun = !existed;
   const char *values[] = { NULL, "" }; /* unset, then set but empty */
