@@ -135,6 +135,28 @@ out=$("${C[@]}" state c1 2>&1)
 "${C[@]}" delete --force nosuch && ok "delete --force of an unknown id exits 0" ||
   not_ok "delete --force unknown"
 
+# ---------------------------------------------------------------- kill --all, list --format json, --no-pivot
+make_bundle "$T/b9" "$(args 'import os, time
+if os.fork() == 0:
+    time.sleep(60)
+time.sleep(60)')"
+"${C[@]}" create -b "$T/b9" c9 >/dev/null 2>&1 </dev/null && "${C[@]}" start c9
+for _ in $(seq 50); do [ "$("${C[@]}" ps --format json c9 | tr -cd , | wc -c)" -ge 1 ] && break; sleep 0.05; done
+n=$("${C[@]}" ps --format json c9 | json_get /dev/stdin 'len(j)')
+if [ "$n" = 2 ] && "${C[@]}" list --format json | json_get /dev/stdin '[c["id"] for c in j]' | grep -q "'c9'"; then
+  ok "ps lists both processes; list --format json lists the container"
+else
+  not_ok "ps / list --format json" "ps: $("${C[@]}" ps --format json c9)" "$("${C[@]}" list --format json)"
+fi
+"${C[@]}" kill --all c9 KILL
+for _ in $(seq 100); do [ "$(status_of c9)" = stopped ] && break; sleep 0.05; done
+[ "$(status_of c9)" = stopped ] && ok "kill --all KILL stops every process of the container" ||
+  not_ok "kill --all" "$(status_of c9)"
+"${C[@]}" delete c9
+make_bundle "$T/b10" "$(args 'import os; print(os.path.exists("/usr/bin/python3"), os.getcwd())')"
+out=$("${C[@]}" run --no-pivot -b "$T/b10" c10 2>&1)
+[ "$out" = "True /" ] && ok "--no-pivot: the rootfs moved to / and chrooted into" || not_ok "--no-pivot" "$out"
+
 # ---------------------------------------------------------------- run, errors, log
 make_bundle "$T/b2" "$(args 'import os; print("pid", os.getpid()); raise SystemExit(7)')"
 out=$("${C[@]}" run -b "$T/b2" c2 2>&1)
