@@ -157,6 +157,26 @@ make_bundle "$T/b10" "$(args 'import os; print(os.path.exists("/usr/bin/python3"
 out=$("${C[@]}" run --no-pivot -b "$T/b10" c10 2>&1)
 [ "$out" = "True /" ] && ok "--no-pivot: the rootfs moved to / and chrooted into" || not_ok "--no-pivot" "$out"
 
+# ---------------------------------------------------------------- sysctl, oomScoreAdj, a joined namespace
+adj=500
+# (lowering it needs CAP_SYS_RESOURCE, which root lacks on some hosts, these VMs among them)
+make_bundle "$T/b11" "$(args 'print(open("/proc/sys/net/ipv4/ip_default_ttl").read().strip(), open("/proc/self/oom_score_adj").read().strip())'); c[\"linux\"][\"sysctl\"] = {\"net.ipv4.ip_default_ttl\": \"33\"}; c[\"process\"][\"oomScoreAdj\"] = $adj"
+out=$("${C[@]}" run -b "$T/b11" c11 2>&1)
+[ "$out" = "33 $adj" ] && ok "linux.sysctl is written (before /proc/sys turns read-only) and oomScoreAdj set ($adj)" ||
+  not_ok "sysctl and oomScoreAdj" "$out"
+if is_root; then
+  make_bundle "$T/b12" "$(args 'import time; time.sleep(60)'); c[\"hostname\"] = \"alpha\""
+  "${C[@]}" create -b "$T/b12" c12 >/dev/null 2>&1 </dev/null && "${C[@]}" start c12
+  p12=$("${C[@]}" state c12 | json_get /dev/stdin 'j["pid"]')
+  make_bundle "$T/b13" "$(args 'import socket; print(socket.gethostname())'); c[\"hostname\"] = None; c[\"linux\"][\"namespaces\"] = [n if n[\"type\"] != \"uts\" else {\"type\": \"uts\", \"path\": \"/proc/$p12/ns/uts\"} for n in c[\"linux\"][\"namespaces\"]]"
+  out=$("${C[@]}" run -b "$T/b13" c13 2>&1)
+  [ "$out" = alpha ] && ok "a namespace joined by path (the uts namespace of another container)" ||
+    not_ok "join a namespace by path" "$out"
+  "${C[@]}" delete --force c12
+else
+  skip "join a namespace by path" "n/a: root only (another container's namespaces belong to root)"
+fi
+
 # ---------------------------------------------------------------- run, errors, log
 make_bundle "$T/b2" "$(args 'import os; print("pid", os.getpid()); raise SystemExit(7)')"
 out=$("${C[@]}" run -b "$T/b2" c2 2>&1)

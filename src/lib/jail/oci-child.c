@@ -312,7 +312,7 @@ csr_oci_child_main (const struct jail_spec *spec, int syncfd, const int *cgroup_
           fail (syncfd, e);
         }
     }
-  if (write_sysctls (c, &e) < 0)
+  if (write_sysctls (c, &e) < 0 || csr_oci_mounts_finish (c, &e) < 0)
     fail (syncfd, e);
   char exe[PATH_MAX];
   if (csr_oci_prepare_process (c, spec->seccomp_bpf, spec->oci_console, spec->oci_preserve_fds, exe,

@@ -587,6 +587,12 @@ csr_oci_mounts_enter (const struct oci_config *c, const char *rootfs, bool no_pi
     }
   if (chdir ("/") < 0)
     return csr_error_errno (err, "chdir /");
+  return 0;
+}
+
+int
+csr_oci_mounts_finish (const struct oci_config *c, csr_error **err)
+{
   for (size_t i = 0; i < c->n_masked_paths; i++)
     if (csr_mounts_mask (c->masked_paths[i], err) < 0)
       return -1;

@@ -24,9 +24,11 @@ int csr_oci_parse_mount_options (char *const *options, size_t n, unsigned long *
 int csr_oci_mounts_prepare (const struct oci_config *c, const char *rootfs, const char *bundle,
                             csr_error **err);
 
-/* pivot_root into ROOTFS (or, NO_PIVOT, move it to / and chroot), then the
- * masked and read-only paths and a read-only root when asked. */
+/* pivot_root into ROOTFS (or, NO_PIVOT, move it to / and chroot). */
 int csr_oci_mounts_enter (const struct oci_config *c, const char *rootfs, bool no_pivot,
                           csr_error **err);
+/* After the sysctls are written: the masked and read-only paths (/proc/sys
+ * among them), and a read-only root when asked. */
+int csr_oci_mounts_finish (const struct oci_config *c, csr_error **err);
 
 #endif
