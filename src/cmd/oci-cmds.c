@@ -157,17 +157,34 @@ run_hooks_logged (const struct csr_global *g, const struct oci_state *st, int st
   oci_config_release (&cfg);
 }
 
+/* The start of the commands on one container: parse ARGV, find the state
+ * root, load the state.  0, or 1 after reporting the failure. */
+static int
+open_container (struct csr_global *g, int argc, char **argv, bool allow_format,
+                struct simple_args *a, char **root, struct oci_state *st)
+{
+  *root = NULL;
+  if (simple_parse (g, argc, argv, NULL, 0, true, false, allow_format, a))
+    return 1;
+  *root = oci_root (g);
+  if (*root == NULL)
+    return 1;
+  if (load (g, *root, a->id, st))
+    {
+      free (*root);
+      *root = NULL;
+      return 1;
+    }
+  return 0;
+}
+
 int
 cmd_oci_start (struct csr_global *g, int argc, char **argv)
 {
   struct simple_args a;
-  if (simple_parse (g, argc, argv, NULL, 0, true, false, false, &a))
-    return 1;
-  cleanup_free char *root = oci_root (g);
-  if (root == NULL)
-    return 1;
+  cleanup_free char *root = NULL;
   struct oci_state st;
-  if (load (g, root, a.id, &st))
+  if (open_container (g, argc, argv, false, &a, &root, &st))
     return 1;
   csr_error *e = NULL;
   int lock = oci_state_lock (root, a.id, &e);
@@ -235,13 +252,9 @@ int
 cmd_oci_state (struct csr_global *g, int argc, char **argv)
 {
   struct simple_args a;
-  if (simple_parse (g, argc, argv, NULL, 0, true, false, false, &a))
-    return 1;
-  cleanup_free char *root = oci_root (g);
-  if (root == NULL)
-    return 1;
+  cleanup_free char *root = NULL;
   struct oci_state st;
-  if (load (g, root, a.id, &st))
+  if (open_container (g, argc, argv, false, &a, &root, &st))
     return 1;
   cleanup_free char *json = oci_state_json (&st);
   oci_state_release (&st);
@@ -444,13 +457,9 @@ int
 cmd_oci_ps (struct csr_global *g, int argc, char **argv)
 {
   struct simple_args a;
-  if (simple_parse (g, argc, argv, NULL, 0, true, false, true, &a))
-    return 1;
-  cleanup_free char *root = oci_root (g);
-  if (root == NULL)
-    return 1;
+  cleanup_free char *root = NULL;
   struct oci_state st;
-  if (load (g, root, a.id, &st))
+  if (open_container (g, argc, argv, true, &a, &root, &st))
     return 1;
   pid_t pids[4096];
   size_t n = oci_state_status (&st) == OCI_STOPPED ? 0 : container_pids (&st, pids, 4096);
@@ -540,13 +549,9 @@ static int
 freeze (struct csr_global *g, int argc, char **argv, bool on)
 {
   struct simple_args a;
-  if (simple_parse (g, argc, argv, NULL, 0, true, false, false, &a))
-    return 1;
-  cleanup_free char *root = oci_root (g);
-  if (root == NULL)
-    return 1;
+  cleanup_free char *root = NULL;
   struct oci_state st;
-  if (load (g, root, a.id, &st))
+  if (open_container (g, argc, argv, false, &a, &root, &st))
     return 1;
   int rc = 0;
   csr_error *e = NULL;

@@ -2,12 +2,15 @@
 #include "config.h"
 #include "oci.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <yajl/yajl_gen.h>
@@ -122,4 +125,22 @@ oci_run_is_bundle (const struct csr_global *g, int argc, char **argv)
     return false;
   struct stat st;
   return stat (operand, &st) < 0 && access ("config.json", F_OK) == 0;
+}
+
+int
+oci_connect_console (const char *path, csr_error **err)
+{
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  if (strlen (path) >= sizeof sa.sun_path)
+    return csr_error_set (err, ENAMETOOLONG, "console socket %s: path too long", path);
+  strcpy (sa.sun_path, path);
+  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0 || connect (fd, (struct sockaddr *)&sa, sizeof sa) < 0)
+    {
+      csr_error_errno (err, "connect to the console socket %s", path);
+      if (fd >= 0)
+        close (fd);
+      return -1;
+    }
+  return fd;
 }

@@ -210,25 +210,6 @@ write_pid_file (const char *path, pid_t pid, csr_error **err)
   return csr_write_file_atomic (path, buf, (size_t)n, 0644, err);
 }
 
-static int
-connect_console (const char *path, csr_error **err)
-{
-  struct sockaddr_un sa = { .sun_family = AF_UNIX };
-  if (strlen (path) >= sizeof sa.sun_path)
-    return csr_error_set (err, ENAMETOOLONG, "console socket %s: path too long", path);
-  strcpy (sa.sun_path, path);
-  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0)
-    return csr_error_errno (err, "console socket");
-  if (connect (fd, (struct sockaddr *)&sa, sizeof sa) < 0)
-    {
-      csr_error_errno (err, "connect to the console socket %s", path);
-      close (fd);
-      return -1;
-    }
-  return fd;
-}
-
 static char *
 absolute (const char *path, csr_error **err)
 {
@@ -314,7 +295,7 @@ create_container (struct creation *c, const struct create_opts *o, pid_t *pid, c
         return csr_error_set (err, EINVAL,
                               "process.terminal is true but no --console-socket "
                               "was given");
-      console = connect_console (o->console_socket, err);
+      console = oci_connect_console (o->console_socket, err);
       if (console < 0)
         return -1;
       spec.oci_console = console;

@@ -254,24 +254,6 @@ open_namespaces (pid_t pid, int fds[N_NS], csr_error **err)
   return 0;
 }
 
-static int
-connect_console (const char *path, csr_error **err)
-{
-  struct sockaddr_un sa = { .sun_family = AF_UNIX };
-  if (strlen (path) >= sizeof sa.sun_path)
-    return csr_error_set (err, ENAMETOOLONG, "console socket %s: path too long", path);
-  strcpy (sa.sun_path, path);
-  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0 || connect (fd, (struct sockaddr *)&sa, sizeof sa) < 0)
-    {
-      csr_error_errno (err, "connect to the console socket %s", path);
-      if (fd >= 0)
-        close (fd);
-      return -1;
-    }
-  return fd;
-}
-
 struct exec_ctx
 {
   struct oci_state st;
@@ -347,7 +329,7 @@ prepare (const struct csr_global *g, const struct exec_opts *o, const char *root
     {
       if (o->console_socket == NULL)
         return csr_error_set (err, EINVAL, "a terminal needs --console-socket");
-      x->console = connect_console (o->console_socket, err);
+      x->console = oci_connect_console (o->console_socket, err);
       if (x->console < 0)
         return -1;
     }

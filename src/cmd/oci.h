@@ -20,6 +20,9 @@ int oci_failf (const struct csr_global *g, const char *fmt, ...)
 void oci_warn (const struct csr_global *g, const char *fmt, ...)
     __attribute__ ((format (printf, 2, 3)));
 
+/* A connected AF_UNIX stream socket to PATH (--console-socket), or -1. */
+int oci_connect_console (const char *path, csr_error **err);
+
 /* The state root for G (--root, XDG_RUNTIME_DIR, /run/csrun); NULL after
  * reporting a failure. */
 char *oci_root (const struct csr_global *g);
