@@ -126,8 +126,8 @@ parse_global (int key, char *arg, struct argp_state *state)
       p->g.oci_flags = true;
       break;
     case OPT_LOG_FORMAT:
-      if (strcmp (arg, "json") != 0 && strcmp (arg, "text") != 0)
-        argp_failure (state, 1, 0, "invalid --log-format '%s' (text or json)", arg);
+      if (arg == NULL || (strcmp (arg, "json") != 0 && strcmp (arg, "text") != 0))
+        argp_failure (state, 1, 0, "invalid --log-format '%s' (text or json)", arg ? arg : "");
       p->g.log_json = strcmp (arg, "json") == 0;
       p->g.oci_flags = true;
       break;
@@ -136,9 +136,10 @@ parse_global (int key, char *arg, struct argp_state *state)
       p->g.oci_flags = true;
       break;
     case OPT_CGROUP_MANAGER:
-      if (strcmp (arg, "cgroupfs") != 0 && strcmp (arg, "systemd") != 0
-          && strcmp (arg, "disabled") != 0)
-        argp_failure (state, 1, 0, "invalid --cgroup-manager '%s'", arg);
+      if (arg == NULL
+          || (strcmp (arg, "cgroupfs") != 0 && strcmp (arg, "systemd") != 0
+              && strcmp (arg, "disabled") != 0))
+        argp_failure (state, 1, 0, "invalid --cgroup-manager '%s'", arg ? arg : "");
       p->g.cgroup_manager = arg;
       p->g.systemd_cgroup = strcmp (arg, "systemd") == 0;
       p->g.oci_flags = true;
