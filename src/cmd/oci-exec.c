@@ -348,6 +348,74 @@ prepare (const struct csr_global *g, const struct exec_opts *o, const char *root
   return open_namespaces (x->st.pid, x->ns, err);
 }
 
+/* In the container's namespaces: fork the process, put it in the
+ * container's cgroup, let it run, and (unless detached) wait for it. */
+static int
+spawn (const struct csr_global *g, const struct exec_opts *o, struct exec_ctx *x)
+{
+  csr_error *e = NULL;
+  /* Join the container's namespaces; the pid namespace takes effect in the
+   * child forked below, which is the new process. */
+  for (size_t i = 0; i < N_NS; i++)
+    if (x->ns[i] >= 0 && setns (x->ns[i], ns_kinds[i].flag) < 0)
+      {
+        csr_error_errno (&e, "join the container's %s namespace", ns_kinds[i].name);
+        return oci_fail (g, e);
+      }
+  int go[2];
+  if (pipe2 (go, O_CLOEXEC) < 0)
+    {
+      return oci_failf (g, "pipe: %s", strerror (errno));
+    }
+  pid_t pid = fork ();
+  if (pid < 0)
+    {
+      return oci_failf (g, "fork: %s", strerror (errno));
+    }
+  if (pid == 0)
+    {
+      close (go[1]);
+      char c;
+      if (read (go[0], &c, 1) != 1)
+        _exit (125);
+      close (go[0]);
+      char exe[PATH_MAX];
+      if (csr_oci_prepare_process (&x->proc, x->seccomp ? &x->seccomp->prog : NULL, x->console,
+                                   (int)o->preserve_fds, exe, sizeof exe, &e)
+          < 0)
+        {
+          int st = e->status; /* csr_error_text folds it into the message */
+          fprintf (stderr, "csrun: %s\n", csr_error_text (e));
+          _exit (st == ENOENT ? 127 : st == EACCES ? 126 : 125);
+        }
+      csr_oci_exec_process (&x->proc, x->seccomp ? &x->seccomp->prog : NULL, exe);
+    }
+  close (go[0]);
+  /* Into the container's cgroup before it runs anything (the files were
+   * opened before we entered its mount namespace). */
+  char pidtext[24];
+  int pn = snprintf (pidtext, sizeof pidtext, "%d", (int)pid);
+  for (size_t i = 0; i < x->n_procs; i++)
+    if (write (x->procs[i], pidtext, (size_t)pn) != pn)
+      oci_warn (g, "exec: move pid %d into the container's cgroup: %s", (int)pid, strerror (errno));
+  if (x->pid_file >= 0)
+    dprintf (x->pid_file, "%d", (int)pid);
+  if (write (go[1], "g", 1) != 1)
+    {
+      kill (pid, SIGKILL);
+      return oci_failf (g, "exec: the process did not start");
+    }
+  close (go[1]);
+  if (o->detach)
+    return 0;
+  int status;
+  while (waitpid (pid, &status, 0) < 0)
+    if (errno != EINTR)
+      return oci_failf (g, "wait: %s", strerror (errno));
+  if (WIFEXITED (status))
+    return WEXITSTATUS (status);
+  return 128 + WTERMSIG (status);
+}
 int
 cmd_oci_exec (struct csr_global *g, int argc, char **argv)
 {
@@ -370,70 +438,11 @@ cmd_oci_exec (struct csr_global *g, int argc, char **argv)
       exec_ctx_release (&x);
       return oci_fail (g, e);
     }
-  /* Join the container's namespaces; the pid namespace takes effect in the
-   * child forked below, which is the new process. */
-  for (size_t i = 0; i < N_NS; i++)
-    if (x.ns[i] >= 0 && setns (x.ns[i], ns_kinds[i].flag) < 0)
-      {
-        csr_error_errno (&e, "join the container's %s namespace", ns_kinds[i].name);
-        exec_ctx_release (&x);
-        return oci_fail (g, e);
-      }
-  int go[2];
-  if (pipe2 (go, O_CLOEXEC) < 0)
-    {
-      exec_ctx_release (&x);
-      return oci_failf (g, "pipe: %s", strerror (errno));
-    }
-  pid_t pid = fork ();
-  if (pid < 0)
-    {
-      exec_ctx_release (&x);
-      return oci_failf (g, "fork: %s", strerror (errno));
-    }
-  if (pid == 0)
-    {
-      close (go[1]);
-      char c;
-      if (read (go[0], &c, 1) != 1)
-        _exit (125);
-      close (go[0]);
-      char exe[PATH_MAX];
-      if (csr_oci_prepare_process (&x.proc, x.seccomp ? &x.seccomp->prog : NULL, x.console,
-                                   (int)o.preserve_fds, exe, sizeof exe, &e)
-          < 0)
-        {
-          int st = e->status; /* csr_error_text folds it into the message */
-          fprintf (stderr, "csrun: %s\n", csr_error_text (e));
-          _exit (st == ENOENT ? 127 : st == EACCES ? 126 : 125);
-        }
-      csr_oci_exec_process (&x.proc, x.seccomp ? &x.seccomp->prog : NULL, exe);
-    }
-  close (go[0]);
-  /* Into the container's cgroup before it runs anything (the files were
-   * opened before we entered its mount namespace). */
-  char pidtext[24];
-  int pn = snprintf (pidtext, sizeof pidtext, "%d", (int)pid);
-  for (size_t i = 0; i < x.n_procs; i++)
-    if (write (x.procs[i], pidtext, (size_t)pn) != pn)
-      oci_warn (g, "exec: move pid %d into the container's cgroup: %s", (int)pid, strerror (errno));
-  if (x.pid_file >= 0)
-    dprintf (x.pid_file, "%d", (int)pid);
-  if (write (go[1], "g", 1) != 1)
-    {
-      kill (pid, SIGKILL);
-      exec_ctx_release (&x);
-      return oci_failf (g, "exec: the process did not start");
-    }
-  close (go[1]);
+  /* From here on csrun is in the container's namespaces: it leaves with
+   * _exit, without the at-exit machinery (a sanitizer's leak checker would
+   * start its tracer in the container's pid namespace). */
+  int rc = spawn (g, &o, &x);
   exec_ctx_release (&x);
-  if (o.detach)
-    return 0;
-  int status;
-  while (waitpid (pid, &status, 0) < 0)
-    if (errno != EINTR)
-      return oci_failf (g, "wait: %s", strerror (errno));
-  if (WIFEXITED (status))
-    return WEXITSTATUS (status);
-  return 128 + WTERMSIG (status);
+  fflush (NULL);
+  _exit (rc);
 }
