@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -369,6 +370,10 @@ do_create (struct csr_global *g, int argc, char **argv, bool run)
     return oci_fail (g, e);
   struct creation c = { .g = g, .root = root };
   pid_t pid = 0;
+  /* run waits for the container: be its parent even when an intermediate
+   * process forked it (a pid namespace joined by path). */
+  if (run)
+    (void)prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
   if (create_container (&c, &o, &pid, &e) < 0)
     {
       creation_release (&c, true, o.id);

@@ -172,9 +172,27 @@ if is_root; then
   out=$("${C[@]}" run -b "$T/b13" c13 2>&1)
   [ "$out" = alpha ] && ok "a namespace joined by path (the uts namespace of another container)" ||
     not_ok "join a namespace by path" "$out"
+  # A pid namespace by path (a pod's shared process namespace): the second
+  # container's process is not pid 1 and sees the first one's.
+  make_bundle "$T/b14" "$(args 'import os; print(os.getpid() != 1, open("/proc/1/cmdline").read().split(chr(0))[-2])'); c[\"linux\"][\"namespaces\"] = [n if n[\"type\"] != \"pid\" else {\"type\": \"pid\", \"path\": \"/proc/$p12/ns/pid\"} for n in c[\"linux\"][\"namespaces\"]]"
+  out=$("${C[@]}" run -b "$T/b14" c14 2>&1)
+  [ "$out" = "True import time; time.sleep(60)" ] &&
+    ok "a pid namespace joined by path: the process sees the other container's pid 1" ||
+    not_ok "join a pid namespace by path" "$out"
   "${C[@]}" delete --force c12
 else
   skip "join a namespace by path" "n/a: root only (another container's namespaces belong to root)"
+  # Rootless: a user namespace by path (the first container's), the second
+  # container's other namespaces made inside it.
+  make_bundle "$T/b12" "$(args 'import time; time.sleep(60)')"
+  "${C[@]}" create -b "$T/b12" c12 >/dev/null 2>&1 </dev/null && "${C[@]}" start c12
+  p12=$("${C[@]}" state c12 | json_get /dev/stdin 'j["pid"]')
+  make_bundle "$T/b15" "$(args 'import os; print(open("/proc/self/uid_map").read().split()[:2], os.getuid())'); c[\"linux\"][\"namespaces\"] = [n if n[\"type\"] != \"user\" else {\"type\": \"user\", \"path\": \"/proc/$p12/ns/user\"} for n in c[\"linux\"][\"namespaces\"]]; c[\"linux\"].pop(\"uidMappings\"); c[\"linux\"].pop(\"gidMappings\")"
+  out=$("${C[@]}" run -b "$T/b15" c15 2>&1)
+  [ "$out" = "['0', '$(id -u)'] 0" ] &&
+    ok "a user namespace joined by path: the other container's id map, root inside" ||
+    not_ok "join a user namespace by path" "$out"
+  "${C[@]}" delete --force c12
 fi
 
 # ---------------------------------------------------------------- run, errors, log

@@ -268,7 +268,7 @@ csr_oci_child_main (const struct jail_spec *spec, int syncfd, const int *cgroup_
     }
   if (n_cgroup_fds > 0 && csr_cgroup_self_enter (cgroup_fds, n_cgroup_fds, &e) < 0)
     fail (syncfd, e);
-  if (join_namespaces (c, &e) < 0)
+  if (!spec->oci_joined && join_namespaces (c, &e) < 0)
     fail (syncfd, e);
   const char *nspath;
   if (oci_config_has_namespace (c, CLONE_NEWCGROUP, &nspath) && nspath == NULL

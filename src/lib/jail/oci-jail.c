@@ -30,26 +30,79 @@
 
 #define SETUP_TIMEOUT_MS 60000
 
-/* The namespaces clone() makes: the config's new ones, but the cgroup
- * namespace (unshared by the child once it is in its cgroup). */
+/* The namespaces to make: the config's new ones, but the cgroup namespace
+ * (unshared by the container once it is in its cgroup).  *JOIN_FIRST: a pid
+ * or user namespace is joined by path, which clone() can't do (see
+ * via_intermediate). */
 static int
-clone_flags (const struct oci_config *c, uint64_t *flags, csr_error **err)
+clone_flags (const struct oci_config *c, uint64_t *flags, bool *join_first, csr_error **err)
 {
   *flags = 0;
+  *join_first = false;
   for (size_t i = 0; i < c->n_namespaces; i++)
     {
       const struct oci_namespace *ns = &c->namespaces[i];
       if (ns->path && (ns->flag == CLONE_NEWPID || ns->flag == CLONE_NEWUSER))
-        return csr_error_set (err, ENOTSUP,
-                              "joining an existing %s namespace (%s) is not "
-                              "supported",
-                              ns->flag == CLONE_NEWPID ? "pid" : "user", ns->path);
+        *join_first = true;
       if (ns->flag == CLONE_NEWTIME)
         return csr_error_set (err, ENOTSUP, "time namespaces are not supported");
       if (ns->path == NULL && ns->flag != CLONE_NEWCGROUP)
         *flags |= (uint64_t)ns->flag;
     }
+  if (*join_first && (*flags & CLONE_NEWUSER))
+    return csr_error_set (err, ENOTSUP,
+                          "a new user namespace together with a pid namespace joined by path is "
+                          "not supported");
   return 0;
+}
+
+/* Joining a pid namespace only places the caller's children in it, and the
+ * namespaces a joined user namespace should own must be made after joining
+ * it: an intermediate process joins every namespace given by path (the user
+ * namespace first), unshares the new ones, forks the container process, and
+ * reports its pid (in our pid namespace) on SYNCFD before it exits. */
+__attribute__ ((noreturn)) static void
+via_intermediate (const struct jail_spec *s, uint64_t flags, int syncfd, const int *cg_fds,
+                  int n_cg_fds)
+{
+  const struct oci_config *c = s->oci;
+  csr_error *e = NULL;
+  for (int pass = 0; pass < 2; pass++)
+    for (size_t i = 0; i < c->n_namespaces; i++)
+      {
+        const struct oci_namespace *ns = &c->namespaces[i];
+        if (ns->path == NULL || (pass == 0) != (ns->flag == CLONE_NEWUSER))
+          continue;
+        int fd = open (ns->path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || setns (fd, ns->flag) < 0)
+          {
+            csr_error_errno (&e, "join namespace %s", ns->path);
+            csr_sync_send (syncfd, CSR_SYNC_ERROR, 0, e);
+            _exit (125);
+          }
+        close (fd);
+      }
+  if (flags && unshare ((int)flags) < 0)
+    {
+      csr_error_errno (&e, "unshare the container's namespaces");
+      csr_sync_send (syncfd, CSR_SYNC_ERROR, 0, e);
+      _exit (125);
+    }
+  pid_t pid = fork ();
+  if (pid == 0)
+    {
+      struct jail_spec joined = *s;
+      joined.oci_joined = true;
+      csr_oci_child_main (&joined, syncfd, cg_fds, n_cg_fds);
+    }
+  if (pid < 0)
+    {
+      csr_error_errno (&e, "fork the container process");
+      csr_sync_send (syncfd, CSR_SYNC_ERROR, 0, e);
+      _exit (125);
+    }
+  csr_sync_send (syncfd, CSR_SYNC_PID, (int)pid, NULL);
+  _exit (0);
 }
 
 static int
@@ -115,7 +168,8 @@ csr_oci_jail_create (const struct jail_spec *spec, csr_oci_state_fn state_fn, vo
   const struct oci_config *c = spec->oci;
   struct jail_spec s = *spec;
   uint64_t flags;
-  if (clone_flags (c, &flags, err) < 0)
+  bool join_first;
+  if (clone_flags (c, &flags, &join_first, err) < 0)
     return -1;
   bool userns = (flags & CLONE_NEWUSER) != 0;
   if (userns
@@ -157,10 +211,11 @@ csr_oci_jail_create (const struct jail_spec *spec, csr_oci_state_fn state_fn, vo
       cg_fds[n_cg_fds++] = fd;
     }
   int pidfd = -1;
-  pid_t pid = v2_fd >= 0 ? csr_clone_into (flags, v2_fd, &pidfd) : -1;
+  uint64_t cflags = join_first ? 0 : flags;
+  pid_t pid = v2_fd >= 0 ? csr_clone_into (cflags, v2_fd, &pidfd) : -1;
   bool in_cgroup = pid >= 0 || n_cg_fds > 0;
   if (pid < 0)
-    pid = csr_clone (flags, &pidfd);
+    pid = csr_clone (cflags, &pidfd);
   for (int i = 0; pid != 0 && i < n_cg_fds; i++)
     close (cg_fds[i]);
   if (pid < 0)
@@ -172,12 +227,30 @@ csr_oci_jail_create (const struct jail_spec *spec, csr_oci_state_fn state_fn, vo
   if (pid == 0)
     {
       close (parent_end);
+      if (join_first)
+        via_intermediate (&s, flags, child_end, cg_fds, n_cg_fds);
       csr_oci_child_main (&s, child_end, cg_fds, n_cg_fds);
     }
   if (pidfd >= 0)
     close (pidfd);
   close (child_end);
   child_end = -1;
+  if (join_first)
+    {
+      /* The intermediate reports the container's pid, then exits. */
+      pid_t mid = pid;
+      struct csr_sync_msg m;
+      int rc = read_msg (parent_end, &m, err);
+      while (waitpid (mid, NULL, 0) < 0 && errno == EINTR)
+        ;
+      if (rc < 0)
+        return -1;
+      if (m.type == CSR_SYNC_ERROR)
+        return csr_error_set (err, m.err, "%s", m.text);
+      if (m.type != CSR_SYNC_PID || m.status <= 0)
+        return csr_error_set (err, 0, "unexpected message %u from the container", m.type);
+      pid = (pid_t)m.status;
+    }
 
   if ((userns && csr_idmap_write (pid, &s, err) < 0)
       || (s.oci_cgroup != NULL && !in_cgroup && oci_cgroup_enter (s.oci_cgroup, pid, err) < 0)

@@ -85,6 +85,7 @@ struct jail_spec
   int oci_console;                     /* connected console socket (process.terminal), or -1 */
   int oci_preserve_fds;                /* fds 3 .. 3+N-1 stay open for the process */
   bool oci_no_pivot;                   /* --no-pivot: move the root and chroot instead */
+  bool oci_joined;                     /* the namespaces given by path are joined already */
   const struct oci_cgroup *oci_cgroup; /* joined before the container runs, or NULL */
 };
 
