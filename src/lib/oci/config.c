@@ -584,6 +584,27 @@ get_string_map (struct ctx *x, yajl_val obj, const char *key, char ***keys, char
 }
 
 /* Element I of array V, checked to be an object; pushes "[I]". */
+/* KEY of OBJ, an optional array: *ARR, and an array of its length with
+ * ELEM-byte elements in *OUT and *N (left alone when empty).  1 when present,
+ * 0 when absent, -1 on an error. */
+static int
+get_array_alloc (struct ctx *x, yajl_val obj, const char *key, size_t elem, yajl_val *arr,
+                 size_t *saved, void **out, size_t *n)
+{
+  int r = get_typed (x, obj, key, false, yajl_t_array, "an array", arr, saved);
+  if (r <= 0)
+    return r;
+  size_t len = (*arr)->u.array.len;
+  if (len)
+    {
+      *out = calloc (len, elem);
+      if (*out == NULL)
+        return fail_oom (x);
+      *n = len;
+    }
+  return 1;
+}
+
 static int
 array_object (struct ctx *x, yajl_val v, size_t i, yajl_val *out, size_t *saved)
 {
@@ -643,17 +664,11 @@ parse_mounts (struct ctx *x, yajl_val doc, struct oci_config *c)
 {
   yajl_val arr;
   size_t s;
-  int r = get_typed (x, doc, "mounts", false, yajl_t_array, "an array", &arr, &s);
+  int r = get_array_alloc (x, doc, "mounts", sizeof *c->mounts, &arr, &s, (void **)&c->mounts,
+                           &c->n_mounts);
   if (r <= 0)
     return r;
   size_t n = arr->u.array.len;
-  if (n)
-    {
-      c->mounts = calloc (n, sizeof *c->mounts);
-      if (c->mounts == NULL)
-        return fail_oom (x);
-      c->n_mounts = n;
-    }
   for (size_t i = 0; i < n; i++)
     {
       struct oci_mount *m = &c->mounts[i];
@@ -736,17 +751,11 @@ parse_rlimits (struct ctx *x, yajl_val proc, struct oci_config *c)
 {
   yajl_val arr;
   size_t s;
-  int r = get_typed (x, proc, "rlimits", false, yajl_t_array, "an array", &arr, &s);
+  int r = get_array_alloc (x, proc, "rlimits", sizeof *c->rlimits, &arr, &s, (void **)&c->rlimits,
+                           &c->n_rlimits);
   if (r <= 0)
     return r;
   size_t n = arr->u.array.len;
-  if (n)
-    {
-      c->rlimits = calloc (n, sizeof *c->rlimits);
-      if (c->rlimits == NULL)
-        return fail_oom (x);
-      c->n_rlimits = n;
-    }
   for (size_t i = 0; i < n; i++)
     {
       struct oci_rlimit *rl = &c->rlimits[i];
@@ -978,17 +987,11 @@ parse_namespaces (struct ctx *x, yajl_val lx, struct oci_config *c)
 {
   yajl_val arr;
   size_t s;
-  int r = get_typed (x, lx, "namespaces", false, yajl_t_array, "an array", &arr, &s);
+  int r = get_array_alloc (x, lx, "namespaces", sizeof *c->namespaces, &arr, &s,
+                           (void **)&c->namespaces, &c->n_namespaces);
   if (r <= 0)
     return r;
   size_t n = arr->u.array.len;
-  if (n)
-    {
-      c->namespaces = calloc (n, sizeof *c->namespaces);
-      if (c->namespaces == NULL)
-        return fail_oom (x);
-      c->n_namespaces = n;
-    }
   for (size_t i = 0; i < n; i++)
     {
       struct oci_namespace *ns = &c->namespaces[i];
@@ -1036,17 +1039,10 @@ parse_idmaps (struct ctx *x, yajl_val lx, const char *key, struct oci_idmap **ou
 {
   yajl_val arr;
   size_t s;
-  int r = get_typed (x, lx, key, false, yajl_t_array, "an array", &arr, &s);
+  int r = get_array_alloc (x, lx, key, sizeof **out, &arr, &s, (void **)out, n_out);
   if (r <= 0)
     return r;
   size_t n = arr->u.array.len;
-  if (n)
-    {
-      *out = calloc (n, sizeof **out);
-      if (*out == NULL)
-        return fail_oom (x);
-      *n_out = n;
-    }
   for (size_t i = 0; i < n; i++)
     {
       struct oci_idmap *m = &(*out)[i];
@@ -1069,17 +1065,11 @@ parse_devices (struct ctx *x, yajl_val lx, struct oci_config *c)
 {
   yajl_val arr;
   size_t s;
-  int r = get_typed (x, lx, "devices", false, yajl_t_array, "an array", &arr, &s);
+  int r = get_array_alloc (x, lx, "devices", sizeof *c->devices, &arr, &s, (void **)&c->devices,
+                           &c->n_devices);
   if (r <= 0)
     return r;
   size_t n = arr->u.array.len;
-  if (n)
-    {
-      c->devices = calloc (n, sizeof *c->devices);
-      if (c->devices == NULL)
-        return fail_oom (x);
-      c->n_devices = n;
-    }
   for (size_t i = 0; i < n; i++)
     {
       struct oci_device *d = &c->devices[i];
