@@ -174,32 +174,14 @@ make_cgroup (struct creation *c, const char *id, csr_error **err)
 }
 
 static char *
-state_for_hooks (pid_t pid, const char *status, void *data)
+state_for_hooks (pid_t pid, void *data)
 {
   struct creation *c = data;
   c->st.pid = pid;
   c->st.pid_start = oci_pid_start_time (pid, NULL);
+  c->st.creating = true; /* the hooks run while it is being created */
   char *json = oci_state_json (&c->st);
-  /* The document says "created" or "stopped" by what the process is now;
-   * hooks run while it is being created. */
-  if (json)
-    {
-      char *p = strstr (json, "\"status\": \"");
-      if (p)
-        {
-          p += 11;
-          char *q = strchr (p, '"');
-          if (q)
-            {
-              char *fixed = NULL;
-              if (asprintf (&fixed, "%.*s%s%s", (int)(p - json), json, status, q) >= 0)
-                {
-                  free (json);
-                  json = fixed;
-                }
-            }
-        }
-    }
+  c->st.creating = false;
   return json;
 }
 

@@ -259,7 +259,7 @@ csr_oci_jail_create (const struct jail_spec *spec, csr_oci_state_fn state_fn, vo
     goto failed;
   if (c->n_hooks[OCI_HOOK_CREATE_CONTAINER] + c->n_hooks[OCI_HOOK_START_CONTAINER] > 0)
     {
-      cleanup_free char *st = state_fn (pid, "creating", data);
+      cleanup_free char *st = state_fn (pid, data);
       if (st == NULL || send (parent_end, st, strlen (st), MSG_NOSIGNAL) < 0)
         {
           csr_error_errno (err, "send the state to the container");
@@ -284,7 +284,7 @@ csr_oci_jail_create (const struct jail_spec *spec, csr_oci_state_fn state_fn, vo
           csr_error_set (err, 0, "unexpected message %u from the container", m.type);
           goto failed;
         }
-      cleanup_free char *st = state_fn (pid, "creating", data);
+      cleanup_free char *st = state_fn (pid, data);
       if (st == NULL)
         {
           csr_error_set (err, ENOMEM, "the state for the hooks");

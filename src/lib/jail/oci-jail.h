@@ -7,9 +7,9 @@
 #include "../util/error.h"
 #include "spec.h"
 
-/* The runtime-spec state JSON of the container being created (PID, STATUS),
- * for its hooks; malloc'ed, NULL on ENOMEM. */
-typedef char *(*csr_oci_state_fn) (pid_t pid, const char *status, void *data);
+/* The runtime-spec state JSON of the container being created (PID; status
+ * "creating"), for its hooks; malloc'ed, NULL on ENOMEM. */
+typedef char *(*csr_oci_state_fn) (pid_t pid, void *data);
 
 /* Clone the container described by SPEC (SPEC->oci, rootfs_dir, oci_bundle,
  * oci_exec_fifo, oci_console, oci_preserve_fds, seccomp_bpf, cgroup), run

@@ -180,7 +180,7 @@ oci_status_name (enum oci_status s)
 enum oci_status
 oci_state_status (const struct oci_state *s)
 {
-  if (s->pid <= 0)
+  if (s->pid <= 0 || s->creating)
     return OCI_CREATING;
   bool zombie = false;
   uint64_t start = oci_pid_start_time (s->pid, &zombie);

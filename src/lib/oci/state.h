@@ -42,6 +42,7 @@ struct oci_state
   uid_t owner;         /* the uid that created it */
   bool started;        /* `start` has opened the exec FIFO */
   bool paused;         /* frozen by `pause` */
+  bool creating;       /* not saved: `create` is still setting it up (its hooks run) */
   char *cgroup_v2;     /* the container's cgroup v2 directory, or NULL */
   char *cgroup_v1[17]; /* its v1 directories (one per hierarchy), NULL-terminated */
   size_t n_cgroup_v1;
@@ -51,9 +52,9 @@ struct oci_state
   char *config_path;   /* the config.json it was created from */
 };
 
-/* The status now: creating until pid is known; stopped when the process is
- * gone or PID was reused (start time differs) or is a zombie; paused when
- * frozen; running after start; created before. */
+/* The status now: creating until pid is known, or while CREATING is set; stopped when the process
+ * is gone or PID was reused (start time differs) or is a zombie; paused when frozen; running after
+ * start; created before. */
 enum oci_status oci_state_status (const struct oci_state *s);
 
 /* Directory of container ID under ROOT: ROOT/ID (no check that it exists). */
