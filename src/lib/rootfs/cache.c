@@ -270,26 +270,58 @@ same_file (const struct stat *a, const struct stat *b)
          && a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
 }
 
+/* ERR names running out of space: say so the way the unpack does. */
+static int
+space_error (csr_error **err, const char *dir, const char *what, uint64_t need)
+{
+  if (*err == NULL || ((*err)->status != ENOSPC && (*err)->status != EDQUOT))
+    return -1;
+  csr_error_freep (err);
+  return csr_rootfs_nospace (dir, what, need, err);
+}
+
+#define MANIFEST_SUFFIX ".manifest"
+
 /* Unpack SOURCE (whose digest is HEX and whose stat was ST when hashed) into
- * a temporary directory of the cache, flush it to disk and rename it into
- * place.  Called with the lock held. */
+ * a temporary directory of the cache, read-only and with a manifest; check
+ * every entry against the manifest, flush it all to disk, write
+ * CACHE/<HEX>.manifest and rename the tree into place (the tree's rename
+ * publishes both).  Called with the lock held. */
 static int
 unpack_tree (struct cache *c, const char *source, const struct stat *st, const char *hex,
              csr_error **err)
 {
   cleanup_free char *tmp = NULL;
+  char mname[CSR_SHA256_HEX_LEN + sizeof MANIFEST_SUFFIX];
+  snprintf (mname, sizeof mname, "%s" MANIFEST_SUFFIX, hex);
   if (set_path (&tmp, err, "%s/" TMP_PREFIX "%.16s-XXXXXX", c->dir, hex) < 0)
     return -1;
   if (mkdtemp (tmp) == NULL)
     return csr_error_errno (err, "create a directory in '%s'", c->dir);
   /* Readable by other uids: as root the jail runs as an unmapped user. */
   int ret = -1;
-  if (chmod (tmp, 0755) < 0)
+  bool manifest_written = false;
+  struct csr_manifest m;
+  memset (&m, 0, sizeof m);
+  struct csr_tree_damage d;
+  memset (&d, 0, sizeof d);
+  /* Opened before the unpack: syncfs() then reports the write-back errors
+   * of everything written since (the file's error sequence starts here). */
+  cleanup_close int tfd = open (tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (tfd < 0)
+    {
+      csr_error_errno (err, "open '%s'", tmp);
+      goto out;
+    }
+  if (fchmod (tfd, 0755) < 0)
     {
       csr_error_errno (err, "chmod '%s'", tmp);
       goto out;
     }
-  if (csr_rootfs_unpack (source, tmp, err) < 0)
+  m.source = realpath (source, NULL);
+  snprintf (m.sha256, sizeof m.sha256, "%s", hex);
+  struct csr_unpack_opts o = { .read_only = true, .manifest = &m };
+  if (csr_rootfs_unpack_ex (source, tmp, &o, err) < 0)
     goto out;
 
   struct stat now;
@@ -303,14 +335,28 @@ unpack_tree (struct cache *c, const char *source, const struct stat *st, const c
       csr_error_set (err, 0, "the file changed while it was unpacked");
       goto out;
     }
-  {
-    cleanup_close int tfd = open (tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (tfd < 0 || syncfs (tfd) < 0)
-      {
-        csr_error_errno (err, "sync '%s'", tmp);
-        goto out;
-      }
-  }
+  /* Every entry is there, with its type, mode and size. */
+  if (csr_manifest_check (tfd, &m, false, &d, err) < 0)
+    goto out;
+  if (d.n > 0)
+    {
+      csr_error_set (err, 0,
+                     "the unpacked tree differs from the archive in %zu entries (first: %s)", d.n,
+                     d.n_shown ? d.shown[0] : "?");
+      goto out;
+    }
+  if (syncfs (tfd) < 0)
+    {
+      csr_error_errno (err, "sync '%s'", tmp);
+      space_error (err, c->dir, "the tree", m.bytes);
+      goto out;
+    }
+  if (csr_manifest_write (c->fd, mname, &m, err) < 0)
+    {
+      space_error (err, c->dir, "the manifest", m.bytes);
+      goto out;
+    }
+  manifest_written = true;
   if (renameat (c->fd, strrchr (tmp, '/') + 1, c->fd, hex) < 0)
     {
       csr_error_errno (err, "rename '%s' to '%s'", tmp, hex);
@@ -325,7 +371,11 @@ out:
       cleanup_error csr_error *e = NULL;
       if (csr_rm_rf (tmp, &e) < 0)
         csr_debug ("rootfs cache: %s", csr_error_text (e));
+      if (manifest_written && unlinkat (c->fd, mname, 0) < 0)
+        csr_debug ("rootfs cache: remove '%s/%s': %s", c->dir, mname, strerror (errno));
     }
+  csr_tree_damage_release (&d);
+  csr_manifest_release (&m);
   return ret;
 }
 
@@ -424,4 +474,190 @@ csr_rootfs_resolve (const char *source, const char *cache_dir, struct csr_rootfs
     return csr_error_wrap (err, "rootfs '%s'", source);
   *out = steal_pointer (&r);
   return 0;
+}
+
+/* ---------------------------------------------------------------- maintenance */
+
+static int
+cmp_str (const void *a, const void *b)
+{
+  return strcmp (*(char *const *)a, *(char *const *)b);
+}
+
+int
+csr_rootfs_cache_trees (const char *cache_dir, char ***hexes, size_t *n, csr_error **err)
+{
+  *hexes = NULL;
+  *n = 0;
+  cleanup_free char *default_dir = NULL;
+  if (cache_dir == NULL)
+    {
+      if (csr_rootfs_cache_dir (&default_dir, err) < 0)
+        return -1;
+      cache_dir = default_dir;
+    }
+  int fd = open (cache_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    {
+      if (errno == ENOENT)
+        return 0;
+      return csr_error_errno (err, "cache directory '%s'", cache_dir);
+    }
+  cleanup_dir DIR *d = fdopendir (fd);
+  if (d == NULL)
+    {
+      close (fd);
+      return csr_error_errno (err, "cache directory '%s'", cache_dir);
+    }
+  char **out = NULL;
+  size_t cnt = 0, cap = 0;
+  struct dirent *de;
+  errno = 0;
+  while ((de = readdir (d)) != NULL)
+    {
+      struct stat st;
+      if (!is_hex_digest (de->d_name, strlen (de->d_name))
+          || fstatat (dirfd (d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR (st.st_mode))
+        continue;
+      if (cnt == cap)
+        {
+          cap = cap ? cap * 2 : 8;
+          char **no = realloc (out, cap * sizeof *no);
+          if (no == NULL)
+            goto nomem;
+          out = no;
+        }
+      if ((out[cnt] = strdup (de->d_name)) == NULL)
+        goto nomem;
+      cnt++;
+      errno = 0;
+    }
+  qsort (out, cnt, sizeof *out, cmp_str);
+  *hexes = out;
+  *n = cnt;
+  return 0;
+nomem:
+  for (size_t i = 0; i < cnt; i++)
+    free (out[i]);
+  free (out);
+  return csr_error_errno (err, "cache directory '%s'", cache_dir);
+}
+
+/* SOURCE is a regular file whose digest is HEX: *ST gets its stat. */
+static bool
+source_matches (const char *source, const char *hex, struct stat *st)
+{
+  cleanup_close int fd = open (source, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  char got[CSR_SHA256_HEX_LEN + 1];
+  csr_error *e = NULL;
+  if (fd < 0 || fstat (fd, st) < 0 || !S_ISREG (st->st_mode))
+    return false;
+  if (csr_sha256_fd (fd, got, &e) < 0)
+    {
+      csr_error_free (e);
+      return false;
+    }
+  return strcmp (got, hex) == 0;
+}
+
+/* Take the tree HEX and its manifest out of the cache (lock held). */
+static int
+remove_tree (struct cache *c, const char *hex, csr_error **err)
+{
+  char mname[CSR_SHA256_HEX_LEN + sizeof MANIFEST_SUFFIX];
+  snprintf (mname, sizeof mname, "%s" MANIFEST_SUFFIX, hex);
+  cleanup_free char *aside = NULL;
+  if (set_path (&aside, err, TMP_PREFIX "damaged-%.16s-%ld", hex, (long)getpid ()) < 0)
+    return -1;
+  /* Renamed first: no reader finds a half-removed tree under its name. */
+  if (renameat (c->fd, hex, c->fd, aside) < 0 && errno != ENOENT)
+    return csr_error_errno (err, "rename '%s/%s'", c->dir, hex);
+  if (unlinkat (c->fd, mname, 0) < 0 && errno != ENOENT)
+    return csr_error_errno (err, "remove '%s/%s'", c->dir, mname);
+  if (fsync (c->fd) < 0)
+    csr_debug ("rootfs cache: fsync '%s': %s", c->dir, strerror (errno));
+  cleanup_free char *path = NULL;
+  if (set_path (&path, err, "%s/%s", c->dir, aside) < 0)
+    return -1;
+  cleanup_error csr_error *e = NULL;
+  if (csr_rm_rf (path, &e) < 0)
+    csr_debug ("rootfs cache: %s (removed by the next unpack)", csr_error_text (e));
+  return 0;
+}
+
+int
+csr_rootfs_cache_repair (const char *cache_dir, const char *hex, const char *source,
+                         bool remove_if_no_source, ino_t expect_ino,
+                         enum csr_repair_outcome *outcome, char **used, csr_error **err)
+{
+  *used = NULL;
+  *outcome = CSR_REPAIR_ALREADY;
+  if (hex == NULL || !is_hex_digest (hex, strlen (hex)))
+    return csr_error_set (err, EINVAL, "repair: '%s' is not a tree's digest", hex ? hex : "");
+  struct cache c = { .dir = NULL, .fd = -1 };
+  int ret = -1;
+  cleanup_close int lock = -1;
+  struct csr_manifest m;
+  memset (&m, 0, sizeof m);
+  char mname[CSR_SHA256_HEX_LEN + sizeof MANIFEST_SUFFIX];
+  snprintf (mname, sizeof mname, "%s" MANIFEST_SUFFIX, hex);
+  if (cache_open (&c, cache_dir, err) < 0)
+    goto out;
+  if ((lock = cache_lock (&c, err)) < 0)
+    goto out;
+  struct stat st;
+  if (expect_ino != 0
+      && (fstatat (c.fd, hex, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_ino != expect_ino))
+    {
+      ret = 0; /* replaced (or removed) by another csrun while we waited */
+      goto out;
+    }
+  if (source == NULL)
+    {
+      cleanup_error csr_error *e = NULL;
+      if (csr_manifest_read (c.fd, mname, &m, &e) == 0)
+        source = m.source;
+    }
+  struct stat sst;
+  if (source == NULL || !source_matches (source, hex, &sst))
+    {
+      if (!remove_if_no_source)
+        {
+          csr_error_set (err, 0, "no tarball with digest %.16s... to unpack it from%s%s", hex,
+                         source ? ": not " : "", source ? source : "");
+          goto out;
+        }
+      if (remove_tree (&c, hex, err) < 0)
+        goto out;
+      *outcome = CSR_REPAIR_REMOVED;
+      if (source && (*used = strdup (source)) == NULL)
+        {
+          csr_error_errno (err, "cannot allocate");
+          goto out;
+        }
+      ret = 0;
+      goto out;
+    }
+  if ((*used = strdup (source)) == NULL)
+    {
+      csr_error_errno (err, "cannot allocate");
+      goto out;
+    }
+  /* The damaged tree goes first: it may hold the space the new one needs. */
+  if (remove_tree (&c, hex, err) < 0)
+    goto out;
+  remove_stale (&c);
+  if (unpack_tree (&c, *used, &sst, hex, err) < 0)
+    goto out;
+  *outcome = CSR_REPAIR_UNPACKED;
+  ret = 0;
+out:
+  if (ret < 0)
+    {
+      free (*used);
+      *used = NULL;
+    }
+  csr_manifest_release (&m);
+  cache_close (&c);
+  return ret;
 }

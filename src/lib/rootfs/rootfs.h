@@ -4,6 +4,8 @@
 #define CSRUN_ROOTFS_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "../util/error.h"
@@ -43,5 +45,111 @@ int csr_tar_entry_check (const char *path, mode_t mode, const char *linktarget, 
  * goes through a symlink of the archive is refused.  On error DEST may hold a
  * partial tree: the caller removes it. */
 int csr_rootfs_unpack (const char *archive_path, const char *dest, csr_error **err);
+
+/* ---------------------------------------------------------------- manifest (manifest.c) */
+
+/* One entry of an unpacked tree as it is on disk after the unpack. */
+struct csr_manifest_entry
+{
+  char type;     /* 'f' regular file, 'd' directory, 'l' symlink */
+  mode_t mode;   /* permission bits (07777) */
+  uint64_t size; /* 'f': bytes; 'l': length of the target; 'd': 0 */
+  char *data;    /* 'f': sha256 (hex) of the contents; 'l': the target; 'd': NULL */
+  char *path;    /* relative to the top of the tree, normalised; "." is the top */
+};
+
+/* What a tree must hold: CACHE/<sha256>.manifest, written at unpack time. */
+struct csr_manifest
+{
+  char *source;    /* absolute path of the tarball it was unpacked from (may be NULL) */
+  char sha256[65]; /* the tarball's digest ("" when unknown) */
+  uint64_t bytes;  /* total size of the regular files (each inode once) */
+  struct csr_manifest_entry *entries;
+  size_t n, cap;
+};
+
+void csr_manifest_release (struct csr_manifest *m);
+/* Append an entry (DATA and PATH are copied); returns its index or -1 (ENOMEM). */
+ssize_t csr_manifest_add (struct csr_manifest *m, char type, mode_t mode, uint64_t size,
+                          const char *data, const char *path, csr_error **err);
+/* Serialise M: "csrun-manifest 1", header lines, then one line an entry:
+ * TYPE MODE SIZE DATA PATH (DATA "-" for directories; DATA and PATH escaped:
+ * bytes <= 0x20, 0x7f and '\\' as \ooo).  *OUT is malloc'ed. */
+int csr_manifest_format (const struct csr_manifest *m, char **out, size_t *len, csr_error **err);
+int csr_manifest_parse (const char *text, size_t len, struct csr_manifest *m, csr_error **err);
+/* Write M as DIRFD/NAME, read-only (0444): temporary file, fsync, rename. */
+int csr_manifest_write (int dirfd, const char *name, const struct csr_manifest *m, csr_error **err);
+int csr_manifest_read (int dirfd, const char *name, struct csr_manifest *m, csr_error **err);
+
+/* ---------------------------------------------------------------- unpack options */
+
+struct csr_unpack_opts
+{
+  bool read_only;                /* files 0444 (0555 with any x bit), directories 0555 */
+  struct csr_manifest *manifest; /* NULL, or receives every entry of the tree */
+};
+
+/* csr_rootfs_unpack with options (O may be NULL).  Every data block is
+ * checked: a failed or short write fails the unpack (libarchive alone turns
+ * it into a warning and zero-fills the file).  Out of space (ENOSPC,
+ * EDQUOT) gives "no space left on MOUNTPOINT while unpacking ENTRY (needs N
+ * MiB)", N the uncompressed size of the archive. */
+int csr_rootfs_unpack_ex (const char *archive_path, const char *dest,
+                          const struct csr_unpack_opts *o, csr_error **err);
+
+/* The message for running out of space under DIR while writing WHAT. */
+int csr_rootfs_nospace (const char *dir, const char *what, uint64_t need_bytes, csr_error **err);
+
+/* ---------------------------------------------------------------- verify (verify.c) */
+
+#define CSR_DAMAGE_SHOWN 4
+
+/* What differs between a tree and its manifest. */
+struct csr_tree_damage
+{
+  size_t n;                      /* damaged entries */
+  char *shown[CSR_DAMAGE_SHOWN]; /* "PATH: what differs", the first few */
+  size_t n_shown;
+  bool no_manifest; /* the tree has no (readable) manifest */
+};
+
+void csr_tree_damage_release (struct csr_tree_damage *d);
+/* Compare the tree open at TREE_FD with M: type, mode, size and symlink
+ * target of every entry; with FULL also the sha256 of every regular file.
+ * Fills *D (n == 0: intact).  Returns -1 only on a csrun failure. */
+int csr_manifest_check (int tree_fd, const struct csr_manifest *m, bool full,
+                        struct csr_tree_damage *d, csr_error **err);
+
+/* Verify the cached tree R (a tarball's): metadata first, then contents.
+ * When damaged, unpack it again (once) from R->source.  *REPAIRED tells
+ * whether it did; *D says what was wrong.  A directory rootfs is left
+ * alone.  Returns -1 when the check or the re-unpack failed. */
+int csr_rootfs_check_repair (const struct csr_rootfs *r, struct csr_tree_damage *d, bool *repaired,
+                             csr_error **err);
+
+/* ---------------------------------------------------------------- cache maintenance (cache.c) */
+
+/* The digests of the trees in CACHE_DIR (NULL: the default), sorted. */
+int csr_rootfs_cache_trees (const char *cache_dir, char ***hexes, size_t *n, csr_error **err);
+/* Verify CACHE_DIR/HEX against CACHE_DIR/HEX.manifest (FULL: digests too). */
+int csr_rootfs_cache_verify (const char *cache_dir, const char *hex, bool full,
+                             struct csr_tree_damage *d, csr_error **err);
+
+enum csr_repair_outcome
+{
+  CSR_REPAIR_UNPACKED, /* unpacked again from the tarball */
+  CSR_REPAIR_REMOVED,  /* no usable tarball: the tree was removed */
+  CSR_REPAIR_ALREADY,  /* another csrun replaced the tree meanwhile */
+};
+
+/* Replace the damaged tree CACHE_DIR/HEX, under the cache lock: unpack it
+ * again from SOURCE (NULL: the source its manifest records) when that file
+ * still has digest HEX, else remove the tree so that the next run unpacks
+ * afresh (REMOVE_IF_NO_SOURCE) or fail.  EXPECT_INO, when not 0, is the inode
+ * of the tree that was found damaged: a different one means another csrun
+ * repaired it already.  *USED receives the tarball used (malloc'ed) or NULL. */
+int csr_rootfs_cache_repair (const char *cache_dir, const char *hex, const char *source,
+                             bool remove_if_no_source, ino_t expect_ino,
+                             enum csr_repair_outcome *outcome, char **used, csr_error **err);
 
 #endif

@@ -6,16 +6,22 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <archive.h>
 #include <archive_entry.h>
 
 #include "../util/cleanup.h"
+#include "../util/digest.h"
+#include "../util/fs.h"
 #include "../util/log.h"
 
 #define UNPACK_BLOCK_SIZE (128 * 1024)
@@ -36,6 +42,9 @@
   X (archive_entry_mode)                                                                           \
   X (archive_entry_pathname)                                                                       \
   X (archive_entry_pathname_utf8)                                                                  \
+  X (archive_entry_set_perm)                                                                       \
+  X (archive_entry_size)                                                                           \
+  X (archive_entry_size_is_set)                                                                    \
   X (archive_entry_symlink)                                                                        \
   X (archive_entry_symlink_utf8)                                                                   \
   X (archive_errno)                                                                                \
@@ -126,6 +135,7 @@ struct path_slot
   uint64_t hash;
   unsigned char kind;
   bool was_symlink;
+  ssize_t mi; /* its entry in the manifest, or -1 */
 };
 
 struct path_map
@@ -207,6 +217,7 @@ map_get (struct path_map *m, const char *key)
   s->hash = h;
   s->kind = KIND_OTHER;
   s->was_symlink = false;
+  s->mi = -1;
   m->count++;
   return s;
 }
@@ -256,11 +267,17 @@ normalize (const char *path)
 struct unpack
 {
   const char *archive_path;
+  const char *dest;
   struct archive *in;
   struct archive *out;
   struct path_map map;
   size_t entries;
   size_t symlinks;
+  bool read_only;
+  struct csr_manifest *m; /* NULL: no manifest wanted */
+  size_t *implicit;       /* manifest indices of parent directories the archive lacks */
+  size_t n_implicit, cap_implicit;
+  char *nospace; /* the entry being written when space ran out */
 };
 
 /* Refuse NORM when one of its proper prefixes was a symlink of the archive. */
@@ -287,9 +304,169 @@ out_errno (struct archive *a)
   return e > 0 ? e : 0;
 }
 
-static int
-copy_data (struct unpack *u, const char *name, csr_error **err)
+/* ---------------------------------------------------------------- out of space */
+
+static void
+add_read_formats (struct archive *in)
 {
+  la.archive_read_support_filter_all (in);
+  /* What archive_read_support_format_all() enables, but mtree: an mtree
+   * "archive" names host files that the reader opens and copies from. */
+  la.archive_read_support_format_7zip (in);
+  la.archive_read_support_format_ar (in);
+  la.archive_read_support_format_cab (in);
+  la.archive_read_support_format_cpio (in);
+  la.archive_read_support_format_empty (in);
+  la.archive_read_support_format_iso9660 (in);
+  la.archive_read_support_format_lha (in);
+  la.archive_read_support_format_rar (in);
+  la.archive_read_support_format_rar5 (in);
+  la.archive_read_support_format_tar (in);
+  la.archive_read_support_format_warc (in);
+  la.archive_read_support_format_xar (in);
+  la.archive_read_support_format_zip (in);
+}
+
+/* The total size of the regular files of the archive at PATH (a second pass
+ * over its headers: only when an unpack ran out of space). */
+static uint64_t
+archive_bytes (const char *path)
+{
+  uint64_t total = 0;
+  cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0)
+    return 0;
+  cleanup_archive_read struct archive *in = la.archive_read_new ();
+  if (in == NULL)
+    return 0;
+  add_read_formats (in);
+  if (la.archive_read_open_fd (in, fd, UNPACK_BLOCK_SIZE) != ARCHIVE_OK)
+    return 0;
+  struct archive_entry *e;
+  while (la.archive_read_next_header (in, &e) >= ARCHIVE_WARN)
+    {
+      if (S_ISREG (la.archive_entry_mode (e)) && la.archive_entry_hardlink (e) == NULL
+          && la.archive_entry_size_is_set (e) && la.archive_entry_size (e) > 0)
+        total += (uint64_t)la.archive_entry_size (e);
+      if (la.archive_read_data_skip (in) < ARCHIVE_WARN)
+        break;
+    }
+  return total;
+}
+
+/* Decode the \ooo escapes of a mountinfo field in place. */
+static void
+mountinfo_unescape (char *s)
+{
+  char *o = s;
+  for (char *p = s; *p; p++)
+    {
+      if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' && p[3] >= '0'
+          && p[3] <= '7')
+        {
+          *o++ = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
+          p += 3;
+        }
+      else
+        *o++ = *p;
+    }
+  *o = '\0';
+}
+
+/* The mount point of the file system DIR is on (longest matching mount
+ * point of /proc/self/mountinfo with its device), or DIR itself. */
+static void
+mount_point (const char *dir, char *out, size_t size)
+{
+  snprintf (out, size, "%s", dir);
+  struct stat st;
+  cleanup_free char *real = realpath (dir, NULL);
+  if (real == NULL || stat (real, &st) < 0)
+    return;
+  cleanup_free char *text = NULL;
+  size_t len;
+  csr_error *ignored = NULL;
+  if (csr_read_file ("/proc/self/mountinfo", 8u << 20, &text, &len, &ignored) < 0)
+    {
+      csr_error_free (ignored);
+      return;
+    }
+  char dev[32];
+  snprintf (dev, sizeof dev, "%u:%u", major (st.st_dev), minor (st.st_dev));
+  size_t best = 0;
+  char *save = NULL;
+  for (char *line = strtok_r (text, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
+    {
+      /* ID PARENT MAJ:MIN ROOT MOUNTPOINT ... */
+      char *f[5];
+      char *fs = NULL, *p = line;
+      size_t k = 0;
+      for (; k < 5 && (f[k] = strtok_r (p, " ", &fs)) != NULL; k++)
+        p = NULL;
+      if (k < 5 || strcmp (f[2], dev) != 0)
+        continue;
+      mountinfo_unescape (f[4]);
+      size_t n = strlen (f[4]);
+      bool prefix = strcmp (f[4], "/") == 0
+                    || (strncmp (real, f[4], n) == 0 && (real[n] == '/' || real[n] == '\0'));
+      if (prefix && n >= best)
+        {
+          best = n;
+          snprintf (out, size, "%s", f[4]);
+        }
+    }
+}
+
+int
+csr_rootfs_nospace (const char *dir, const char *what, uint64_t need_bytes, csr_error **err)
+{
+  char mnt[PATH_MAX];
+  mount_point (dir, mnt, sizeof mnt);
+  uint64_t mib = (need_bytes + (1u << 20) - 1) >> 20;
+  return csr_error_set (err, 0, "no space left on %s while unpacking %s (needs %" PRIu64 " MiB)",
+                        mnt, what, mib);
+}
+
+/* An error of the writer for entry NAME.  Out of space is told once the
+ * current directory is back (the message needs the paths as given). */
+static int
+out_error (struct unpack *u, const char *name, csr_error **err)
+{
+  int e = out_errno (u->out);
+  if ((e == ENOSPC || e == EDQUOT) && u->nospace == NULL)
+    u->nospace = strdup (name);
+  return csr_error_set (err, e, "entry '%s': %s", name, la.archive_error_string (u->out));
+}
+
+/* ---------------------------------------------------------------- data */
+
+static const unsigned char zeros[64 * 1024];
+
+static void
+hash_zeros (struct csr_sha256 *h, uint64_t n)
+{
+  while (n > 0)
+    {
+      size_t k = n < sizeof zeros ? (size_t)n : sizeof zeros;
+      csr_sha256_update (h, zeros, k);
+      n -= k;
+    }
+}
+
+/* Copy the data of entry E to the file libarchive opened for it, hashing
+ * what ends up on disk (holes read as zeros).  Any result of
+ * archive_write_data_block() but ARCHIVE_OK is a failure: libarchive reports
+ * a failed write(2) as a mere warning and then extends the file to its full
+ * size with ftruncate(), i.e. zero-fills what was not written. */
+static int
+copy_data (struct unpack *u, const char *name, struct archive_entry *e,
+           char hex[CSR_SHA256_HEX_LEN + 1], uint64_t *size_out, csr_error **err)
+{
+  struct csr_sha256 h;
+  csr_sha256_init (&h);
+  bool sized = la.archive_entry_size_is_set (e) && la.archive_entry_size (e) >= 0;
+  uint64_t want = sized ? (uint64_t)la.archive_entry_size (e) : 0;
+  uint64_t pos = 0;
   for (;;)
     {
       const void *buf;
@@ -297,21 +474,173 @@ copy_data (struct unpack *u, const char *name, csr_error **err)
       la_int64_t offset;
       int r = la.archive_read_data_block (u->in, &buf, &size, &offset);
       if (r == ARCHIVE_EOF)
-        return 0;
+        break;
       if (r < ARCHIVE_WARN)
         return csr_error_set (err, 0, "archive '%s': entry '%s': %s", u->archive_path, name,
                               la.archive_error_string (u->in));
-      if (la.archive_write_data_block (u->out, buf, size, offset) < ARCHIVE_WARN)
-        return csr_error_set (err, out_errno (u->out), "entry '%s': %s", name,
-                              la.archive_error_string (u->out));
+      if (offset < 0 || (uint64_t)offset < pos || (sized && (uint64_t)offset + size > want))
+        return csr_error_set (err, 0, "archive '%s': entry '%s': data block out of place",
+                              u->archive_path, name);
+      if (size == 0)
+        continue;
+      int w = la.archive_write_data_block (u->out, buf, size, offset);
+      if (w != ARCHIVE_OK)
+        return out_error (u, name, err);
+      hash_zeros (&h, (uint64_t)offset - pos);
+      csr_sha256_update (&h, buf, size);
+      pos = (uint64_t)offset + size;
     }
+  if (sized && pos < want)
+    {
+      /* A hole at the end (sparse entry): finish_entry extends the file. */
+      hash_zeros (&h, want - pos);
+      pos = want;
+    }
+  csr_sha256_final (&h, hex);
+  *size_out = pos;
+  return 0;
 }
+
+/* ---------------------------------------------------------------- manifest */
+
+/* Record (or update, for a path the archive names again) slot S's entry. */
+static int
+manifest_set (struct unpack *u, struct path_slot *s, char type, mode_t mode, uint64_t size,
+              const char *data, const char *norm, csr_error **err)
+{
+  if (u->m == NULL)
+    return 0;
+  if (s->mi < 0)
+    {
+      ssize_t i = csr_manifest_add (u->m, type, mode, size, data, norm, err);
+      if (i < 0)
+        return -1;
+      s->mi = i;
+      return 0;
+    }
+  struct csr_manifest_entry *x = &u->m->entries[s->mi];
+  char *copy = data ? strdup (data) : NULL;
+  if (data && copy == NULL)
+    return csr_error_errno (err, "manifest: cannot allocate");
+  free (x->data);
+  x->data = copy;
+  x->type = type;
+  x->mode = mode & 07777;
+  x->size = size;
+  return 0;
+}
+
+/* Parent directories of NORM that no entry named so far: libarchive creates
+ * them (0755 with our umask); they get a slot and a manifest entry, and
+ * become 0555 after the unpack when the tree is read-only. */
+static int
+add_implicit_parents (struct unpack *u, const char *norm, csr_error **err)
+{
+  for (const char *p = strchr (norm, '/'); p; p = strchr (p + 1, '/'))
+    {
+      size_t n = (size_t)(p - norm);
+      if (map_find (&u->map, norm, n))
+        continue;
+      cleanup_free char *prefix = strndup (norm, n);
+      if (prefix == NULL)
+        return csr_error_errno (err, "entry '%s'", norm);
+      struct path_slot *s = map_get (&u->map, prefix);
+      if (s == NULL)
+        return csr_error_errno (err, "entry '%s'", norm);
+      s->kind = KIND_DIR;
+      if (manifest_set (u, s, 'd', u->read_only ? 0555 : 0755, 0, NULL, prefix, err) < 0)
+        return -1;
+      if (u->n_implicit == u->cap_implicit)
+        {
+          size_t ncap = u->cap_implicit ? u->cap_implicit * 2 : 64;
+          size_t *ni = realloc (u->implicit, ncap * sizeof *ni);
+          if (ni == NULL)
+            return csr_error_errno (err, "entry '%s'", norm);
+          u->implicit = ni;
+          u->cap_implicit = ncap;
+        }
+      if (s->mi >= 0)
+        u->implicit[u->n_implicit++] = (size_t)s->mi;
+    }
+  return 0;
+}
+
+/* The permission bits entry E gets on disk. */
+static mode_t
+disk_perm (const struct unpack *u, mode_t mode, const struct path_slot *hardlink_src)
+{
+  if (hardlink_src && u->m && hardlink_src->mi >= 0)
+    return u->m->entries[hardlink_src->mi].mode; /* one inode, one mode */
+  mode_t perm = mode & 07777;
+  if (!u->read_only || S_ISLNK (mode))
+    return perm;
+  if (S_ISDIR (mode))
+    return 0555;
+  return (perm & 0111) ? 0555 : 0444;
+}
+
+/* ---------------------------------------------------------------- writing */
 
 /* Entry names: prefer the UTF-8 form (pax headers), else the raw bytes. */
 static const char *
 entry_name (const char *utf8, const char *raw)
 {
   return utf8 ? utf8 : raw;
+}
+
+/* Write entry E (checked, renamed to NORM) and record it in the manifest. */
+static int
+write_entry (struct unpack *u, struct archive_entry *e, const char *name, const char *norm,
+             struct path_slot *s, struct path_slot *src, csr_error **err)
+{
+  mode_t mode = la.archive_entry_mode (e);
+  const char *symlink = la.archive_entry_symlink (e);
+  mode_t perm = disk_perm (u, mode, src);
+  if (!S_ISLNK (mode))
+    la.archive_entry_set_perm (e, perm);
+  int r = la.archive_write_header (u->out, e);
+  if (r < ARCHIVE_WARN)
+    return out_error (u, name, err);
+  if (r == ARCHIVE_WARN)
+    csr_debug ("entry '%s': %s", name, la.archive_error_string (u->out));
+  char hex[CSR_SHA256_HEX_LEN + 1] = "";
+  uint64_t size = 0;
+  bool regular = src == NULL && S_ISREG (mode);
+  if (regular)
+    {
+      if (copy_data (u, name, e, hex, &size, err) < 0)
+        return -1;
+    }
+  else if (la.archive_read_data_skip (u->in) < ARCHIVE_WARN)
+    return csr_error_set (err, 0, "archive '%s': entry '%s': %s", u->archive_path, name,
+                          la.archive_error_string (u->in));
+  r = la.archive_write_finish_entry (u->out);
+  if (r < ARCHIVE_WARN)
+    return out_error (u, name, err);
+  if (r == ARCHIVE_WARN)
+    csr_debug ("entry '%s': %s", name, la.archive_error_string (u->out));
+
+  if (src)
+    {
+      if (u->m == NULL || src->mi < 0)
+        return 0;
+      struct csr_manifest_entry *x = &u->m->entries[src->mi];
+      cleanup_free char *data = x->data ? strdup (x->data) : NULL;
+      if (x->data && data == NULL)
+        return csr_error_errno (err, "manifest: cannot allocate");
+      return manifest_set (u, s, x->type, x->mode, x->size, data, norm, err);
+    }
+  if (regular)
+    {
+      if (u->m)
+        u->m->bytes += size;
+      return manifest_set (u, s, 'f', perm, size, hex, norm, err);
+    }
+  if (S_ISDIR (mode))
+    return manifest_set (u, s, 'd', perm, 0, NULL, norm, err);
+  if (S_ISLNK (mode))
+    return manifest_set (u, s, 'l', 0777, strlen (symlink), symlink, norm, err);
+  return 0;
 }
 
 static int
@@ -356,6 +685,7 @@ unpack_entry (struct unpack *u, struct archive_entry *e, csr_error **err)
     }
   if (check_prefixes (u, name, norm, err) < 0)
     return -1;
+  struct path_slot *src = NULL;
   if (hardlink)
     {
       norm_link = normalize (hardlink);
@@ -363,17 +693,22 @@ unpack_entry (struct unpack *u, struct archive_entry *e, csr_error **err)
         return csr_error_errno (err, "entry '%s'", name);
       if (check_prefixes (u, name, norm_link, err) < 0)
         return -1;
-      struct path_slot *src = map_find (&u->map, norm_link, strlen (norm_link));
+      src = map_find (&u->map, norm_link, strlen (norm_link));
       if (src == NULL || src->kind != KIND_REG)
         return csr_error_set (err, 0,
                               "entry '%s' is a hardlink to '%s', which is not an earlier regular "
                               "file of the archive",
                               name, hardlink);
+      /* Data would be written through the link into the earlier file. */
+      if (la.archive_entry_size_is_set (e) && la.archive_entry_size (e) > 0)
+        return csr_error_set (err, 0, "entry '%s' is a hardlink with data (not supported)", name);
       la.archive_entry_copy_hardlink (e, norm_link);
     }
   if (symlink)
     la.archive_entry_copy_symlink (e, symlink);
   la.archive_entry_copy_pathname (e, norm);
+  if (add_implicit_parents (u, norm, err) < 0)
+    return -1;
 
   struct path_slot *s = map_get (&u->map, norm);
   if (s == NULL)
@@ -391,20 +726,12 @@ unpack_entry (struct unpack *u, struct archive_entry *e, csr_error **err)
     }
   else
     s->kind = KIND_OTHER;
-
-  int r = la.archive_write_header (u->out, e);
-  if (r < ARCHIVE_WARN)
-    return csr_error_set (err, out_errno (u->out), "entry '%s': %s", name,
-                          la.archive_error_string (u->out));
-  if (r == ARCHIVE_WARN)
-    csr_debug ("entry '%s': %s", name, la.archive_error_string (u->out));
-  if (copy_data (u, name, err) < 0)
-    return -1;
-  r = la.archive_write_finish_entry (u->out);
-  if (r < ARCHIVE_WARN)
-    return csr_error_set (err, out_errno (u->out), "entry '%s': %s", name,
-                          la.archive_error_string (u->out));
-  return 0;
+  /* map_get() may have grown the map: find the hardlink's source again. */
+  if (hardlink)
+    src = map_find (&u->map, norm_link, strlen (norm_link));
+  if (hardlink && (src == NULL || src == s))
+    return csr_error_set (err, 0, "entry '%s' is a hardlink to itself", name);
+  return write_entry (u, e, name, norm, s, src, err);
 }
 
 static int
@@ -428,8 +755,32 @@ unpack_entries (struct unpack *u, csr_error **err)
   return 0;
 }
 
+/* Read-only trees: the parent directories the archive lacks, and the top. */
+static int
+finish_read_only (struct unpack *u, int dfd, csr_error **err)
+{
+  for (size_t i = 0; u->m && i < u->n_implicit; i++)
+    {
+      const struct csr_manifest_entry *x = &u->m->entries[u->implicit[i]];
+      if (x->type != 'd')
+        continue;
+      if (fchmodat (dfd, x->path, 0555, 0) < 0)
+        return csr_error_errno (err, "unpack: chmod '%s'", x->path);
+    }
+  if (fchmod (dfd, 0555) < 0)
+    return csr_error_errno (err, "unpack: chmod '%s'", u->dest);
+  return 0;
+}
+
 int
 csr_rootfs_unpack (const char *archive_path, const char *dest, csr_error **err)
+{
+  return csr_rootfs_unpack_ex (archive_path, dest, NULL, err);
+}
+
+int
+csr_rootfs_unpack_ex (const char *archive_path, const char *dest, const struct csr_unpack_opts *o,
+                      csr_error **err)
 {
   cleanup_close int afd = open (archive_path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
   if (afd < 0)
@@ -453,22 +804,7 @@ csr_rootfs_unpack (const char *archive_path, const char *dest, csr_error **err)
   if (in == NULL || out == NULL)
     return csr_error_set (err, ENOMEM, "archive '%s': cannot allocate libarchive objects",
                           archive_path);
-  la.archive_read_support_filter_all (in);
-  /* What archive_read_support_format_all() enables, but mtree: an mtree
-   * "archive" names host files that the reader opens and copies from. */
-  la.archive_read_support_format_7zip (in);
-  la.archive_read_support_format_ar (in);
-  la.archive_read_support_format_cab (in);
-  la.archive_read_support_format_cpio (in);
-  la.archive_read_support_format_empty (in);
-  la.archive_read_support_format_iso9660 (in);
-  la.archive_read_support_format_lha (in);
-  la.archive_read_support_format_rar (in);
-  la.archive_read_support_format_rar5 (in);
-  la.archive_read_support_format_tar (in);
-  la.archive_read_support_format_warc (in);
-  la.archive_read_support_format_xar (in);
-  la.archive_read_support_format_zip (in);
+  add_read_formats (in);
   if (la.archive_read_open_fd (in, afd, UNPACK_BLOCK_SIZE) != ARCHIVE_OK)
     return csr_error_set (err, 0, "archive '%s': %s", archive_path, la.archive_error_string (in));
   /* No ARCHIVE_EXTRACT_OWNER: the files belong to the invoking user. */
@@ -476,6 +812,18 @@ csr_rootfs_unpack (const char *archive_path, const char *dest, csr_error **err)
                                               | ARCHIVE_EXTRACT_SECURE_NODOTDOT
                                               | ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS
                                               | ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_TIME);
+
+  struct unpack u = {
+    .archive_path = archive_path,
+    .dest = dest,
+    .in = in,
+    .out = out,
+    .read_only = o && o->read_only,
+    .m = o ? o->manifest : NULL,
+  };
+  /* The top of the tree comes first; its mode is known at the end. */
+  if (u.m && csr_manifest_add (u.m, 'd', 0, 0, NULL, ".", err) < 0)
+    return -1;
 
   /* Entry names are written relative to DEST, so that libarchive's own
    * checks (no absolute path, no symlink on the way) apply within the tree
@@ -488,16 +836,36 @@ csr_rootfs_unpack (const char *archive_path, const char *dest, csr_error **err)
    * the umask: make them 0755 whatever the caller's umask (the tree must be
    * readable by the jail's uid).  Entries get their archive modes. */
   mode_t old_umask = umask (022);
-  struct unpack u = { .archive_path = archive_path, .in = in, .out = out };
   int ret = unpack_entries (&u, err);
   /* Applies the deferred directory modes and times (relative names too). */
   int r = la.archive_write_close (out);
   if (ret == 0 && r < ARCHIVE_WARN)
-    ret = csr_error_set (err, out_errno (out), "unpack into '%s': %s", dest,
-                         la.archive_error_string (out));
+    {
+      int e = out_errno (out);
+      if (e == ENOSPC || e == EDQUOT)
+        u.nospace = strdup ("the directories' modes");
+      ret = csr_error_set (err, e, "unpack into '%s': %s", dest, la.archive_error_string (out));
+    }
   umask (old_umask);
   if (fchdir (cwd) < 0 && ret == 0)
     ret = csr_error_errno (err, "unpack: return to the current directory");
+  if (ret < 0 && u.nospace)
+    {
+      csr_error_freep (err);
+      ret = csr_rootfs_nospace (dest, u.nospace, archive_bytes (archive_path), err);
+    }
+  free (u.nospace);
+  if (ret == 0 && u.read_only)
+    ret = finish_read_only (&u, dfd, err);
+  if (ret == 0 && u.m)
+    {
+      struct stat top;
+      if (fstat (dfd, &top) < 0)
+        ret = csr_error_errno (err, "unpack into '%s'", dest);
+      else
+        u.m->entries[0].mode = top.st_mode & 07777;
+    }
   map_free (&u.map);
+  free (u.implicit);
   return ret;
 }

@@ -16,14 +16,6 @@
 
 #define DIGEST_READ_SIZE (256 * 1024)
 
-struct sha256
-{
-  uint32_t h[8];
-  uint64_t len; /* bytes hashed so far */
-  unsigned char block[64];
-  size_t fill;
-};
-
 static const uint32_t K[64] = {
   0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
   0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
@@ -79,8 +71,8 @@ compress (uint32_t h[8], const unsigned char *p)
   h[7] += k;
 }
 
-static void
-sha256_init (struct sha256 *s)
+void
+csr_sha256_init (struct csr_sha256 *s)
 {
   static const uint32_t iv[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                                   0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19 };
@@ -89,8 +81,8 @@ sha256_init (struct sha256 *s)
   s->fill = 0;
 }
 
-static void
-sha256_update (struct sha256 *s, const void *data, size_t len)
+void
+csr_sha256_update (struct csr_sha256 *s, const void *data, size_t len)
 {
   const unsigned char *p = data;
   s->len += len;
@@ -112,15 +104,15 @@ sha256_update (struct sha256 *s, const void *data, size_t len)
   s->fill = len;
 }
 
-static void
-sha256_final (struct sha256 *s, char out[CSR_SHA256_HEX_LEN + 1])
+void
+csr_sha256_final (struct csr_sha256 *s, char out[CSR_SHA256_HEX_LEN + 1])
 {
   uint64_t bits = s->len * 8;
   unsigned char pad[72] = { 0x80 };
   size_t padlen = (s->fill < 56 ? 56 : 120) - s->fill;
   for (int i = 0; i < 8; i++)
     pad[padlen + (size_t)i] = (unsigned char)(bits >> (56 - 8 * i));
-  sha256_update (s, pad, padlen + 8);
+  csr_sha256_update (s, pad, padlen + 8);
   static const char hex[] = "0123456789abcdef";
   for (int i = 0; i < 32; i++)
     {
@@ -135,10 +127,10 @@ int
 csr_sha256_buf (const void *data, size_t len, char out[CSR_SHA256_HEX_LEN + 1], csr_error **err)
 {
   (void)err;
-  struct sha256 s;
-  sha256_init (&s);
-  sha256_update (&s, data, len);
-  sha256_final (&s, out);
+  struct csr_sha256 s;
+  csr_sha256_init (&s);
+  csr_sha256_update (&s, data, len);
+  csr_sha256_final (&s, out);
   return 0;
 }
 
@@ -150,8 +142,8 @@ csr_sha256_fd (int fd, char out[CSR_SHA256_HEX_LEN + 1], csr_error **err)
   if (buf == NULL)
     return csr_error_errno (err, "sha256: cannot allocate a read buffer");
   (void)posix_fadvise (fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-  struct sha256 s;
-  sha256_init (&s);
+  struct csr_sha256 s;
+  csr_sha256_init (&s);
   for (;;)
     {
       ssize_t n = read (fd, buf, DIGEST_READ_SIZE);
@@ -161,8 +153,8 @@ csr_sha256_fd (int fd, char out[CSR_SHA256_HEX_LEN + 1], csr_error **err)
         return csr_error_errno (err, "sha256: read");
       if (n == 0)
         break;
-      sha256_update (&s, buf, (size_t)n);
+      csr_sha256_update (&s, buf, (size_t)n);
     }
-  sha256_final (&s, out);
+  csr_sha256_final (&s, out);
   return 0;
 }

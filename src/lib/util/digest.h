@@ -3,6 +3,7 @@
 #define CSRUN_DIGEST_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "error.h"
 
@@ -11,6 +12,17 @@
 /* OUT receives 64 lowercase hex digits and a NUL. */
 int csr_sha256_buf (const void *data, size_t len, char out[CSR_SHA256_HEX_LEN + 1],
                     csr_error **err);
+/* Incremental hashing: init, update any number of times, final. */
+struct csr_sha256
+{
+  uint32_t h[8];
+  uint64_t len; /* bytes hashed so far */
+  unsigned char block[64];
+  size_t fill;
+};
+void csr_sha256_init (struct csr_sha256 *s);
+void csr_sha256_update (struct csr_sha256 *s, const void *data, size_t len);
+void csr_sha256_final (struct csr_sha256 *s, char out[CSR_SHA256_HEX_LEN + 1]);
 int csr_sha256_fd (int fd, char out[CSR_SHA256_HEX_LEN + 1], csr_error **err);
 
 #endif
