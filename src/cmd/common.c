@@ -218,6 +218,76 @@ heal_llm_config (const struct run_opts *o, bool check_only, struct csr_snippet_r
   return csr_llm_config_resolve (&sel, &s->llm, err);
 }
 
+/* The jail failed before the gate gave a verdict: it could not start, or
+ * the interpreter died before it wrote one. */
+static bool
+failed_before_verdict (const struct csr_run_result *r, int rc)
+{
+  if (rc < 0)
+    return true;
+  if (r->status != CSR_STATUS_ERROR || r->n_attempts == 0)
+    return false;
+  const struct csr_attempt *a = &r->attempts[r->n_attempts - 1];
+  return a->gate != NULL && a->gate->outcome == CSR_GATE_FAILED;
+}
+
+/* After a failure before the verdict: verify the cached tree and, when it is
+ * damaged, unpack it again and run everything once more.  *RC and *ERR are
+ * the loop's; they are replaced by the new run's. */
+static void
+repair_and_rerun (const char *prog, struct csr_snippet_run *s, const struct jail_spec *spec,
+                  struct csr_loop_opts *lo, const char *cache_dir, int *rc, csr_error **err)
+{
+  struct csr_tree_damage d;
+  bool repaired = false;
+  csr_error *e = NULL;
+  if (csr_rootfs_check_repair (s->rootfs, &d, &repaired, &e) < 0)
+    {
+      /* The original failure stays the result; say why nothing was fixed. */
+      if (d.n > 0)
+        fprintf (stderr, "%s: the cached rootfs %s is damaged (%zu %s: first %s): %s\n", prog,
+                 s->rootfs->dir, d.n, d.n == 1 ? "file" : "files", d.shown[0], csr_error_text (e));
+      csr_error_free (e);
+      csr_tree_damage_release (&d);
+      return;
+    }
+  if (!repaired)
+    {
+      csr_tree_damage_release (&d);
+      return;
+    }
+  fprintf (stderr, "%s: the cached rootfs %s was damaged (%zu %s: first %s); unpacked it again\n",
+           prog, s->rootfs->dir, d.n, d.n == 1 ? "file" : "files", d.n_shown ? d.shown[0] : "?");
+  free (s->rootfs_repaired_first);
+  s->rootfs_repaired_first = d.n_shown ? strdup (d.shown[0]) : NULL;
+  size_t nfiles = d.n;
+  csr_tree_damage_release (&d);
+
+  /* Start over: a fresh loop (keeping what was set before it ran), the gate
+   * compiled again by the repaired interpreter. */
+  struct csr_run_result keep = s->loop.result;
+  csr_loop_release (&s->loop);
+  memset (&s->loop, 0, sizeof s->loop);
+  struct csr_run_result *r = &s->loop.result;
+  r->limits = keep.limits;
+  r->rootfs_dir = keep.rootfs_dir;
+  r->rootfs_sha256 = keep.rootfs_sha256;
+  r->rootfs_unpacked = keep.rootfs_unpacked;
+  r->rootfs_repaired_files = nfiles;
+  r->rootfs_repaired_first = s->rootfs_repaired_first;
+  csr_error_freep (err);
+  if (s->gate_code_fd > 0)
+    close (s->gate_code_fd);
+  s->gate_code_fd = -1;
+  if (csr_gate_code_fd (spec, cache_dir, &s->gate_code_fd, err) < 0)
+    {
+      *rc = -1;
+      return;
+    }
+  lo->gate_code_fd = s->gate_code_fd;
+  *rc = csr_loop_run (&s->loop, s->code, s->code_len, lo, err);
+}
+
 int
 csr_execute (struct run_opts *o, bool check_only, struct csr_snippet_run *s, csr_error **err)
 {
@@ -378,6 +448,8 @@ csr_execute (struct run_opts *o, bool check_only, struct csr_snippet_run *s, csr
   };
   csr_cgroup_cleanup_stale ();
   int rc = csr_loop_run (&s->loop, s->code, s->code_len, &lo, err);
+  if (s->rootfs->sha256 != NULL && failed_before_verdict (r, rc))
+    repair_and_rerun (check_only ? "csrun check" : "csrun run", s, &spec, &lo, cache_dir, &rc, err);
   if (s->llm.provider)
     {
       r->llm_provider = s->llm.provider->name;
@@ -410,6 +482,7 @@ csr_snippet_run_release (struct csr_snippet_run *s)
   csr_heal_conf_release (&s->heal);
   csr_llm_config_release (&s->llm);
   csr_rootfs_free (s->rootfs);
+  free (s->rootfs_repaired_first);
   csr_seccomp_free (s->seccomp);
   if (s->gate_code_fd > 0)
     close (s->gate_code_fd);

@@ -32,6 +32,7 @@ struct csr_snippet_run
   struct csr_loop loop;
   struct csr_llm_config llm;
   struct csr_llm_budget llm_budget;
+  char *rootfs_repaired_first; /* the rootfs tree was repaired: its first damage */
 };
 
 /* Read the snippet, load the policies, resolve the rootfs, run the loop.

@@ -95,10 +95,11 @@ if [ -z "$(temps "$cache")" ]; then
 else
   not_ok "no temporary directory is left in the cache" "$(ls -la "$cache")"
 fi
-if [ -d "$cache/$want_sha" ] && [ "$(stat -c %a "$cache/$want_sha")" = 755 ]; then
-  ok "the tree's top directory is 0755"
+if [ -d "$cache/$want_sha" ] && [ "$(stat -c %a "$cache/$want_sha")" = 555 ]; then
+  ok "the tree's top directory is 0555 (read-only, world-readable)"
 else
-  not_ok "the tree's top directory is 0755" "$(stat -c '%a %n' "$cache/$want_sha" 2>&1)"
+  not_ok "the tree's top directory is 0555 (read-only, world-readable)" \
+    "$(stat -c '%a %n' "$cache/$want_sha" 2>&1)"
 fi
 if [ -n "$warm_ms" ]; then
   diag "cold run $((t1 - t0)) ms, warm run $warm_ms ms: cold unpack of $(basename \

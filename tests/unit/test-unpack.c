@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -216,14 +218,15 @@ static const struct ent good[] = {
   { REG, "empty", 0600, "" },
 };
 
+/* RO: unpacked into the cache, read-only (files 0444/0555, dirs 0555). */
 static void
-check_good_tree (const char *dir)
+check_tree (const char *dir, bool ro)
 {
-  assert_file (dir, "bin/hello", "#!/bin/sh\necho hello\n", 0755);
-  assert_file (dir, "etc/conf", "key=value\n", 0640);
-  assert_file (dir, "bin/hard", "#!/bin/sh\necho hello\n", 0755);
+  assert_file (dir, "bin/hello", "#!/bin/sh\necho hello\n", 0755 & (ro ? 0555 : 07777));
+  assert_file (dir, "etc/conf", "key=value\n", ro ? 0444 : 0640);
+  assert_file (dir, "bin/hard", "#!/bin/sh\necho hello\n", 0755 & (ro ? 0555 : 07777));
   assert_file (dir, "ro/file", "read only\n", 0444);
-  assert_file (dir, "empty", "", 0600);
+  assert_file (dir, "empty", "", ro ? 0444 : 0600);
 
   char target[PATH_MAX];
   char *p = path_in (dir, "bin/link");
@@ -256,8 +259,14 @@ check_good_tree (const char *dir)
   free (p);
   p = path_in (dir, "tmp");
   cr_assert_eq (stat (p, &a), 0);
-  cr_assert_eq (a.st_mode & 07777, 01777);
+  cr_assert_eq (a.st_mode & 07777, ro ? 0555 : 01777);
   free (p);
+}
+
+static void
+check_good_tree (const char *dir)
+{
+  check_tree (dir, false);
 }
 
 Test (unpack, good_archive_round_trips)
@@ -555,16 +564,16 @@ Test (resolve, first_call_unpacks_then_index_is_used)
   cr_assert_not_null (realpath (cache, real_cache));
   char *expected = path_in (real_cache, sha);
   cr_assert_str_eq (r->dir, expected);
-  check_good_tree (r->dir);
+  check_tree (r->dir, true);
   struct stat st;
   char *etc = path_in (r->dir, "etc"); /* not in the archive: made by csrun */
   cr_assert_eq (stat (etc, &st), 0);
-  cr_assert_eq (st.st_mode & 07777, 0755, "implicit parent: mode 0%o",
+  cr_assert_eq (st.st_mode & 07777, 0555, "implicit parent: mode 0%o",
                 (unsigned)(st.st_mode & 07777));
   free (etc);
   cr_assert_eq (umask (077), 077, "the caller's umask was not restored");
   cr_assert_eq (stat (r->dir, &st), 0);
-  cr_assert_eq (st.st_mode & 07777, 0755, "tree top: mode 0%o", (unsigned)(st.st_mode & 07777));
+  cr_assert_eq (st.st_mode & 07777, 0555, "tree top: mode 0%o", (unsigned)(st.st_mode & 07777));
   cr_assert_eq (stat (cache, &st), 0);
   cr_assert_eq (st.st_mode & 07777, 0755, "cache dir: mode 0%o", (unsigned)(st.st_mode & 07777));
   char *first_dir = strdup (r->dir);
@@ -960,4 +969,234 @@ Test (fs, mkdir_p_modes)
   free (f);
   free (b);
   free (p);
+}
+
+/* ---------------------------------------------------------------- manifest, damage, short writes
+ */
+
+TestSuite (manifest, .init = setup, .fini = teardown);
+
+Test (manifest, round_trips_with_escaped_names)
+{
+  struct csr_manifest m;
+  memset (&m, 0, sizeof m);
+  m.source = strdup ("/srv/root fs/py.tar.zst");
+  snprintf (m.sha256, sizeof m.sha256, "%064d", 7);
+  m.bytes = 12345;
+  const char *hex = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+  cr_assert_geq (csr_manifest_add (&m, 'd', 0555, 0, NULL, ".", NULL), 0);
+  cr_assert_geq (csr_manifest_add (&m, 'f', 0444, 3, hex, "a b\\c\nd", NULL), 0);
+  cr_assert_geq (csr_manifest_add (&m, 'l', 0777, 9, "../x y\tz", "usr/lib/l", NULL), 0);
+  char *text = NULL;
+  size_t len = 0;
+  csr_error *err = NULL;
+  cr_assert_eq (csr_manifest_format (&m, &text, &len, &err), 0);
+  cr_assert_not_null (strstr (text,
+                              "f 0444 3 "
+                              "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+                              " a\\040b\\134c\\012d\n"),
+                      "%s", text);
+  struct csr_manifest back;
+  cr_assert_eq (csr_manifest_parse (text, len, &back, &err), 0, "%s", csr_error_text (err));
+  cr_assert_str_eq (back.source, m.source);
+  cr_assert_str_eq (back.sha256, m.sha256);
+  cr_assert_eq (back.bytes, 12345);
+  cr_assert_eq (back.n, 3);
+  for (size_t i = 0; i < 3; i++)
+    {
+      cr_assert_eq (back.entries[i].type, m.entries[i].type);
+      cr_assert_eq (back.entries[i].mode, m.entries[i].mode);
+      cr_assert_eq (back.entries[i].size, m.entries[i].size);
+      cr_assert_str_eq (back.entries[i].path, m.entries[i].path);
+      if (m.entries[i].data)
+        cr_assert_str_eq (back.entries[i].data, m.entries[i].data);
+      else
+        cr_assert_null (back.entries[i].data);
+    }
+  /* Damaged manifests are refused, not half-read. */
+  static const char *const bad[] = {
+    "csrun-manifest 2\n",
+    "csrun-manifest 1\nsource -\nsha256 -\nbytes 0\nentries 1\n",
+    "csrun-manifest 1\nsource -\nsha256 -\nbytes 0\nentries 1\nf 0444 3 abc x\n",
+    "csrun-manifest 1\nsource -\nsha256 -\nbytes 0\nentries 1\nd 0555 0 - /abs\n",
+    "csrun-manifest 1\nsource -\nsha256 -\nbytes 0\nentries 1\nd 0555 0 - a\\9b\n",
+    "csrun-manifest 1\nsource -\nsha256 -\nbytes 0\nentries 1\nd 0555 0 - a",
+    "csrun-manifest 1\nsource -\nsha256 -\nbytes 0\nentries 1\nx 0555 0 - a\n",
+    "csrun-manifest 1\nsource -\nsha256 -\nbytes 0\nentries 1\nd 0555 0 - a b\n",
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+    {
+      csr_error *e = NULL;
+      cr_assert_lt (csr_manifest_parse (bad[i], strlen (bad[i]), &back, &e), 0, "accepted: %s",
+                    bad[i]);
+      csr_error_free (e);
+    }
+  free (text);
+  csr_manifest_release (&m);
+}
+
+Test (manifest, unpack_records_every_entry_and_check_finds_damage)
+{
+  char *archive = make_good_tarball ();
+  struct csr_manifest m;
+  memset (&m, 0, sizeof m);
+  struct csr_unpack_opts o = { .read_only = true, .manifest = &m };
+  csr_error *err = NULL;
+  cr_assert_eq (csr_rootfs_unpack_ex (archive, dest, &o, &err), 0, "%s", csr_error_text (err));
+  check_tree (dest, true);
+  /* ".", bin, bin/hello, etc (implicit), etc/conf, 2 links, hard, ro, ro/file, tmp, empty */
+  cr_assert_eq (m.n, 12, "%zu entries", m.n);
+  int tfd = open (dest, O_RDONLY | O_DIRECTORY);
+  cr_assert_geq (tfd, 0);
+  struct csr_tree_damage d;
+  memset (&d, 0, sizeof d);
+  cr_assert_eq (csr_manifest_check (tfd, &m, true, &d, &err), 0);
+  cr_assert_eq (d.n, 0, "fresh tree damaged: %s", d.n_shown ? d.shown[0] : "");
+  csr_tree_damage_release (&d);
+
+  /* Same size, other bytes: only the full check sees it. */
+  char *conf = path_in (dest, "etc/conf");
+  cr_assert_eq (chmod (conf, 0644), 0);
+  int fd = open (conf, O_WRONLY);
+  cr_assert_geq (fd, 0);
+  cr_assert_eq (pwrite (fd, "K", 1, 0), 1);
+  close (fd);
+  cr_assert_eq (chmod (conf, 0444), 0);
+  cr_assert_eq (csr_manifest_check (tfd, &m, false, &d, &err), 0);
+  cr_assert_eq (d.n, 0, "the quick check read contents");
+  cr_assert_eq (csr_manifest_check (tfd, &m, true, &d, &err), 0);
+  cr_assert_eq (d.n, 1);
+  cr_assert_not_null (strstr (d.shown[0], "etc/conf: contents differ"), "%s", d.shown[0]);
+  csr_tree_damage_release (&d);
+
+  /* A deleted file and a changed mode: the quick check sees both. */
+  char *bin = path_in (dest, "bin");
+  cr_assert_eq (chmod (bin, 0755), 0);
+  char *hello = path_in (dest, "bin/hello");
+  cr_assert_eq (unlink (hello), 0);
+  cr_assert_eq (csr_manifest_check (tfd, &m, false, &d, &err), 0);
+  cr_assert_eq (d.n, 2, "%zu damaged", d.n);
+  cr_assert_str_eq (d.shown[0], "bin: mode 0755, not 0555");
+  cr_assert_str_eq (d.shown[1], "bin/hello: missing");
+  csr_tree_damage_release (&d);
+  close (tfd);
+  csr_manifest_release (&m);
+  free (bin);
+  free (hello);
+  free (conf);
+  free (archive);
+}
+
+Test (manifest, resolve_writes_a_read_only_manifest)
+{
+  char *archive = make_good_tarball ();
+  char *cache = path_in (root, "cache");
+  struct csr_rootfs *r = NULL;
+  csr_error *err = NULL;
+  cr_assert_eq (csr_rootfs_resolve (archive, cache, &r, &err), 0, "%s", csr_error_text (err));
+  char *mpath = NULL;
+  cr_assert_geq (asprintf (&mpath, "%s.manifest", r->dir), 0);
+  struct stat st;
+  cr_assert_eq (stat (mpath, &st), 0, "no manifest next to the tree");
+  cr_assert_eq (st.st_mode & 07777, 0444);
+  struct csr_tree_damage d;
+  cr_assert_eq (csr_rootfs_cache_verify (cache, r->sha256, true, &d, &err), 0);
+  cr_assert_eq (d.n, 0, "%s", d.n_shown ? d.shown[0] : "");
+  csr_tree_damage_release (&d);
+  char **hexes = NULL;
+  size_t n = 0;
+  cr_assert_eq (csr_rootfs_cache_trees (cache, &hexes, &n, &err), 0);
+  cr_assert_eq (n, 1);
+  cr_assert_str_eq (hexes[0], r->sha256);
+  free (hexes[0]);
+  free (hexes);
+  csr_rootfs_free (r);
+  free (mpath);
+  free (cache);
+  free (archive);
+}
+
+Test (manifest, damaged_tree_is_unpacked_again_once)
+{
+  char *archive = make_good_tarball ();
+  char *cache = path_in (root, "cache");
+  struct csr_rootfs *r = NULL;
+  csr_error *err = NULL;
+  cr_assert_eq (csr_rootfs_resolve (archive, cache, &r, &err), 0, "%s", csr_error_text (err));
+  struct csr_tree_damage d;
+  bool repaired = true;
+  cr_assert_eq (csr_rootfs_check_repair (r, &d, &repaired, &err), 0, "%s", csr_error_text (err));
+  cr_assert_not (repaired, "an intact tree was unpacked again");
+  csr_tree_damage_release (&d);
+
+  char *ro = path_in (r->dir, "ro");
+  char *file = path_in (r->dir, "ro/file");
+  cr_assert_eq (chmod (ro, 0755), 0);
+  cr_assert_eq (unlink (file), 0);
+  cr_assert_eq (csr_rootfs_check_repair (r, &d, &repaired, &err), 0, "%s", csr_error_text (err));
+  cr_assert (repaired);
+  cr_assert_eq (d.n, 2, "%zu", d.n); /* ro's mode, ro/file */
+  cr_assert_str_eq (d.shown[1], "ro/file: missing");
+  csr_tree_damage_release (&d);
+  check_tree (r->dir, true);
+  size_t temps;
+  cr_assert_eq (count_trees (cache, &temps), 1);
+  cr_assert_eq (temps, 0);
+
+  /* Without its tarball a damaged tree can only be removed. */
+  cr_assert_eq (chmod (ro, 0755), 0);
+  cr_assert_eq (unlink (file), 0);
+  cr_assert_eq (unlink (archive), 0);
+  enum csr_repair_outcome out;
+  char *used = NULL;
+  cr_assert_lt (csr_rootfs_cache_repair (cache, r->sha256, NULL, false, 0, &out, &used, &err), 0);
+  csr_error_freep (&err);
+  cr_assert_eq (csr_rootfs_cache_repair (cache, r->sha256, NULL, true, 0, &out, &used, &err), 0,
+                "%s", csr_error_text (err));
+  cr_assert_eq (out, CSR_REPAIR_REMOVED);
+  cr_assert_eq (count_trees (cache, &temps), 0);
+  cr_assert_eq (temps, 0);
+  free (used);
+  free (ro);
+  free (file);
+  csr_rootfs_free (r);
+  free (cache);
+  free (archive);
+}
+
+/* A failed write(2) during the unpack (here EFBIG: RLIMIT_FSIZE with SIGXFSZ
+ * ignored) fails it: nothing is published, nothing is left behind.
+ * libarchive alone calls it a warning and zero-fills the rest of the file. */
+Test (manifest, failed_write_publishes_nothing)
+{
+  static char big[256 * 1024];
+  memset (big, 'x', sizeof big - 1);
+  const struct ent ents[] = {
+    { DIR_, "usr/", 0755, NULL },
+    { REG, "usr/big", 0644, big },
+    { REG, "usr/after", 0644, "after\n" },
+  };
+  char *archive = path_in (root, "big.tar");
+  write_archive (archive, ents, 3, false);
+  char *cache = path_in (root, "cache");
+  cr_assert_eq (mkdir (cache, 0755), 0);
+  signal (SIGXFSZ, SIG_IGN);
+  struct rlimit rl = { 64 * 1024, 64 * 1024 };
+  cr_assert_eq (setrlimit (RLIMIT_FSIZE, &rl), 0);
+  struct csr_rootfs *r = NULL;
+  csr_error *err = NULL;
+  int rc = csr_rootfs_resolve (archive, cache, &r, &err);
+  cr_assert_lt (rc, 0, "a tree with a short file was published");
+  cr_assert_not_null (strstr (csr_error_text (err), "usr/big"), "%s", csr_error_text (err));
+  cr_assert_null (strchr (csr_error_text (err), '\n'));
+  size_t temps;
+  cr_assert_eq (count_trees (cache, &temps), 0);
+  cr_assert_eq (temps, 0);
+  char **hexes = NULL;
+  size_t n = 9;
+  cr_assert_eq (csr_rootfs_cache_trees (cache, &hexes, &n, NULL), 0);
+  cr_assert_eq (n, 0);
+  csr_error_free (err);
+  free (cache);
+  free (archive);
 }

@@ -543,6 +543,16 @@ csr_result_to_json (const struct csr_run_result *r, char **out, size_t *len, csr
       if (ok (w))
         check (w, yajl_gen_map_close (g));
     }
+  if (r->rootfs_repaired_files > 0)
+    {
+      w_key (w, "rootfs_repaired");
+      w_open (w);
+      w_key (w, "files");
+      w_u64 (w, r->rootfs_repaired_files);
+      w_key (w, "first");
+      w_str_or_null (w, r->rootfs_repaired_first);
+      w_close (w);
+    }
 
   w_limits (w, &r->limits);
   if (r->max_attempts > 0)

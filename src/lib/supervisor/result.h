@@ -78,7 +78,11 @@ struct csr_run_result
   const char *rootfs_sha256; /* may be NULL (directory rootfs) */
   const char *rootfs_dir;
   bool rootfs_unpacked; /* cold cache: this run unpacked the tarball */
-  const char *error;    /* status "error": what failed in csrun itself */
+  /* The tree was found damaged after a jail failed before the gate's
+   * verdict, and unpacked again (then the run started over). */
+  size_t rootfs_repaired_files;      /* damaged entries; 0: no repair */
+  const char *rootfs_repaired_first; /* "PATH: what differed" */
+  const char *error;                 /* status "error": what failed in csrun itself */
   int max_attempts;
   const struct csr_diagnosis *diagnosis; /* the final attempt's, when it failed */
   const char *final_code;                /* the program that ran last, when it was healed */

@@ -1,0 +1,326 @@
+/* csrun cache verify: check the unpacked rootfs trees against their
+ * manifests, and with --repair unpack the damaged ones again. */
+#include "config.h"
+
+#include <argp.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <yajl/yajl_gen.h>
+
+#include "cmd.h"
+#include "rootfs/rootfs.h"
+#include "util/cleanup.h"
+#include "util/digest.h"
+
+struct cache_opts
+{
+  const char *action;
+  const char *cache_dir;
+  const char *rootfs;
+  bool repair;
+  bool json;
+  bool quick;
+};
+
+enum
+{
+  OPT_CACHE_DIR = 1000,
+  OPT_ROOTFS,
+  OPT_REPAIR,
+  OPT_JSON,
+  OPT_QUICK,
+};
+
+static struct argp_option cache_options[] = {
+  { "repair", OPT_REPAIR, NULL, 0,
+    "Unpack damaged trees again from their tarball (a tree whose tarball is gone is removed)", 0 },
+  { "cache-dir", OPT_CACHE_DIR, "DIR", 0, "The rootfs cache (default: as csrun run)", 0 },
+  { "rootfs", OPT_ROOTFS, "TARBALL", 0, "Only the tree of this tarball", 0 },
+  { "quick", OPT_QUICK, NULL, 0, "Compare types, modes and sizes only, not the contents", 0 },
+  { "json", OPT_JSON, NULL, 0, "One JSON document on stdout", 0 },
+  { NULL, 0, NULL, 0, NULL, 0 },
+};
+
+static error_t
+parse_cache (int key, char *arg, struct argp_state *state)
+{
+  struct cache_opts *o = state->input;
+  switch (key)
+    {
+    case OPT_CACHE_DIR:
+      o->cache_dir = arg;
+      break;
+    case OPT_ROOTFS:
+      o->rootfs = arg;
+      break;
+    case OPT_REPAIR:
+      o->repair = true;
+      break;
+    case OPT_JSON:
+      o->json = true;
+      break;
+    case OPT_QUICK:
+      o->quick = true;
+      break;
+    case ARGP_KEY_ARG:
+      if (o->action != NULL)
+        argp_failure (state, CSR_EXIT_USAGE, 0, "unexpected argument '%s'", arg);
+      if (strcmp (arg, "verify") != 0)
+        argp_failure (state, CSR_EXIT_USAGE, 0, "unknown action '%s' (only: verify)", arg);
+      o->action = arg;
+      break;
+    case ARGP_KEY_END:
+      if (o->action == NULL)
+        argp_failure (state, CSR_EXIT_USAGE, 0, "missing ACTION (verify)");
+      break;
+    default:
+      return ARGP_ERR_UNKNOWN;
+    }
+  return 0;
+}
+
+static const char cache_doc[]
+    = "Check the rootfs trees unpacked in the cache against the manifests recorded when they "
+      "were unpacked.\v"
+      "Each tree gets one line: ok, or damaged with the number of entries that differ and the "
+      "first few.  With --repair a damaged tree is unpacked again from the tarball its manifest "
+      "names (when that file still has the tree's digest), else removed so that the next run "
+      "unpacks afresh.  Exit status: 0 every tree is intact, 1 damage was found (repaired or "
+      "not), 2 usage error, 125 csrun failed.  See csrun-cache(1).";
+
+/* One tree's outcome. */
+struct verdict
+{
+  const char *hex;
+  struct csr_tree_damage d;
+  const char *action; /* NULL, "repaired", "removed", "not-repaired" */
+  char *source;       /* the tarball used (or that was missing) */
+  char *error;        /* why the repair failed */
+};
+
+static void
+print_text (const char *cache_dir, const struct verdict *v)
+{
+  if (v->d.n == 0)
+    {
+      printf ("%s/%s: ok\n", cache_dir, v->hex);
+      return;
+    }
+  printf ("%s/%s: damaged: %zu %s:", cache_dir, v->hex, v->d.n, v->d.n == 1 ? "entry" : "entries");
+  for (size_t i = 0; i < v->d.n_shown; i++)
+    printf ("%s %s", i ? ";" : "", v->d.shown[i]);
+  if (v->d.n > v->d.n_shown)
+    printf ("; ...");
+  if (v->action && strcmp (v->action, "repaired") == 0)
+    printf ("; repaired: unpacked again from %s", v->source);
+  else if (v->action && strcmp (v->action, "removed") == 0)
+    printf ("; removed: its tarball %s%s is gone or changed (the next run unpacks afresh)",
+            v->source ? v->source : "(unknown)", "");
+  else if (v->action)
+    printf ("; not repaired: %s", v->error ? v->error : "unknown error");
+  putchar ('\n');
+}
+
+static void
+gen_str (yajl_gen y, const char *s)
+{
+  if (s == NULL)
+    yajl_gen_null (y);
+  else
+    yajl_gen_string (y, (const unsigned char *)s, strlen (s));
+}
+
+static void
+print_json (const char *cache_dir, const struct verdict *v, size_t n)
+{
+  yajl_gen y = yajl_gen_alloc (NULL);
+  if (y == NULL)
+    return;
+  yajl_gen_map_open (y);
+  gen_str (y, "cache_dir");
+  gen_str (y, cache_dir);
+  gen_str (y, "trees");
+  yajl_gen_array_open (y);
+  for (size_t i = 0; i < n; i++)
+    {
+      yajl_gen_map_open (y);
+      gen_str (y, "sha256");
+      gen_str (y, v[i].hex);
+      gen_str (y, "status");
+      gen_str (y, v[i].d.n == 0 ? "ok" : "damaged");
+      gen_str (y, "damaged");
+      yajl_gen_integer (y, (long long)v[i].d.n);
+      gen_str (y, "first");
+      yajl_gen_array_open (y);
+      for (size_t k = 0; k < v[i].d.n_shown; k++)
+        gen_str (y, v[i].d.shown[k]);
+      yajl_gen_array_close (y);
+      gen_str (y, "repair");
+      gen_str (y, v[i].action);
+      gen_str (y, "source");
+      gen_str (y, v[i].source);
+      if (v[i].error)
+        {
+          gen_str (y, "error");
+          gen_str (y, v[i].error);
+        }
+      yajl_gen_map_close (y);
+    }
+  yajl_gen_array_close (y);
+  yajl_gen_map_close (y);
+  const unsigned char *buf;
+  size_t len;
+  if (yajl_gen_get_buf (y, &buf, &len) == yajl_gen_status_ok)
+    printf ("%.*s\n", (int)len, (const char *)buf);
+  yajl_gen_free (y);
+}
+
+static void
+repair_one (const struct cache_opts *o, const char *cache_dir, struct verdict *v)
+{
+  enum csr_repair_outcome out;
+  csr_error *e = NULL;
+  if (csr_rootfs_cache_repair (cache_dir, v->hex, o->rootfs, true, 0, &out, &v->source, &e) < 0)
+    {
+      v->action = "not-repaired";
+      v->error = strdup (csr_error_text (e));
+      csr_error_free (e);
+      return;
+    }
+  v->action = out == CSR_REPAIR_REMOVED ? "removed" : "repaired";
+}
+
+/* The digest of the tarball PATH (the name of its tree). */
+static int
+tarball_digest (const char *path, char hex[CSR_SHA256_HEX_LEN + 1], csr_error **err)
+{
+  cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0)
+    return csr_error_errno (err, "rootfs '%s'", path);
+  if (csr_sha256_fd (fd, hex, err) < 0)
+    return csr_error_wrap (err, "rootfs '%s'", path);
+  return 0;
+}
+
+static int
+verify (const struct cache_opts *o)
+{
+  csr_error *e = NULL;
+  cleanup_free char *default_dir = NULL;
+  const char *cache_dir = o->cache_dir;
+  if (cache_dir == NULL)
+    {
+      if (csr_rootfs_cache_dir (&default_dir, &e) < 0)
+        goto fail;
+      cache_dir = default_dir;
+    }
+  char **hexes = NULL;
+  size_t n = 0;
+  char one[CSR_SHA256_HEX_LEN + 1];
+  if (o->rootfs)
+    {
+      if (tarball_digest (o->rootfs, one, &e) < 0)
+        goto fail;
+      char **all = NULL;
+      size_t na = 0;
+      if (csr_rootfs_cache_trees (cache_dir, &all, &na, &e) < 0)
+        goto fail;
+      for (size_t i = 0; i < na; i++)
+        {
+          if (strcmp (all[i], one) == 0 && n == 0)
+            {
+              hexes = all + i; /* moved to the front below */
+              n = 1;
+            }
+        }
+      if (n == 1)
+        {
+          char *keep = *hexes;
+          for (size_t i = 0; i < na; i++)
+            if (all[i] != keep)
+              free (all[i]);
+          all[0] = keep;
+          hexes = all;
+        }
+      else
+        {
+          for (size_t i = 0; i < na; i++)
+            free (all[i]);
+          free (all);
+        }
+      if (n == 0)
+        {
+          fprintf (stderr, "csrun cache: the tree of '%s' is not in '%s' (not unpacked yet)\n",
+                   o->rootfs, cache_dir);
+          return CSR_EXIT_FAILED;
+        }
+    }
+  else if (csr_rootfs_cache_trees (cache_dir, &hexes, &n, &e) < 0)
+    goto fail;
+
+  struct verdict *v = calloc (n ? n : 1, sizeof *v);
+  if (v == NULL)
+    {
+      csr_error_set (&e, ENOMEM, "cannot allocate");
+      goto fail;
+    }
+  int rc = CSR_EXIT_OK;
+  for (size_t i = 0; i < n; i++)
+    {
+      v[i].hex = hexes[i];
+      if (csr_rootfs_cache_verify (cache_dir, hexes[i], !o->quick, &v[i].d, &e) < 0)
+        {
+          rc = CSR_EXIT_INTERNAL;
+          break;
+        }
+      if (v[i].d.n > 0)
+        {
+          rc = CSR_EXIT_FAILED;
+          if (o->repair)
+            repair_one (o, cache_dir, &v[i]);
+          if (v[i].error)
+            fprintf (stderr, "csrun cache: %s/%s: %s\n", cache_dir, hexes[i], v[i].error);
+        }
+      if (!o->json)
+        print_text (cache_dir, &v[i]);
+    }
+  if (rc == CSR_EXIT_INTERNAL)
+    fprintf (stderr, "csrun cache: %s\n", csr_error_text (e));
+  else if (o->json)
+    print_json (cache_dir, v, n);
+  else if (n == 0)
+    printf ("%s: no unpacked rootfs trees\n", cache_dir);
+  for (size_t i = 0; i < n; i++)
+    {
+      csr_tree_damage_release (&v[i].d);
+      free (v[i].source);
+      free (v[i].error);
+      free (hexes[i]);
+    }
+  free (v);
+  free (hexes);
+  csr_error_free (e);
+  return rc;
+fail:
+  fprintf (stderr, "csrun cache: %s\n", e ? csr_error_text (e) : "cannot allocate");
+  csr_error_free (e);
+  return CSR_EXIT_INTERNAL;
+}
+
+int
+cmd_cache (struct csr_global *g, int argc, char **argv)
+{
+  (void)g;
+  struct cache_opts o;
+  memset (&o, 0, sizeof o);
+  struct argp argp = { cache_options, parse_cache, "verify", cache_doc, NULL, NULL, NULL };
+  argp_err_exit_status = CSR_EXIT_USAGE;
+  if (argp_parse (&argp, argc, argv, 0, NULL, &o) != 0)
+    return CSR_EXIT_USAGE;
+  return verify (&o);
+}
