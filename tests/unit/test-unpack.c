@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -1198,5 +1200,81 @@ Test (manifest, failed_write_publishes_nothing)
   cr_assert_eq (n, 0);
   csr_error_free (err);
   free (cache);
+  free (archive);
+}
+
+/* A private mount namespace (and, unprivileged, a user namespace) with a
+ * SIZE-byte tmpfs on DIR.  False when the kernel does not allow it here. */
+static bool
+small_tmpfs (const char *dir, const char *size)
+{
+  uid_t uid = geteuid ();
+  gid_t gid = getegid ();
+  if (uid != 0)
+    {
+      if (unshare (CLONE_NEWUSER | CLONE_NEWNS) < 0)
+        return false;
+      char map[64];
+      snprintf (map, sizeof map, "0 %u 1", (unsigned)uid);
+      int fd = open ("/proc/self/setgroups", O_WRONLY);
+      if (fd >= 0)
+        {
+          (void)!write (fd, "deny", 4);
+          close (fd);
+        }
+      fd = open ("/proc/self/uid_map", O_WRONLY);
+      if (fd < 0 || write (fd, map, strlen (map)) < 0)
+        return false;
+      close (fd);
+      snprintf (map, sizeof map, "0 %u 1", (unsigned)gid);
+      fd = open ("/proc/self/gid_map", O_WRONLY);
+      if (fd < 0 || write (fd, map, strlen (map)) < 0)
+        return false;
+      close (fd);
+    }
+  else if (unshare (CLONE_NEWNS) < 0)
+    return false;
+  if (mount (NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+    return false;
+  char opts[64];
+  snprintf (opts, sizeof opts, "size=%s", size);
+  return mount ("tmpfs", dir, "tmpfs", 0, opts) == 0;
+}
+
+/* Out of space on the cache's file system (a tmpfs, where libarchive's
+ * ftruncate() after a failed write succeeds and would publish a
+ * zero-filled file): a clear error, nothing published; with room, it works. */
+Test (manifest, out_of_space_publishes_nothing)
+{
+  static char big[1000 * 1000];
+  memset (big, 'y', sizeof big - 1);
+  const struct ent ents[] = {
+    { DIR_, "usr/", 0755, NULL },
+    { REG, "usr/small", 0644, "small\n" },
+    { REG, "usr/big", 0644, big },
+  };
+  char *archive = path_in (root, "big.tar");
+  write_archive (archive, ents, 3, false);
+  char *mnt = path_in (root, "mnt");
+  cr_assert_eq (mkdir (mnt, 0755), 0);
+  if (!small_tmpfs (mnt, "256k"))
+    cr_skip_test ("cannot mount a tmpfs in a private mount namespace here: %s", strerror (errno));
+  struct csr_rootfs *r = NULL;
+  csr_error *err = NULL;
+  int rc = csr_rootfs_resolve (archive, mnt, &r, &err);
+  cr_assert_lt (rc, 0, "a tree with a zero-filled file was published");
+  const char *text = csr_error_text (err);
+  char want[PATH_MAX + 64];
+  snprintf (want, sizeof want, "no space left on %s while unpacking usr/big (needs 1 MiB)", mnt);
+  cr_assert_not_null (strstr (text, want), "%s", text);
+  size_t temps;
+  cr_assert_eq (count_trees (mnt, &temps), 0);
+  cr_assert_eq (temps, 0);
+  csr_error_freep (&err);
+  cr_assert_eq (mount (NULL, mnt, NULL, MS_REMOUNT, "size=4m"), 0, "%s", strerror (errno));
+  cr_assert_eq (csr_rootfs_resolve (archive, mnt, &r, &err), 0, "%s", csr_error_text (err));
+  csr_rootfs_free (r);
+  cr_assert_eq (umount2 (mnt, MNT_DETACH), 0);
+  free (mnt);
   free (archive);
 }
