@@ -1328,3 +1328,36 @@ Test (manifest, out_of_space_publishes_nothing)
   free (mnt);
   free (archive);
 }
+
+/* The bulk hasher (libcrypto when loadable) and the built-in one agree. */
+Test (fs, sha256_fast_and_builtin_agree)
+{
+  static unsigned char data[300 * 1000];
+  for (size_t i = 0; i < sizeof data; i++)
+    data[i] = (unsigned char)(i * 2654435761u >> 13);
+  static const size_t lens[] = { 0, 1, 55, 56, 63, 64, 65, 4096, sizeof data };
+  for (size_t k = 0; k < sizeof lens / sizeof *lens; k++)
+    {
+      char a[CSR_SHA256_HEX_LEN + 1], b[CSR_SHA256_HEX_LEN + 1];
+      struct csr_sha256 s;
+      csr_sha256_init (&s);
+      csr_sha256_update (&s, data, lens[k]);
+      cr_assert_eq (csr_sha256_final (&s, a), 0);
+      csr_sha256_init_fast (&s);
+      /* In uneven pieces. */
+      for (size_t off = 0; off < lens[k];)
+        {
+          size_t n = lens[k] - off < 7777 ? lens[k] - off : 7777;
+          csr_sha256_update (&s, data + off, n);
+          off += n;
+        }
+      cr_assert_eq (csr_sha256_final (&s, b), 0);
+      cr_assert_str_eq (a, b, "length %zu", lens[k]);
+    }
+  char hex[CSR_SHA256_HEX_LEN + 1];
+  struct csr_sha256 s;
+  csr_sha256_init_fast (&s);
+  csr_sha256_update (&s, "abc", 3);
+  cr_assert_eq (csr_sha256_final (&s, hex), 0);
+  cr_assert_str_eq (hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}

@@ -454,16 +454,15 @@ hash_zeros (struct csr_sha256 *h, uint64_t n)
 }
 
 /* Copy the data of entry E to the file libarchive opened for it, hashing
- * what ends up on disk (holes read as zeros).  Any result of
- * archive_write_data_block() but ARCHIVE_OK is a failure: libarchive reports
- * a failed write(2) as a mere warning and then extends the file to its full
- * size with ftruncate(), i.e. zero-fills what was not written. */
+ * what ends up on disk into H when not NULL (holes read as zeros).  Any
+ * result of archive_write_data_block() but ARCHIVE_OK is a failure:
+ * libarchive reports a failed write(2) as a mere warning and then extends
+ * the file to its full size with ftruncate(), i.e. zero-fills what was not
+ * written. */
 static int
-copy_data (struct unpack *u, const char *name, struct archive_entry *e,
-           char hex[CSR_SHA256_HEX_LEN + 1], uint64_t *size_out, csr_error **err)
+copy_blocks (struct unpack *u, const char *name, struct archive_entry *e, struct csr_sha256 *h,
+             uint64_t *size_out, csr_error **err)
 {
-  struct csr_sha256 h;
-  csr_sha256_init (&h);
   bool sized = la.archive_entry_size_is_set (e) && la.archive_entry_size (e) >= 0;
   uint64_t want = sized ? (uint64_t)la.archive_entry_size (e) : 0;
   uint64_t pos = 0;
@@ -486,19 +485,39 @@ copy_data (struct unpack *u, const char *name, struct archive_entry *e,
       int w = la.archive_write_data_block (u->out, buf, size, offset);
       if (w != ARCHIVE_OK)
         return out_error (u, name, err);
-      hash_zeros (&h, (uint64_t)offset - pos);
-      csr_sha256_update (&h, buf, size);
+      if (h)
+        {
+          hash_zeros (h, (uint64_t)offset - pos);
+          csr_sha256_update (h, buf, size);
+        }
       pos = (uint64_t)offset + size;
     }
   if (sized && pos < want)
     {
       /* A hole at the end (sparse entry): finish_entry extends the file. */
-      hash_zeros (&h, want - pos);
+      if (h)
+        hash_zeros (h, want - pos);
       pos = want;
     }
-  csr_sha256_final (&h, hex);
   *size_out = pos;
   return 0;
+}
+
+/* copy_blocks, and the digest of the file when a manifest is wanted. */
+static int
+copy_data (struct unpack *u, const char *name, struct archive_entry *e,
+           char hex[CSR_SHA256_HEX_LEN + 1], uint64_t *size_out, csr_error **err)
+{
+  if (u->m == NULL)
+    return copy_blocks (u, name, e, NULL, size_out, err);
+  struct csr_sha256 h;
+  csr_sha256_init_fast (&h);
+  int ret = copy_blocks (u, name, e, &h, size_out, err);
+  char got[CSR_SHA256_HEX_LEN + 1];
+  if (csr_sha256_final (&h, got) < 0 && ret == 0)
+    ret = csr_error_set (err, 0, "entry '%s': sha256 failed", name);
+  memcpy (hex, got, sizeof got);
+  return ret;
 }
 
 /* ---------------------------------------------------------------- manifest */

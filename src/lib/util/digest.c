@@ -5,6 +5,7 @@
 #include "config.h"
 #include "digest.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -71,8 +72,8 @@ compress (uint32_t h[8], const unsigned char *p)
   h[7] += k;
 }
 
-void
-csr_sha256_init (struct csr_sha256 *s)
+static void
+builtin_init (struct csr_sha256 *s)
 {
   static const uint32_t iv[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                                   0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19 };
@@ -81,8 +82,8 @@ csr_sha256_init (struct csr_sha256 *s)
   s->fill = 0;
 }
 
-void
-csr_sha256_update (struct csr_sha256 *s, const void *data, size_t len)
+static void
+builtin_update (struct csr_sha256 *s, const void *data, size_t len)
 {
   const unsigned char *p = data;
   s->len += len;
@@ -104,15 +105,15 @@ csr_sha256_update (struct csr_sha256 *s, const void *data, size_t len)
   s->fill = len;
 }
 
-void
-csr_sha256_final (struct csr_sha256 *s, char out[CSR_SHA256_HEX_LEN + 1])
+static void
+builtin_final (struct csr_sha256 *s, char out[CSR_SHA256_HEX_LEN + 1])
 {
   uint64_t bits = s->len * 8;
   unsigned char pad[72] = { 0x80 };
   size_t padlen = (s->fill < 56 ? 56 : 120) - s->fill;
   for (int i = 0; i < 8; i++)
     pad[padlen + (size_t)i] = (unsigned char)(bits >> (56 - 8 * i));
-  csr_sha256_update (s, pad, padlen + 8);
+  builtin_update (s, pad, padlen + 8);
   static const char hex[] = "0123456789abcdef";
   for (int i = 0; i < 32; i++)
     {
@@ -121,6 +122,111 @@ csr_sha256_final (struct csr_sha256 *s, char out[CSR_SHA256_HEX_LEN + 1])
       out[2 * i + 1] = hex[byte & 0x0f];
     }
   out[CSR_SHA256_HEX_LEN] = '\0';
+}
+
+/* ---------------------------------------------------------------- libcrypto */
+
+#ifndef CSR_LIBCRYPTO_SONAME
+#define CSR_LIBCRYPTO_SONAME "libcrypto.so.3"
+#endif
+
+/* Loaded on first use by csr_sha256_init_fast (csrun is single-threaded
+ * where it hashes in bulk). */
+static struct
+{
+  int state; /* 0 not tried, 1 loaded, -1 unavailable */
+  void *(*ctx_new) (void);
+  void (*ctx_free) (void *);
+  const void *(*sha256) (void);
+  int (*init) (void *, const void *, void *);
+  int (*update) (void *, const void *, size_t);
+  int (*final) (void *, unsigned char *, unsigned int *);
+} ossl;
+
+static bool
+ossl_load (void)
+{
+  if (ossl.state != 0)
+    return ossl.state > 0;
+  ossl.state = -1;
+  if (getenv ("CSRUN_NO_LIBCRYPTO") != NULL)
+    return false;
+  void *h = dlopen (CSR_LIBCRYPTO_SONAME, RTLD_NOW | RTLD_LOCAL);
+  if (h == NULL)
+    return false;
+  *(void **)&ossl.ctx_new = dlsym (h, "EVP_MD_CTX_new");
+  *(void **)&ossl.ctx_free = dlsym (h, "EVP_MD_CTX_free");
+  *(void **)&ossl.sha256 = dlsym (h, "EVP_sha256");
+  *(void **)&ossl.init = dlsym (h, "EVP_DigestInit_ex");
+  *(void **)&ossl.update = dlsym (h, "EVP_DigestUpdate");
+  *(void **)&ossl.final = dlsym (h, "EVP_DigestFinal_ex");
+  if (!ossl.ctx_new || !ossl.ctx_free || !ossl.sha256 || !ossl.init || !ossl.update || !ossl.final)
+    return false;
+  ossl.state = 1;
+  return true;
+}
+
+void
+csr_sha256_init (struct csr_sha256 *s)
+{
+  builtin_init (s);
+  s->evp = NULL;
+  s->failed = false;
+}
+
+void
+csr_sha256_init_fast (struct csr_sha256 *s)
+{
+  csr_sha256_init (s);
+  if (!ossl_load ())
+    return;
+  void *ctx = ossl.ctx_new ();
+  if (ctx == NULL)
+    return;
+  if (ossl.init (ctx, ossl.sha256 (), NULL) != 1)
+    {
+      ossl.ctx_free (ctx);
+      return;
+    }
+  s->evp = ctx;
+}
+
+void
+csr_sha256_update (struct csr_sha256 *s, const void *data, size_t len)
+{
+  if (s->evp == NULL)
+    builtin_update (s, data, len);
+  else if (len > 0 && ossl.update (s->evp, data, len) != 1)
+    s->failed = true;
+}
+
+int
+csr_sha256_final (struct csr_sha256 *s, char out[CSR_SHA256_HEX_LEN + 1])
+{
+  if (s->evp == NULL)
+    {
+      builtin_final (s, out);
+      return 0;
+    }
+  unsigned char md[32];
+  unsigned int n = 0;
+  if (ossl.final (s->evp, md, &n) != 1 || n != sizeof md)
+    s->failed = true;
+  ossl.ctx_free (s->evp);
+  s->evp = NULL;
+  static const char hex[] = "0123456789abcdef";
+  for (int i = 0; i < 32; i++)
+    {
+      out[2 * i] = hex[md[i] >> 4];
+      out[2 * i + 1] = hex[md[i] & 0x0f];
+    }
+  out[CSR_SHA256_HEX_LEN] = '\0';
+  if (s->failed)
+    {
+      out[0] = '\0';
+      return -1;
+    }
+  return 0;
 }
 
 int
@@ -143,18 +249,24 @@ csr_sha256_fd (int fd, char out[CSR_SHA256_HEX_LEN + 1], csr_error **err)
     return csr_error_errno (err, "sha256: cannot allocate a read buffer");
   (void)posix_fadvise (fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   struct csr_sha256 s;
-  csr_sha256_init (&s);
+  csr_sha256_init_fast (&s);
   for (;;)
     {
       ssize_t n = read (fd, buf, DIGEST_READ_SIZE);
       if (n < 0 && errno == EINTR)
         continue;
       if (n < 0)
-        return csr_error_errno (err, "sha256: read");
+        {
+          int saved = errno;
+          csr_sha256_final (&s, out);
+          errno = saved;
+          return csr_error_errno (err, "sha256: read");
+        }
       if (n == 0)
         break;
       csr_sha256_update (&s, buf, (size_t)n);
     }
-  csr_sha256_final (&s, out);
+  if (csr_sha256_final (&s, out) < 0)
+    return csr_error_set (err, 0, "sha256: libcrypto failed");
   return 0;
 }
