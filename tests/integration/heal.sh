@@ -168,7 +168,9 @@ out=$(csrun run --quiet "$T/fds.py" 2>&1)
 # the gate ends as a csrun error (125), the snippet never counted as run.
 tree=$(json_get "$T/clean.json" 'j["rootfs"]["dir"]')
 F=$(tmpdir)
-if cp -al "$tree" "$F/root" 2>/dev/null || cp -a "$tree" "$F/root"; then
+# A real copy, not hard links: the cached tree is read-only and must stay as
+# it is (the cleanup's chmod -R would change its files' modes through links).
+if cp -a "$tree" "$F/root" && chmod -R u+w "$F/root"; then
   rm -f "$F/root/usr/bin/python3"
   printf '#!/bin/sh\nexit 0\n' > "$F/root/usr/bin/python3"
   chmod 755 "$F/root/usr/bin/python3"
