@@ -119,8 +119,8 @@ print_text (const char *cache_dir, const struct verdict *v)
   if (v->action && strcmp (v->action, "repaired") == 0)
     printf ("; repaired: unpacked again from %s", v->source);
   else if (v->action && strcmp (v->action, "removed") == 0)
-    printf ("; removed: its tarball %s%s is gone or changed (the next run unpacks afresh)",
-            v->source ? v->source : "(unknown)", "");
+    printf ("; removed: its tarball %s is gone or changed (the next run unpacks afresh)",
+            v->source ? v->source : "(not recorded)");
   else if (v->action)
     printf ("; not repaired: %s", v->error ? v->error : "unknown error");
   putchar ('\n');

@@ -92,10 +92,11 @@ $(head -c 300 "$out.log")"
       not_ok "$what, run $i: exit 125 with 'no space left on $mnt while unpacking ENTRY (needs N MiB)'" \
         "exit $got" "$(cat "$out.$i.err")"
     fi
-    if ! grep -Eq '^[0-9a-f]{64}$|^\.tmp' "$out.$i.ls"; then
-      ok "$what, run $i: no tree published, no temporary tree left"
+    if ! grep -Eq '^[0-9a-f]{64}|^\.tmp' "$out.$i.ls"; then
+      ok "$what, run $i: no tree or manifest published, no temporary tree left"
     else
-      not_ok "$what, run $i: no tree published, no temporary tree left" "$(cat "$out.$i.ls")"
+      not_ok "$what, run $i: no tree or manifest published, no temporary tree left" \
+        "$(cat "$out.$i.ls")"
     fi
   done
   if [ "$(cat "$out.3.rc")" = 0 ] && grep -q "hello from the rootfs" "$out.3.out" \

@@ -606,10 +606,10 @@ csr_rootfs_cache_repair (const char *cache_dir, const char *hex, const char *sou
   if ((lock = cache_lock (&c, err)) < 0)
     goto out;
   struct stat st;
-  if (expect_ino != 0
-      && (fstatat (c.fd, hex, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_ino != expect_ino))
+  if (expect_ino != 0 && fstatat (c.fd, hex, &st, AT_SYMLINK_NOFOLLOW) == 0
+      && st.st_ino != expect_ino)
     {
-      ret = 0; /* replaced (or removed) by another csrun while we waited */
+      ret = 0; /* replaced by another csrun while we waited for the lock */
       goto out;
     }
   if (source == NULL)

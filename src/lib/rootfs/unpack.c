@@ -658,7 +658,11 @@ write_entry (struct unpack *u, struct archive_entry *e, const char *name, const 
   if (S_ISDIR (mode))
     return manifest_set (u, s, 'd', perm, 0, NULL, norm, err);
   if (S_ISLNK (mode))
-    return manifest_set (u, s, 'l', 0777, strlen (symlink), symlink, norm, err);
+    {
+      if (symlink == NULL)
+        return csr_error_set (err, 0, "entry '%s': symlink without a target", name);
+      return manifest_set (u, s, 'l', 0777, strlen (symlink), symlink, norm, err);
+    }
   return 0;
 }
 
