@@ -121,7 +121,9 @@ check_meta (int tree_fd, const struct csr_manifest_entry *e, struct csr_tree_dam
 static void
 check_contents (int tree_fd, const struct csr_manifest_entry *e, struct csr_tree_damage *d)
 {
-  cleanup_close int fd = openat (tree_fd, e->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+  /* O_NONBLOCK: whatever took the file's place must not block the check. */
+  cleanup_close int fd
+      = openat (tree_fd, e->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0)
     {
       damage (d, e->path, "cannot be read: %s", strerror (errno));
