@@ -223,6 +223,18 @@ if [ "$vrc" -eq 1 ] && grep -qF "$tree: damaged: 1 entry: $flip: contents differ
 else
   not_ok "cache verify finds flipped bytes (exit 1, names the file)" "exit $vrc" "$out"
 fi
+# A file the tarball never had (here one Python would import at start-up).
+extra="usr/lib/python3.11/sitecustomize.py"
+chmod u+w "$tree/usr/lib/python3.11"
+echo 'print("injected")' >"$tree/$extra"
+chmod 0555 "$tree/usr/lib/python3.11"
+out=$("$CSRUN" cache verify --cache-dir "$cache" --quick 2>&1)
+vrc=$?
+if [ "$vrc" -eq 1 ] && grep -qF "$extra: not in the manifest" <<<"$out"; then
+  ok "cache verify finds a file added to the tree"
+else
+  not_ok "cache verify finds a file added to the tree" "exit $vrc" "$out"
+fi
 out=$("$CSRUN" cache verify --cache-dir "$cache" --repair 2>&1)
 vrc=$?
 if [ "$vrc" -eq 1 ] && grep -qF "repaired: unpacked again from $(realpath "$CSRUN_TEST_ROOTFS")" <<<"$out"; then
@@ -233,7 +245,7 @@ fi
 out=$("$CSRUN" cache verify --cache-dir "$cache" --json 2>&1)
 vrc=$?
 if [ "$vrc" -eq 0 ] && [ "$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["trees"][0]["status"])' "$out")" = ok ] \
-  && [ -z "$(temps "$cache")" ]; then
+  && [ -z "$(temps "$cache")" ] && [ ! -e "$tree/$extra" ]; then
   ok "after --repair the tree verifies ok (--json), nothing left over"
 else
   not_ok "after --repair the tree verifies ok (--json), nothing left over" "exit $vrc" "$out" \

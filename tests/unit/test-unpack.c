@@ -1081,6 +1081,15 @@ Test (manifest, unpack_records_every_entry_and_check_finds_damage)
   cr_assert_str_eq (d.shown[0], "bin: mode 0755, not 0555");
   cr_assert_str_eq (d.shown[1], "bin/hello: missing");
   csr_tree_damage_release (&d);
+
+  /* A file the archive never had is damage too. */
+  char *extra = path_in (dest, "bin/sitecustomize.py");
+  cr_assert_eq (csr_write_file_atomic (extra, "x", 1, 0444, NULL), 0);
+  cr_assert_eq (csr_manifest_check (tfd, &m, false, &d, &err), 0);
+  cr_assert_eq (d.n, 3, "%zu damaged", d.n);
+  cr_assert_str_eq (d.shown[1], "bin/sitecustomize.py: not in the manifest");
+  csr_tree_damage_release (&d);
+  free (extra);
   close (tfd);
   csr_manifest_release (&m);
   free (bin);

@@ -3,6 +3,7 @@
 #include "config.h"
 #include "rootfs.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -141,16 +142,61 @@ check_contents (int tree_fd, const struct csr_manifest_entry *e, struct csr_tree
     damage (d, e->path, "contents differ (sha256 %.12s..., not %.12s...)", hex, e->data);
 }
 
+static int
+cmp_path (const void *a, const void *b)
+{
+  return strcmp (*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Entries of directory E that the manifest does not list (PATHS: its paths,
+ * sorted): a file dropped into the tree is damage too. */
+static int
+check_extras (int tree_fd, const struct csr_manifest_entry *e, const char **paths, size_t n,
+              struct csr_tree_damage *d, csr_error **err)
+{
+  bool top = strcmp (e->path, ".") == 0;
+  int fd = openat (tree_fd, e->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return 0; /* counted by check_meta */
+  cleanup_dir DIR *dir = fdopendir (fd);
+  if (dir == NULL)
+    {
+      close (fd);
+      return csr_error_errno (err, "verify: read '%s'", e->path);
+    }
+  struct dirent *de;
+  while ((de = readdir (dir)) != NULL)
+    {
+      const char *name = de->d_name;
+      if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0')))
+        continue;
+      cleanup_free char *full = NULL;
+      if (asprintf (&full, "%s%s%s", top ? "" : e->path, top ? "" : "/", name) < 0)
+        return csr_error_errno (err, "verify: cannot allocate");
+      const char *key = full;
+      if (bsearch (&key, paths, n, sizeof *paths, cmp_path) == NULL)
+        damage (d, full, "not in the manifest");
+    }
+  return 0;
+}
+
 int
 csr_manifest_check (int tree_fd, const struct csr_manifest *m, bool full, struct csr_tree_damage *d,
                     csr_error **err)
 {
-  (void)err;
+  cleanup_free const char **paths = calloc (m->n ? m->n : 1, sizeof *paths);
+  if (paths == NULL)
+    return csr_error_errno (err, "verify: cannot allocate");
+  for (size_t i = 0; i < m->n; i++)
+    paths[i] = m->entries[i].path;
+  qsort (paths, m->n, sizeof *paths, cmp_path);
   for (size_t i = 0; i < m->n; i++)
     {
       const struct csr_manifest_entry *e = &m->entries[i];
       if (check_meta (tree_fd, e, d) && full && e->type == 'f')
         check_contents (tree_fd, e, d);
+      if (e->type == 'd' && check_extras (tree_fd, e, paths, m->n, d, err) < 0)
+        return -1;
     }
   return 0;
 }
