@@ -207,6 +207,29 @@ tarball_digest (const char *path, char hex[CSR_SHA256_HEX_LEN + 1], csr_error **
   return 0;
 }
 
+/* The trees to check: all those of the cache, or the one of --rootfs
+ * (*N is then 0 when it is not unpacked). */
+static int
+select_trees (const struct cache_opts *o, const char *cache_dir, char ***hexes, size_t *n,
+              csr_error **err)
+{
+  char one[CSR_SHA256_HEX_LEN + 1];
+  if (o->rootfs && tarball_digest (o->rootfs, one, err) < 0)
+    return -1;
+  if (csr_rootfs_cache_trees (cache_dir, hexes, n, err) < 0)
+    return -1;
+  if (o->rootfs == NULL)
+    return 0;
+  size_t k = 0;
+  for (size_t i = 0; i < *n; i++)
+    if (strcmp ((*hexes)[i], one) == 0)
+      (*hexes)[k++] = (*hexes)[i];
+    else
+      free ((*hexes)[i]);
+  *n = k;
+  return 0;
+}
+
 static int
 verify (const struct cache_opts *o)
 {
@@ -221,47 +244,15 @@ verify (const struct cache_opts *o)
     }
   char **hexes = NULL;
   size_t n = 0;
-  char one[CSR_SHA256_HEX_LEN + 1];
-  if (o->rootfs)
-    {
-      if (tarball_digest (o->rootfs, one, &e) < 0)
-        goto fail;
-      char **all = NULL;
-      size_t na = 0;
-      if (csr_rootfs_cache_trees (cache_dir, &all, &na, &e) < 0)
-        goto fail;
-      for (size_t i = 0; i < na; i++)
-        {
-          if (strcmp (all[i], one) == 0 && n == 0)
-            {
-              hexes = all + i; /* moved to the front below */
-              n = 1;
-            }
-        }
-      if (n == 1)
-        {
-          char *keep = *hexes;
-          for (size_t i = 0; i < na; i++)
-            if (all[i] != keep)
-              free (all[i]);
-          all[0] = keep;
-          hexes = all;
-        }
-      else
-        {
-          for (size_t i = 0; i < na; i++)
-            free (all[i]);
-          free (all);
-        }
-      if (n == 0)
-        {
-          fprintf (stderr, "csrun cache: the tree of '%s' is not in '%s' (not unpacked yet)\n",
-                   o->rootfs, cache_dir);
-          return CSR_EXIT_FAILED;
-        }
-    }
-  else if (csr_rootfs_cache_trees (cache_dir, &hexes, &n, &e) < 0)
+  if (select_trees (o, cache_dir, &hexes, &n, &e) < 0)
     goto fail;
+  if (o->rootfs && n == 0)
+    {
+      free (hexes);
+      fprintf (stderr, "csrun cache: the tree of '%s' is not in '%s' (not unpacked yet)\n",
+               o->rootfs, cache_dir);
+      return CSR_EXIT_FAILED;
+    }
 
   struct verdict *v = calloc (n ? n : 1, sizeof *v);
   if (v == NULL)
