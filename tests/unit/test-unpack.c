@@ -1015,6 +1015,7 @@ Test (manifest, round_trips_with_escaped_names)
       else
         cr_assert_null (back.entries[i].data);
     }
+  csr_manifest_release (&back);
   /* Damaged manifests are refused, not half-read. */
   static const char *const bad[] = {
     "csrun-manifest 2\n",
