@@ -93,7 +93,8 @@ struct csr_unpack_opts
  * checked: a failed or short write fails the unpack (libarchive alone turns
  * it into a warning and zero-fills the file).  Out of space (ENOSPC,
  * EDQUOT) gives "no space left on MOUNTPOINT while unpacking ENTRY (needs N
- * MiB)", N the uncompressed size of the archive. */
+ * MiB)", N about the space the whole tree takes (files rounded up to 4 KiB
+ * blocks, directories, the manifest). */
 int csr_rootfs_unpack_ex (const char *archive_path, const char *dest,
                           const struct csr_unpack_opts *o, csr_error **err);
 

@@ -327,11 +327,14 @@ add_read_formats (struct archive *in)
   la.archive_read_support_format_zip (in);
 }
 
-/* The total size of the regular files of the archive at PATH (a second pass
- * over its headers: only when an unpack ran out of space). */
+/* About the space the tree of the archive at PATH takes: its regular files
+ * rounded up to 4 KiB blocks, 4 KiB for every other entry, and a manifest
+ * line for each (a second pass over the headers: only when an unpack ran
+ * out of space). */
 static uint64_t
 archive_bytes (const char *path)
 {
+  const uint64_t block = 4096;
   uint64_t total = 0;
   cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
   if (fd < 0)
@@ -347,7 +350,10 @@ archive_bytes (const char *path)
     {
       if (S_ISREG (la.archive_entry_mode (e)) && la.archive_entry_hardlink (e) == NULL
           && la.archive_entry_size_is_set (e) && la.archive_entry_size (e) > 0)
-        total += (uint64_t)la.archive_entry_size (e);
+        total += ((uint64_t)la.archive_entry_size (e) + block - 1) / block * block;
+      else if (la.archive_entry_hardlink (e) == NULL)
+        total += block;
+      total += 128; /* its manifest line */
       if (la.archive_read_data_skip (in) < ARCHIVE_WARN)
         break;
     }
