@@ -158,10 +158,21 @@ oci_devices_bpf_build (const struct oci_dev_rule *rules, size_t n, struct bpf_in
   p[k++] = JNE32_K (R_OPEN, 0, 2);
   p[k++] = MOV64_K (BPF_REG_0, 0);
   p[k++] = EXIT ();
-  for (size_t i = n; i > 0; i--)
-    emit_rule (p, &k, &rules[i - 1]);
-  p[k++] = MOV64_K (BPF_REG_0, 0);
-  p[k++] = EXIT ();
+  /* A rule on every device and letter always returns: the rules before it
+   * (and the final deny) would be unreachable code, which the verifier
+   * refuses. */
+  bool ended = false;
+  for (size_t i = n; i > 0 && !ended; i--)
+    {
+      const struct oci_dev_rule *r = &rules[i - 1];
+      emit_rule (p, &k, r);
+      ended = r->type == 'a' && r->major < 0 && r->minor < 0 && r->access == OCI_DEV_RWM;
+    }
+  if (!ended)
+    {
+      p[k++] = MOV64_K (BPF_REG_0, 0);
+      p[k++] = EXIT ();
+    }
   *out = p;
   *n_out = k;
   return 0;
@@ -195,14 +206,17 @@ load (const struct bpf_insn *p, size_t n, csr_error **err)
   fd = sys_bpf (BPF_PROG_LOAD, &a);
   if (fd >= 0)
     return fd;
-  size_t len = strnlen (log, sizeof log - 1);
-  log[len] = '\0';
-  while (len > 0 && log[len - 1] == '\n')
-    log[--len] = '\0';
-  const char *last = strrchr (log, '\n');
+  /* One line: the verifier's words without its closing statistics. */
+  log[sizeof log - 1] = '\0';
+  char *stats = strstr (log, "processed ");
+  if (stats)
+    *stats = '\0';
+  for (char *c = log; *c; c++)
+    if (*c == '\n')
+      *c = c[1] ? ' ' : '\0';
   errno = e;
   return csr_error_errno (err, "device cgroup: the BPF device program was refused%s%s",
-                          *log ? ": " : "", last ? last + 1 : log);
+                          *log ? ": " : "", log);
 }
 
 /* The ids of the device programs attached to the cgroup FD itself. */

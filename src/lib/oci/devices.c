@@ -36,17 +36,16 @@
 #include "../util/log.h"
 
 static const struct oci_dev_rule default_rules[] = {
-  { true, 'c', -1, -1, OCI_DEV_MKNOD },
-  { true, 'b', -1, -1, OCI_DEV_MKNOD },
-  { true, 'c', 1, 3, OCI_DEV_RWM },   /* null */
-  { true, 'c', 1, 8, OCI_DEV_RWM },   /* random */
-  { true, 'c', 1, 7, OCI_DEV_RWM },   /* full */
-  { true, 'c', 5, 0, OCI_DEV_RWM },   /* tty */
-  { true, 'c', 1, 5, OCI_DEV_RWM },   /* zero */
-  { true, 'c', 1, 9, OCI_DEV_RWM },   /* urandom */
-  { true, 'c', 5, 1, OCI_DEV_RWM },   /* console */
+  { true, 'c', -1, -1, OCI_DEV_MKNOD }, { true, 'b', -1, -1, OCI_DEV_MKNOD },
+  { true, 'c', 1, 3, OCI_DEV_RWM },    /* null */
+  { true, 'c', 1, 8, OCI_DEV_RWM },    /* random */
+  { true, 'c', 1, 7, OCI_DEV_RWM },    /* full */
+  { true, 'c', 5, 0, OCI_DEV_RWM },    /* tty */
+  { true, 'c', 1, 5, OCI_DEV_RWM },    /* zero */
+  { true, 'c', 1, 9, OCI_DEV_RWM },    /* urandom */
+  { true, 'c', 5, 1, OCI_DEV_RWM },    /* console */
   { true, 'c', 136, -1, OCI_DEV_RWM }, /* /dev/pts/N */
-  { true, 'c', 5, 2, OCI_DEV_RWM },   /* ptmx */
+  { true, 'c', 5, 2, OCI_DEV_RWM },    /* ptmx */
   { true, 'c', 10, 200, OCI_DEV_RWM }, /* net/tun */
 };
 #define N_DEFAULT (sizeof default_rules / sizeof default_rules[0])
