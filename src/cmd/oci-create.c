@@ -130,14 +130,16 @@ struct creation
 /* linux.resources.devices can't be enforced here: say so (the reasons are
  * in csrun-oci(8), "Devices"). */
 static void
-warn_devices (struct creation *c, const char *why)
+warn_devices (struct creation *c, bool rootless)
 {
-  if (c->cfg.resources.n_devices > 0)
-    oci_warn (c->g,
-              "linux.resources.devices not enforced (%s): the container reaches only the device "
-              "nodes csrun puts in /dev and the config's bind mounts, with their host "
-              "permissions",
-              why);
+  if (c->cfg.resources.n_devices == 0)
+    return;
+  if (rootless)
+    oci_warn (c->g, "linux.resources.devices not enforced (rootless: no device cgroup): the "
+                    "container reaches only the device nodes csrun puts in /dev and the "
+                    "config's bind mounts, with their host permissions");
+  else
+    oci_warn (c->g, "linux.resources.devices not enforced (--cgroup-manager=disabled: no cgroup)");
 }
 
 /* The container's cgroup at linux.cgroupsPath with linux.resources; what
@@ -152,11 +154,11 @@ make_cgroup (struct creation *c, const char *id, csr_error **err)
   bool devices = oci_devices_privileged ();
   if (c->g->cgroup_manager && strcmp (c->g->cgroup_manager, "disabled") == 0)
     {
-      warn_devices (c, devices ? "--cgroup-manager=disabled" : "rootless");
+      warn_devices (c, !devices);
       return 0;
     }
   if (!devices)
-    warn_devices (c, "rootless: no device cgroup");
+    warn_devices (c, true);
   const struct oci_config *k = &c->cfg;
   bool systemd = c->g->systemd_cgroup;
   cleanup_free char *path = NULL;
