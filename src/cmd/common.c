@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 #include "supervisor/gatecode.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
+#include "util/termsafe.h"
 #include "util/utf8.h"
 
 #define ROOTFS_NAME "python-rootfs.tar.zst"
@@ -418,6 +420,63 @@ csr_snippet_run_release (struct csr_snippet_run *s)
   free (s->code);
 }
 
+/* Does csrun's next line on stderr start in the middle of a line? */
+static bool say_midline;
+
+void
+csr_say_after (int out_last, int err_last)
+{
+  say_midline = false;
+  if (err_last >= 0)
+    {
+      say_midline = err_last != '\n';
+      return;
+    }
+  /* Nothing went to stderr: what stdout printed matters when both are the
+   * same file or terminal (2>&1). */
+  struct stat so, se;
+  if (out_last >= 0 && out_last != '\n' && fstat (STDOUT_FILENO, &so) == 0
+      && fstat (STDERR_FILENO, &se) == 0
+      && (S_ISCHR (so.st_mode) && S_ISCHR (se.st_mode)
+              ? so.st_rdev == se.st_rdev
+              : so.st_dev == se.st_dev && so.st_ino == se.st_ino))
+    say_midline = true;
+}
+
+bool
+csr_stream_is_terminal (int fd)
+{
+  return isatty (fd) == 1;
+}
+
+void
+csr_say (const char *prog, const char *fmt, ...)
+{
+  cleanup_free char *text = NULL;
+  va_list ap;
+  va_start (ap, fmt);
+  int n = vasprintf (&text, fmt, ap);
+  va_end (ap);
+  if (n < 0)
+    text = NULL;
+  const char *nl = say_midline ? "\n" : "";
+  say_midline = false;
+  if (!csr_stream_is_terminal (STDERR_FILENO))
+    {
+      fprintf (stderr, "%s%s: %s\n", nl, prog, text ? text : fmt);
+      fflush (stderr);
+      return;
+    }
+  /* Reverse video around PROG: csr_termsafe never lets the snippet's output
+   * (nor TEXT, which may quote it) carry an ESC, so only csrun can print this. */
+  cleanup_free char *safe = csr_termsafe_str (text ? text : fmt);
+  const char *term = getenv ("TERM");
+  bool dumb = term && strcmp (term, "dumb") == 0;
+  fprintf (stderr, "%s%s%s%s: %s\n", nl, dumb ? "" : CSR_SAY_MARK_ON, prog,
+           dumb ? "" : CSR_SAY_MARK_OFF, safe ? safe : "(out of memory)");
+  fflush (stderr);
+}
+
 /* A failure of csrun itself (or bad input): one line on stderr, and with
  * --json a result document with status "error" so an agent never loses the
  * outcome (bad input gives no document: nothing ran). */
@@ -426,7 +485,7 @@ csr_report_failure (const char *prog, const struct run_opts *o, struct csr_run_r
                     csr_error *e, int code)
 {
   const char *msg = csr_error_text (e);
-  fprintf (stderr, "%s: %s\n", prog, msg);
+  csr_say (prog, "%s", msg);
   if (o->json && code == CSR_EXIT_INTERNAL)
     {
       r->status = CSR_STATUS_ERROR;

@@ -48,6 +48,7 @@ enum
   OPT_LLM_RETRIES,
   OPT_LLM_MAX_CALLS,
   OPT_LLM_TIMEOUT,
+  OPT_RAW_OUTPUT,
 };
 
 /* Options shared by run and check. */
@@ -133,6 +134,10 @@ static struct argp_option run_options[] = {
   { "no-silent-scan", OPT_NO_SILENT_SCAN, NULL, 0, "Trust exit status 0 (no silent-failure scan)",
     0 },
   { "quiet", OPT_QUIET, NULL, 0, "Print only the snippet's output (no csrun diagnosis lines)", 0 },
+  { "raw-output", OPT_RAW_OUTPUT, NULL, 0,
+    "Print the snippet's output to a terminal byte for byte (by default escape sequences and "
+    "other controls are shown as text there; pipes and files always get the exact bytes)",
+    0 },
   { NULL, 0, NULL, 0, NULL, 0 },
 };
 
@@ -378,6 +383,9 @@ parse_run (int key, char *arg, struct argp_state *state)
       break;
     case OPT_QUIET:
       o->quiet = true;
+      break;
+    case OPT_RAW_OUTPUT:
+      o->raw_output = true;
       break;
     default:
       return ARGP_ERR_UNKNOWN;
