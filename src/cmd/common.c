@@ -24,6 +24,7 @@
 #include "util/cleanup.h"
 #include "util/fs.h"
 #include "util/termsafe.h"
+#include "util/pycoding.h"
 #include "util/utf8.h"
 
 #define ROOTFS_NAME "python-rootfs.tar.zst"
@@ -105,10 +106,18 @@ csr_read_snippet (const struct run_opts *o, char **code, size_t *len, csr_error 
     i++;
   if (i == *len)
     return csr_error_set (err, 0, "the snippet '%s' is empty", name);
-  if (!csr_utf8_valid (*code, *len))
-    return csr_error_set (err, 0, "the snippet '%s' is not valid UTF-8", name);
   if (memchr (*code, '\0', *len))
     return csr_error_set (err, 0, "the snippet '%s' contains a NUL byte", name);
+  /* UTF-8, or another encoding declared as PEP 263 says (Python reads the
+   * bytes in the jail, so it is the one to know the codec). */
+  char enc[64];
+  csr_error *why = NULL;
+  if (csr_pycoding_check (*code, *len, enc, sizeof enc, &why) < 0)
+    {
+      csr_error_set (err, 0, "the snippet '%s' %s", name, csr_error_text (why));
+      csr_error_free (why);
+      return -1;
+    }
   return 0;
 }
 
@@ -358,6 +367,15 @@ csr_execute (struct run_opts *o, bool check_only, struct csr_snippet_run *s, csr
   if (csr_gate_code_fd (&spec, cache_dir, &s->gate_code_fd, err) < 0)
     return CSR_EXIT_INTERNAL;
 
+  /* The healers edit text and show it as UTF-8 (diffs, prompts, JSON): a
+   * snippet in another encoding runs as it is. */
+  if (!csr_utf8_valid (s->code, s->code_len))
+    {
+      char enc[64] = "";
+      csr_pycoding_find (s->code, s->code_len, enc, sizeof enc);
+      snprintf (s->no_heal_why, sizeof s->no_heal_why,
+                "the snippet is not UTF-8 (coding: %s): csrun heals UTF-8 source only", enc);
+    }
   struct csr_loop_opts lo = {
     .base = &spec,
     .args = o->args,
@@ -371,12 +389,13 @@ csr_execute (struct run_opts *o, bool check_only, struct csr_snippet_run *s, csr
     .gate_code_fd = s->gate_code_fd,
     .check_only = check_only,
     .scan = scan ? &s->scan : NULL,
-    .heal = heal ? &s->heal : NULL,
+    .heal = heal && !s->no_heal_why[0] ? &s->heal : NULL,
     .llm = s->llm.provider ? &s->llm : NULL,
     .llm_budget = &s->llm_budget,
     .patch_cmd = check_only ? NULL : o->patch_cmd,
     .patch_timeout_s = o->patch_timeout_s,
     .max_attempts = (int)o->max_attempts,
+    .no_heal_why = s->no_heal_why[0] ? s->no_heal_why : NULL,
   };
   csr_cgroup_cleanup_stale ();
   int rc = csr_loop_run (&s->loop, s->code, s->code_len, &lo, err);

@@ -32,6 +32,7 @@ struct csr_snippet_run
   struct csr_loop loop;
   struct csr_llm_config llm;
   struct csr_llm_budget llm_budget;
+  char no_heal_why[160]; /* non-empty: why the snippet is not healed (not UTF-8) */
 };
 
 /* Read the snippet, load the policies, resolve the rootfs, run the loop.

@@ -251,6 +251,14 @@ parse_run (int key, char *arg, struct argp_state *state)
         bool has_value;
         if (csr_parse_env (arg, &klen, &has_value, &e) < 0)
           bad_value (state, "env", e);
+        else if (has_value && strchr (arg + klen + 1, '\n'))
+          argp_failure (state, CSR_EXIT_USAGE, 0,
+                        "invalid --env: the value of %.*s contains a newline", (int)klen, arg);
+        else if (!has_value && getenv (arg) && strchr (getenv (arg), '\n'))
+          argp_failure (state, CSR_EXIT_USAGE, 0,
+                        "invalid --env: the value of %s in csrun's environment contains a "
+                        "newline",
+                        arg);
         else if (o->n_env >= CSR_MAX_ENV)
           argp_failure (state, CSR_EXIT_USAGE, 0, "too many --env options (at most %d)",
                         CSR_MAX_ENV);

@@ -47,6 +47,14 @@ csrun run --json "$T/latin1.py" >"$T/latin1.json" 2>/dev/null
 [ "$(json_get "$T/latin1.json" 'j["status"], j["attempts"][0]["stdout"]')" = "('ok', 'café 4 233\n')" ] \
   && ok "--json of a latin-1 snippet is valid JSON" || not_ok "latin-1 --json" "$(cat "$T/latin1.json")"
 
+# The gate quotes the source of a latin-1 snippet from its decoded text (the AST's columns
+# count UTF-8 bytes, not the file's).
+printf '# coding: latin-1\nimport os\nx = "\xe9\xe9"; getattr(os, "system")("id")\n' > "$T/quote.py"
+csrun check "$T/quote.py" >"$T/quote.out" 2>&1
+rc=$?
+[ $rc -eq 3 ] && grep -q 'called as `getattr(os, "system")`' "$T/quote.out" \
+  && ok "a latin-1 snippet's violation quotes the right source text" || not_ok "latin-1 quote" "exit $rc" "$(cat "$T/quote.out")"
+
 # Not declared, or declared too late, or after a code line: refused as before.
 printf 's = "caf\xe9"\nprint(s)\n' > "$T/undeclared.py"
 expect_usage "latin-1 bytes without a declaration" "'$T/undeclared.py' is not valid UTF-8" csrun run "$T/undeclared.py"
