@@ -187,7 +187,12 @@ csr_print_json (const struct csr_run_result *r)
       csr_error_free (e);
       return;
     }
-  fwrite (json, 1, len, stdout);
+  /* yajl escapes the C0 controls; on a terminal escape the C1 and bidi
+   * controls too (the same document: only how it is spelled changes). */
+  cleanup_free char *safe = NULL;
+  if (csr_stream_is_terminal (STDOUT_FILENO))
+    safe = csr_termsafe_json (json, len, &len);
+  fwrite (safe ? safe : json, 1, len, stdout);
   fflush (stdout);
 }
 

@@ -174,4 +174,14 @@ else
   not_ok "cut at the boundary" "exit $rc" "$(cat -v "$T/i.pty" | head -c 3000)"
 fi
 
+# --json on a pty: the same document, with the C1 and bidi controls escaped as \uXXXX too.
+ptyrun "$T/j" out csrun run --json "$T/hostile.py"
+csrun run --json "$T/hostile.py" >"$T/j.pipe" 2>/dev/null
+if has "$T/j.pty" "$no_controls and b'\\\\u009b' in d and b'\\\\u202e' in d" \
+  && python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2])); sys.exit(0 if a["attempts"][0]["stdout"] == b["attempts"][0]["stdout"] and "\u202e" in a["attempts"][0]["stdout"] else 1)' "$T/j.pty" "$T/j.pipe"; then
+  ok "--json on a pty: C1 and bidi controls escaped, the same document"
+else
+  not_ok "--json on a pty" "$(cat -v "$T/j.pty" | head -c 2000)"
+fi
+
 done_testing

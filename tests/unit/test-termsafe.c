@@ -167,3 +167,14 @@ Test (termsafe, str)
   cr_assert_str_eq (s, "");
   free (s);
 }
+
+Test (termsafe, json)
+{
+  const char in[] = "{\"s\":\"a\\u001b\xc2\x9b\xe2\x80\xae\x7f\xd8\x9c\xc3\xa9\xe2\x82\xac\"}";
+  size_t n;
+  char *out = csr_termsafe_json (in, sizeof in - 1, &n);
+  cr_assert_str_eq (out, "{\"s\":\"a\\u001b\\u009b\\u202e\\u007f\\u061c\xc3\xa9\xe2\x82\xac\"}");
+  cr_assert_eq (n, strlen (out));
+  assert_inert (out, n, "json");
+  free (out);
+}

@@ -107,6 +107,40 @@ csr_termsafe (const char *s, size_t len, size_t *out_len)
 }
 
 char *
+csr_termsafe_json (const char *s, size_t len, size_t *out_len)
+{
+  const unsigned char *p = (const unsigned char *)s;
+  /* "\u00XX" is 6 bytes for 1 (DEL), 2 (C1) or 3 (bidi) input bytes. */
+  if (len > (SIZE_MAX - 1) / 6)
+    {
+      errno = ENOMEM;
+      return NULL;
+    }
+  char *out = malloc (len * 6 + 1);
+  if (out == NULL)
+    return NULL;
+  size_t o = 0;
+  for (size_t i = 0; i < len;)
+    {
+      size_t k = p[i] < 0x80 ? 1 : csr_utf8_next (s + i, len - i, NULL);
+      if (k == 0)
+        k = 1; /* not UTF-8: copied (yajl validates what it writes) */
+      uint32_t cp = k == 1 ? p[i] : decode (p + i, k);
+      if ((k == 1 && cp == 0x7f) || (k == 2 && cp <= 0x9f)
+          || (k >= 2 && k <= 3 && is_bidi_control (cp)))
+        o += (size_t)snprintf (out + o, 7, "\\u%04x", (unsigned)cp);
+      else
+        memcpy (out + o, p + i, k), o += k;
+      i += k;
+    }
+  out[o] = '\0';
+  char *shrunk = realloc (out, o + 1);
+  if (out_len)
+    *out_len = o;
+  return shrunk ? shrunk : out;
+}
+
+char *
 csr_termsafe_str (const char *s)
 {
   return csr_termsafe (s ? s : "", s ? strlen (s) : 0, NULL);

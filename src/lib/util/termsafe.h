@@ -23,6 +23,12 @@
 char *csr_termsafe (const char *s, size_t len, size_t *out_len);
 /* The same for a NUL-terminated string (NULL is taken as ""). */
 char *csr_termsafe_str (const char *s);
+/* For JSON text (valid UTF-8, its control characters already escaped, as
+ * yajl writes it): the C1 controls, DEL and the Bidi_Control characters,
+ * which JSON allows raw in strings, become \uXXXX escapes, so the document
+ * means the same and shows inertly on a terminal.  Anything else (invalid
+ * UTF-8 included) is copied.  Malloc'ed, NUL-terminated; NULL on ENOMEM. */
+char *csr_termsafe_json (const char *s, size_t len, size_t *out_len);
 /* True when csr_termsafe would return S[0..LEN) unchanged. */
 bool csr_termsafe_clean (const char *s, size_t len);
 
