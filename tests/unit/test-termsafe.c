@@ -4,7 +4,10 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "supervisor/bbuf.h"
+#include "supervisor/capture.h"
 #include "util/termsafe.h"
 #include "util/utf8.h"
 
@@ -177,4 +180,41 @@ Test (termsafe, json)
   cr_assert_eq (n, strlen (out));
   assert_inert (out, n, "json");
   free (out);
+}
+
+/* csr_capture_print renders the kept head and tail each on its own. */
+static char *
+print_to_pipe (const struct csr_bbuf *b, bool safe, size_t *n)
+{
+  int p[2];
+  cr_assert_eq (pipe (p), 0);
+  csr_capture_print (p[1], b, safe);
+  close (p[1]);
+  static char buf[4096];
+  *n = 0;
+  ssize_t r;
+  while ((r = read (p[0], buf + *n, sizeof buf - 1 - *n)) > 0)
+    *n += (size_t)r;
+  close (p[0]);
+  buf[*n] = '\0';
+  return buf;
+}
+
+Test (termsafe, capture_print_head_and_tail)
+{
+  struct csr_bbuf b;
+  cr_assert_eq (csr_bbuf_init (&b, 8), 0); /* 4 bytes of head, 4 of tail */
+  static const char data[] = "abc\xc2"
+                             "DROPPED"
+                             "\x9bxyz";
+  csr_bbuf_append (&b, data, sizeof data - 1);
+  size_t n;
+  char *got = print_to_pipe (&b, true, &n);
+  cr_assert_str_eq (got, "abc\\xc2\n[... csrun: 7 bytes dropped ...]\n\\x9bxyz");
+  assert_inert (got, n, "capture");
+  got = print_to_pipe (&b, false, &n);
+  cr_assert_eq (n, 4 + strlen ("\n[... csrun: 7 bytes dropped ...]\n") + 4);
+  cr_assert (memcmp (got, "abc\xc2", 4) == 0 && memcmp (got + n - 4, "\x9bxyz", 4) == 0,
+             "raw: the exact bytes");
+  csr_bbuf_release (&b);
 }
