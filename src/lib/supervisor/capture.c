@@ -75,7 +75,7 @@ print_piece (int fd, const char *data, size_t len, bool safe, int *last)
 {
   if (len == 0)
     return;
-  if (!safe)
+  if (!safe || csr_termsafe_clean (data, len)) /* plain text: no copy */
     {
       stream_out (fd, data, len);
       *last = (unsigned char)data[len - 1];
