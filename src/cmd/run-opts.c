@@ -48,6 +48,7 @@ enum
   OPT_LLM_RETRIES,
   OPT_LLM_MAX_CALLS,
   OPT_LLM_TIMEOUT,
+  OPT_RAW_OUTPUT,
 };
 
 /* Options shared by run and check. */
@@ -133,6 +134,10 @@ static struct argp_option run_options[] = {
   { "no-silent-scan", OPT_NO_SILENT_SCAN, NULL, 0, "Trust exit status 0 (no silent-failure scan)",
     0 },
   { "quiet", OPT_QUIET, NULL, 0, "Print only the snippet's output (no csrun diagnosis lines)", 0 },
+  { "raw-output", OPT_RAW_OUTPUT, NULL, 0,
+    "Print the snippet's output to a terminal byte for byte (by default escape sequences and "
+    "other controls are shown as text there; pipes and files always get the exact bytes)",
+    0 },
   { NULL, 0, NULL, 0, NULL, 0 },
 };
 
@@ -246,6 +251,14 @@ parse_run (int key, char *arg, struct argp_state *state)
         bool has_value;
         if (csr_parse_env (arg, &klen, &has_value, &e) < 0)
           bad_value (state, "env", e);
+        else if (has_value && strchr (arg + klen + 1, '\n'))
+          argp_failure (state, CSR_EXIT_USAGE, 0,
+                        "invalid --env: the value of %.*s contains a newline", (int)klen, arg);
+        else if (!has_value && getenv (arg) && strchr (getenv (arg), '\n'))
+          argp_failure (state, CSR_EXIT_USAGE, 0,
+                        "invalid --env: the value of %s in csrun's environment contains a "
+                        "newline",
+                        arg);
         else if (o->n_env >= CSR_MAX_ENV)
           argp_failure (state, CSR_EXIT_USAGE, 0, "too many --env options (at most %d)",
                         CSR_MAX_ENV);
@@ -378,6 +391,9 @@ parse_run (int key, char *arg, struct argp_state *state)
       break;
     case OPT_QUIET:
       o->quiet = true;
+      break;
+    case OPT_RAW_OUTPUT:
+      o->raw_output = true;
       break;
     default:
       return ARGP_ERR_UNKNOWN;

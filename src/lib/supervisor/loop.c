@@ -303,6 +303,11 @@ heal (const struct csr_loop_opts *o, int attempt, const char *code, const struct
       const struct csr_gate_verdict *v, struct csr_patch *p, const char **why, csr_error **err)
 {
   *why = "no local rule applies, and no LLM or --patch-cmd is configured";
+  if (o->no_heal_why)
+    {
+      *why = o->no_heal_why;
+      return 0;
+    }
   if (o->heal)
     {
       int rc = csr_heal_local (code, d, v, o->heal, o->base->rootfs_dir, p, err);

@@ -33,6 +33,9 @@ struct csr_loop_opts
   const char *patch_cmd;             /* NULL: none */
   double patch_timeout_s;
   int max_attempts; /* 1..CSR_MAX_ATTEMPTS */
+
+  /* Non-NULL: heal nothing and say this (the code is not UTF-8). */
+  const char *no_heal_why;
 };
 
 struct csr_loop
