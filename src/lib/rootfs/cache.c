@@ -143,11 +143,13 @@ cache_open (struct cache *c, const char *path, csr_error **err)
   return 0;
 }
 
+/* A tree that is not ours (or that others can write) does not count. */
 static bool
 tree_exists (struct cache *c, const char *hex)
 {
   struct stat st;
-  return fstatat (c->fd, hex, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR (st.st_mode);
+  return fstatat (c->fd, hex, &st, AT_SYMLINK_NOFOLLOW) == 0
+         && csr_trust_check_entry (&st, false, hex, NULL) == 0;
 }
 
 static bool
@@ -191,9 +193,6 @@ index_lookup (struct cache *c, const char *key, char hex[CSR_SHA256_HEX_LEN + 1]
     return false;
   memcpy (hex, target, CSR_SHA256_HEX_LEN);
   hex[CSR_SHA256_HEX_LEN] = '\0';
-  if (fstatat (c->fd, hex, &st, AT_SYMLINK_NOFOLLOW) < 0
-      || csr_trust_check_entry (&st, false, hex, NULL) < 0)
-    return false;
   return tree_exists (c, hex);
 }
 
