@@ -30,7 +30,8 @@ bool
 csr_trust_dir_ok (uid_t owner, mode_t mode, uid_t euid, bool ancestor, bool overflow_ok,
                   uid_t overflow_uid)
 {
-  bool owner_ok = owner == euid || (ancestor && (owner == 0 || (overflow_ok && owner == overflow_uid)));
+  bool owner_ok
+      = owner == euid || (ancestor && (owner == 0 || (overflow_ok && owner == overflow_uid)));
   bool mode_ok = (mode & (S_IWGRP | S_IWOTH)) == 0 || (ancestor && (mode & S_ISVTX));
   return owner_ok && mode_ok;
 }
@@ -96,8 +97,8 @@ check_component (struct walk *w, const struct stat *st, const char *here, bool a
   char who[300], where[PATH_MAX + 8] = "";
   if (strcmp (here, w->given) != 0)
     snprintf (where, sizeof where, "'%s' is ", here);
-  bool owner_bad = !csr_trust_dir_ok (st->st_uid, 0, w->euid, ancestor, w->overflow == 1,
-                                      w->overflow_uid);
+  bool owner_bad
+      = !csr_trust_dir_ok (st->st_uid, 0, w->euid, ancestor, w->overflow == 1, w->overflow_uid);
   if (owner_bad)
     {
       describe_uid (st->st_uid, who, sizeof who);
@@ -325,8 +326,7 @@ int
 csr_trust_check_entry (const struct stat *st, bool want_file, const char *path, csr_error **err)
 {
   if (want_file ? !S_ISREG (st->st_mode) : !S_ISDIR (st->st_mode))
-    return csr_error_set (err, 0, "'%s': not a %s", path,
-                          want_file ? "regular file" : "directory");
+    return csr_error_set (err, 0, "'%s': not a %s", path, want_file ? "regular file" : "directory");
   if (st->st_uid != geteuid ())
     {
       char who[300];
