@@ -25,6 +25,8 @@
 #include "util/fs.h"
 #include "util/termsafe.h"
 #include "util/pycoding.h"
+#include "util/log.h"
+#include "util/trust.h"
 #include "util/utf8.h"
 
 #define ROOTFS_NAME "python-rootfs.tar.zst"
@@ -234,6 +236,50 @@ heal_llm_config (const struct run_opts *o, bool check_only, struct csr_snippet_r
   return csr_llm_config_resolve (&sel, &s->llm, err);
 }
 
+/* The cache directory (--cache-dir, else csr_rootfs_cache_dir), checked and
+ * created once for everything kept in it (rootfs trees, seccomp programs,
+ * the compiled gate): *OUT is its canonical path, or NULL when it can't be
+ * made here (then nothing is cached, or the rootfs names why).  A directory
+ * that fails the trust check is refused: CSR_EXIT_INTERNAL, like podman. */
+static int
+trusted_cache_dir (const struct run_opts *o, char **out, csr_error **err)
+{
+  *out = NULL;
+  cleanup_free char *dflt = NULL;
+  const char *dir = o->cache_dir, *source = NULL;
+  if (dir == NULL)
+    {
+      csr_error *ignored = NULL;
+      if (csr_rootfs_cache_dir_from (&dflt, &source, &ignored) < 0)
+        csr_error_free (ignored);
+      dir = dflt;
+    }
+  if (dir == NULL)
+    return 0;
+  char what[64];
+  if (source && strcmp (source, "default") != 0)
+    snprintf (what, sizeof what, "cache directory (%s)", source);
+  else
+    snprintf (what, sizeof what, "cache directory");
+  csr_error *e = NULL;
+  int fd = csr_trust_open_dir (what, dir, 0700, out, &e);
+  if (fd == CSR_TRUST_REFUSED)
+    {
+      csr_error_set (err, 0, "%s", e->msg);
+      csr_error_free (e);
+      return CSR_EXIT_INTERNAL;
+    }
+  if (fd < 0)
+    {
+      csr_debug ("%s", csr_error_text (e));
+      csr_error_free (e);
+      *out = strdup (dir); /* the rootfs cache reports what is wrong, if it needs it */
+      return 0;
+    }
+  close (fd);
+  return 0;
+}
+
 int
 csr_execute (struct run_opts *o, bool check_only, struct csr_snippet_run *s, csr_error **err)
 {
@@ -299,7 +345,11 @@ csr_execute (struct run_opts *o, bool check_only, struct csr_snippet_run *s, csr
   cleanup_free char *rootfs_src = o->rootfs ? strdup (o->rootfs) : csr_find_rootfs ();
   if (rootfs_src == NULL)
     return csr_error_set (err, ENOMEM, "find the rootfs"), CSR_EXIT_INTERNAL;
-  if (csr_rootfs_resolve (rootfs_src, o->cache_dir, &s->rootfs, err) < 0)
+  cleanup_free char *cache_dir = NULL;
+  int trc = trusted_cache_dir (o, &cache_dir, err);
+  if (trc != 0)
+    return trc;
+  if (csr_rootfs_resolve (rootfs_src, cache_dir, &s->rootfs, err) < 0)
     return CSR_EXIT_INTERNAL;
   r->rootfs_dir = s->rootfs->dir;
   r->rootfs_sha256 = s->rootfs->sha256;
@@ -335,17 +385,9 @@ csr_execute (struct run_opts *o, bool check_only, struct csr_snippet_run *s, csr
       cleanup_free char *sp = NULL;
       if (policy_path (o->seccomp, "seccomp/default.json", &sp, err) < 0)
         return CSR_EXIT_INTERNAL;
-      cleanup_free char *cache = NULL;
-      const char *cdir = o->cache_dir;
-      if (cdir == NULL)
-        {
-          csr_error *ignored = NULL;
-          if (csr_rootfs_cache_dir (&cache, &ignored) < 0)
-            csr_error_free (ignored);
-          cdir = cache;
-        }
-      if (csr_seccomp_load (sp, cdir, &s->seccomp, err) < 0)
-        return o->seccomp ? CSR_EXIT_USAGE : CSR_EXIT_INTERNAL;
+      int sr = csr_seccomp_load (sp, cache_dir, &s->seccomp, err);
+      if (sr < 0)
+        return o->seccomp && sr != CSR_TRUST_REFUSED ? CSR_EXIT_USAGE : CSR_EXIT_INTERNAL;
       spec.seccomp_bpf = &s->seccomp->prog;
       r->limits.seccomp = s->seccomp->digest;
     }
@@ -360,15 +402,6 @@ csr_execute (struct run_opts *o, bool check_only, struct csr_snippet_run *s, csr
   };
 
   /* The gate, precompiled for this rootfs (cached next to the rootfs trees). */
-  cleanup_free char *default_cache = NULL;
-  const char *cache_dir = o->cache_dir;
-  if (cache_dir == NULL)
-    {
-      csr_error *ignored = NULL;
-      if (csr_rootfs_cache_dir (&default_cache, &ignored) < 0)
-        csr_error_free (ignored);
-      cache_dir = default_cache;
-    }
   if (csr_gate_code_fd (&spec, cache_dir, &s->gate_code_fd, err) < 0)
     return CSR_EXIT_INTERNAL;
 

@@ -59,7 +59,8 @@ static struct argp_option common_options[] = {
     0 },
   { "rootfs", OPT_ROOTFS, "PATH", 0,
     "Python rootfs: a tarball (unpacked once into the cache) or a directory", 0 },
-  { "cache-dir", OPT_CACHE_DIR, "DIR", 0, "Where unpacked rootfs trees live", 0 },
+  { "cache-dir", OPT_CACHE_DIR, "DIR", 0,
+    "The cache: unpacked rootfs trees, compiled seccomp programs and gate (must be yours)", 0 },
   { "policy", OPT_POLICY, "FILE", 0, "Gate policy to use instead of the default gate.conf", 0 },
   { "allow", OPT_ALLOW, "RULE", 0,
     "Switch a gate rule off (broad-except, undefined-name, ...), or allow one call with "

@@ -566,7 +566,7 @@ Test (resolve, first_call_unpacks_then_index_is_used)
   cr_assert_eq (stat (r->dir, &st), 0);
   cr_assert_eq (st.st_mode & 07777, 0755, "tree top: mode 0%o", (unsigned)(st.st_mode & 07777));
   cr_assert_eq (stat (cache, &st), 0);
-  cr_assert_eq (st.st_mode & 07777, 0755, "cache dir: mode 0%o", (unsigned)(st.st_mode & 07777));
+  cr_assert_eq (st.st_mode & 07777, 0700, "cache dir: mode 0%o", (unsigned)(st.st_mode & 07777));
   char *first_dir = strdup (r->dir);
   csr_rootfs_free (r);
 
