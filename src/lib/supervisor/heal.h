@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../util/error.h"
 #include "classify.h"
@@ -85,8 +86,23 @@ int csr_heal_local (const char *code, const struct csr_diagnosis *d,
                     const char *rootfs_dir, struct csr_patch *out, csr_error **err);
 void csr_patch_release (struct csr_patch *p);
 
-/* A unified diff of A -> B with 3 lines of context, labelled a/NAME and b/NAME. */
+/* A unified diff of A -> B with 3 lines of context, labelled a/NAME and b/NAME.
+ * Its cost is bounded: the Myers search stops when one middle snake needs
+ * more than CSR_DIFF_MAX_D edits or the work (diagonals visited + snake steps)
+ * passes CSR_DIFF_BUDGET, and the diff then replaces the whole file (a
+ * correct diff, just not a minimal one).  NULL on ENOMEM. */
+#define CSR_DIFF_MAX_D 2000
+#define CSR_DIFF_BUDGET ((uint64_t)20 * 1000 * 1000)
 char *csr_unified_diff (const char *a, const char *b, const char *name);
+
+struct csr_diff_stats
+{
+  uint64_t work;     /* diagonals visited + snake steps taken */
+  bool replaced_all; /* the budget ran out: the diff replaces the whole file */
+};
+/* The same with a BUDGET of work; STATS (may be NULL) says what it cost. */
+char *csr_unified_diff_ex (const char *a, const char *b, const char *name, uint64_t budget,
+                           struct csr_diff_stats *stats);
 
 /* Take code out of a model's or a program's reply: a ```python fence, else a
  * plain ``` fence, else the raw text (trimmed).  Returns malloc'ed code. */
