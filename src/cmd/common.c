@@ -374,6 +374,7 @@ csr_execute (struct run_opts *o, bool check_only, struct csr_snippet_run *s, csr
     .llm_budget = &s->llm_budget,
     .patch_cmd = check_only ? NULL : o->patch_cmd,
     .patch_timeout_s = o->patch_timeout_s,
+    .max_code = o->max_code,
     .max_attempts = (int)o->max_attempts,
   };
   csr_cgroup_cleanup_stale ();

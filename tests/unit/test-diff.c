@@ -373,8 +373,8 @@ Test (diff, huge_reply_takes_the_fallback, .timeout = 60)
              (unsigned long long)st.work);
   cr_assert_leq (st.work, CSR_DIFF_BUDGET + 2 * (uint64_t)CSR_DIFF_MAX_D + 2);
   cr_assert_eq (changed_lines (d), 300001);
-  cr_assert (strncmp (d, HDR "@@ -1 +1,300000 @@\n-print(undefined_name)\n+1\n", 51) == 0,
-             "%.200s", d);
+  cr_assert (strncmp (d, HDR "@@ -1 +1,300000 @@\n-print(undefined_name)\n+1\n", 51) == 0, "%.200s",
+             d);
   free (d);
   free (b);
 }

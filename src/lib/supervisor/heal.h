@@ -108,6 +108,19 @@ char *csr_unified_diff_ex (const char *a, const char *b, const char *name, uint6
  * plain ``` fence, else the raw text (trimmed).  Returns malloc'ed code. */
 char *csr_extract_code (const char *reply, size_t len);
 
+/* The largest patch accepted from a model or --patch-cmd for a snippet of
+ * CODE_LEN bytes: max(64 KiB, 4 x CODE_LEN + 16 KiB), and at most MAX_CODE
+ * (--max-code-size; 0: no such bound). */
+#define CSR_PATCH_MIN_CAP ((size_t)64 << 10)
+#define CSR_PATCH_SLACK ((size_t)16 << 10)
+size_t csr_patch_max_size (size_t code_len, size_t max_code);
+
+/* Why PATCH (a reply's code) can't replace CODE, in one line ("unusable
+ * reply: not valid UTF-8", "unusable reply: the patch is N bytes, over the
+ * limit of M bytes for this snippet"), or NULL when it can go to the gate.
+ * The string is static or thread-local, valid until the next call. */
+const char *csr_patch_problem (const char *code, const char *patch, size_t max_code);
+
 /* --patch-cmd: run PROGRAM (through /bin/sh -c, outside the jail, clean
  * environment plus PATH/HOME/LANG) with TIMEOUT_S; write
  * {"code","diagnosis":{"error_type","message","line","context"},"attempt"} on
