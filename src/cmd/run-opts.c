@@ -260,6 +260,11 @@ parse_run (int key, char *arg, struct argp_state *state)
     case OPT_PIDS:
       if (csr_parse_uint (arg, 1, 1000000, &o->pids, &e) < 0)
         bad_value (state, "pids", e);
+      else if (o->pids < CSR_LIMITS_MIN_PIDS)
+        argp_failure (state, CSR_EXIT_USAGE, 0,
+                      "--pids: at least %d processes are needed to start the jail (its init and "
+                      "Python)",
+                      CSR_LIMITS_MIN_PIDS);
       o->explicit_limits |= CSR_LIMIT_PIDS;
       break;
     case OPT_CPUS:
