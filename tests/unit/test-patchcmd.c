@@ -524,3 +524,15 @@ Test (patchcmd, patch_problems)
   cr_assert_null (csr_patch_problem ("print(x)\n", big, 1 << 20));
   free (big);
 }
+
+Test (patchcmd, nul_byte_is_unusable)
+{
+  /* The code would be cut at the NUL without a word: refuse it, as a
+   * snippet with a NUL byte is refused. */
+  const char *p = script ("nul.sh", "cat >/dev/null\nprintf 'x = 1\\000\\nimport os\\n'\n");
+  char *out = NULL;
+  const char *why = NULL;
+  cr_assert_eq (run (p, 5, "x = 0\n", &out, &why), 0);
+  cr_assert_null (out);
+  cr_assert_str_eq (why, "unusable reply: contains a NUL byte");
+}

@@ -126,7 +126,8 @@ const char *csr_patch_problem (const char *code, const char *patch, size_t max_c
  * {"code","diagnosis":{"error_type","message","line","context"},"attempt"} on
  * its stdin; read at most 1 MiB of stdout.  Returns 1 and *out (extracted
  * code) on a usable reply; 0 with *why set (static string) when there is no
- * patch: non-zero exit, timeout, empty, identical to CODE; -1 on error.
+ * patch: non-zero exit, timeout, empty, identical to CODE, a NUL byte; -1 on
+ * error.
  * TIMEOUT_S <= 0 means no time limit.  *why may point to a thread-local
  * buffer, valid until the next call in the same thread. */
 int csr_patchcmd_run (const char *program, double timeout_s, const char *code,
