@@ -437,6 +437,7 @@ Test (diff, small_edits_stay_minimal_within_the_budget)
         *p = 'c';
         changed++;
       }
+  cr_assert_eq (changed, 1000);
   struct csr_diff_stats st;
   char *d = csr_unified_diff_ex (a, b, "f.py", CSR_DIFF_BUDGET, &st);
   cr_assert_not_null (d);
