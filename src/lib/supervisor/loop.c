@@ -255,9 +255,7 @@ heal_llm (const struct csr_loop_opts *o, const char *code, const struct csr_diag
         bad = "the reply held no code";
       else if (same_code (fixed, code))
         bad = "the reply was the unchanged program";
-      else if ((bad = csr_patch_problem (code, fixed, o->max_code)) != NULL)
-        ;
-      else
+      else if ((bad = csr_patch_problem (code, fixed, o->max_code)) == NULL)
         {
           if (gate_check (o, fixed, &gv, err) < 0)
             {
