@@ -432,6 +432,7 @@ csr_execute (struct run_opts *o, bool check_only, struct csr_snippet_run *s, csr
     .llm_budget = &s->llm_budget,
     .patch_cmd = check_only ? NULL : o->patch_cmd,
     .patch_timeout_s = o->patch_timeout_s,
+    .max_code = o->max_code,
     .max_attempts = (int)o->max_attempts,
     .no_heal_why = s->no_heal_why[0] ? s->no_heal_why : NULL,
   };

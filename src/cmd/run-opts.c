@@ -75,7 +75,9 @@ static struct argp_option run_options[] = {
   { "memory", OPT_MEMORY, "SIZE", 0,
     "Memory limit of the whole jail (512M, 1G; default 512M): a cgroup, else RLIMIT_AS", 0 },
   { "pids", OPT_PIDS, "N", 0,
-    "At most N processes and threads in the jail (default 128): a cgroup, else RLIMIT_NPROC", 0 },
+    "At most N processes and threads in the jail (at least 2; default 128): a cgroup, else "
+    "RLIMIT_NPROC",
+    0 },
   { "cpus", OPT_CPUS, "FRACTION", 0, "CPU share of the jail (0.5, 2; default 1): a cgroup only",
     0 },
   { "cpu", OPT_CPU, "MILLICORES", 0, "The same in millicores (500m)", 0 },
@@ -274,6 +276,11 @@ parse_run (int key, char *arg, struct argp_state *state)
     case OPT_PIDS:
       if (csr_parse_uint (arg, 1, 1000000, &o->pids, &e) < 0)
         bad_value (state, "pids", e);
+      else if (o->pids < CSR_LIMITS_MIN_PIDS)
+        argp_failure (state, CSR_EXIT_USAGE, 0,
+                      "--pids: at least %d processes are needed to start the jail (its init and "
+                      "Python)",
+                      CSR_LIMITS_MIN_PIDS);
       o->explicit_limits |= CSR_LIMIT_PIDS;
       break;
     case OPT_CPUS:

@@ -197,3 +197,19 @@ Test (run_opts, env_tab_and_equals_in_value_and_raw_output)
   parse (&d, 2, argv2);
   cr_assert (!d.raw_output, "neutralised by default");
 }
+
+Test (run_opts, one_pid_is_usage_error, .exit_code = 2)
+{
+  /* The jail's init and Python: 1 can't start the jail. */
+  struct run_opts o;
+  const char *argv[] = { "csrun run", "--pids", "1", "x.py", NULL };
+  parse (&o, 4, argv);
+}
+
+Test (run_opts, minimum_pids)
+{
+  struct run_opts o;
+  const char *argv[] = { "csrun run", "--pids", "2", "x.py", NULL };
+  parse (&o, 4, argv);
+  cr_assert_eq (o.pids, 2);
+}
