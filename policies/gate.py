@@ -249,10 +249,32 @@ def _undefined(loads, bound, star):
     return sorted(out), None
 
 
+def _lines(src):
+    """The source's lines as UTF-8 (the AST's columns count bytes of the
+    decoded text in UTF-8): a snippet that declares another encoding (PEP 263,
+    which compile() honoured) is decoded first, and a UTF-8 BOM is dropped."""
+    if src[:3] == b"\xef\xbb\xbf":
+        src = src[3:]
+    head = b"\n".join(src[:4096].split(b"\n", 2)[:2])
+    if b"coding" in head:
+        flat = head.lower().replace(b"_", b"-").replace(b" ", b"").replace(b"\t", b"")
+        utf8 = flat.count(b"coding") == 1 and any(c in flat for c in (b"coding:utf-8", b"coding=utf-8", b"coding:utf8", b"coding=utf8"))
+        if not utf8:
+            import io, tokenize  # rare: only for a declared non-UTF-8 encoding
+
+            try:
+                enc = tokenize.detect_encoding(io.BytesIO(src).readline)[0]
+                if enc not in ("utf-8", "utf-8-sig"):
+                    return src.decode(enc, "replace").encode("utf-8", "replace").split(b"\n")
+            except (SyntaxError, LookupError, ValueError):
+                pass
+    return src.split(b"\n")
+
+
 def _syntax_error(e, src):
     """The verdict for a SyntaxError (filling in the text it may lack)."""
     if e.text is None and e.lineno:  # errors found by the bytecode compiler carry no text
-        lines = src.split(b"\n")
+        lines = _lines(src)
         if e.lineno <= len(lines):
             e.text = lines[e.lineno - 1].decode("utf-8", "replace") + "\n"
     err = {"line": e.lineno or 0, "col": max((e.offset or 1) - 1, 0), "message": str(e.msg), "text": e.text or ""}
@@ -302,7 +324,7 @@ def _check(p):
             return _blocked(deep), None, None
         violations = []
         if (p.excepts or p.calls) and p.needs_resolver(mentions, loads, bound, assigned):
-            violations = _resolver()(p, tree, src.split(b"\n"))
+            violations = _resolver()(p, tree, _lines(src))
         undefined, why = _undefined(loads, bound, star) if p.undefined else ([], None)
         for line, col, name, usage in undefined or ():
             if name in p.heal_names:

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
@@ -22,6 +23,10 @@
 #include "supervisor/gatecode.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
+#include "util/termsafe.h"
+#include "util/pycoding.h"
+#include "util/log.h"
+#include "util/trust.h"
 #include "util/utf8.h"
 
 #define ROOTFS_NAME "python-rootfs.tar.zst"
@@ -103,10 +108,18 @@ csr_read_snippet (const struct run_opts *o, char **code, size_t *len, csr_error 
     i++;
   if (i == *len)
     return csr_error_set (err, 0, "the snippet '%s' is empty", name);
-  if (!csr_utf8_valid (*code, *len))
-    return csr_error_set (err, 0, "the snippet '%s' is not valid UTF-8", name);
   if (memchr (*code, '\0', *len))
     return csr_error_set (err, 0, "the snippet '%s' contains a NUL byte", name);
+  /* UTF-8, or another encoding declared as PEP 263 says (Python reads the
+   * bytes in the jail, so it is the one to know the codec). */
+  char enc[64];
+  csr_error *why = NULL;
+  if (csr_pycoding_check (*code, *len, enc, sizeof enc, &why) < 0)
+    {
+      csr_error_set (err, 0, "the snippet '%s' %s", name, csr_error_text (why));
+      csr_error_free (why);
+      return -1;
+    }
   return 0;
 }
 
@@ -176,7 +189,12 @@ csr_print_json (const struct csr_run_result *r)
       csr_error_free (e);
       return;
     }
-  fwrite (json, 1, len, stdout);
+  /* yajl escapes the C0 controls; on a terminal escape the C1 and bidi
+   * controls too (the same document: only how it is spelled changes). */
+  cleanup_free char *safe = NULL;
+  if (csr_stream_is_terminal (STDOUT_FILENO))
+    safe = csr_termsafe_json (json, len, &len);
+  fwrite (safe ? safe : json, 1, len, stdout);
   fflush (stdout);
 }
 
@@ -288,6 +306,50 @@ repair_and_rerun (const char *prog, struct csr_snippet_run *s, const struct jail
   *rc = csr_loop_run (&s->loop, s->code, s->code_len, lo, err);
 }
 
+/* The cache directory (--cache-dir, else csr_rootfs_cache_dir), checked and
+ * created once for everything kept in it (rootfs trees, seccomp programs,
+ * the compiled gate): *OUT is its canonical path, or NULL when it can't be
+ * made here (then nothing is cached, or the rootfs names why).  A directory
+ * that fails the trust check is refused: CSR_EXIT_INTERNAL, like podman. */
+static int
+trusted_cache_dir (const struct run_opts *o, char **out, csr_error **err)
+{
+  *out = NULL;
+  cleanup_free char *dflt = NULL;
+  const char *dir = o->cache_dir, *source = NULL;
+  if (dir == NULL)
+    {
+      csr_error *ignored = NULL;
+      if (csr_rootfs_cache_dir_from (&dflt, &source, &ignored) < 0)
+        csr_error_free (ignored);
+      dir = dflt;
+    }
+  if (dir == NULL)
+    return 0;
+  char what[64];
+  if (source && strcmp (source, "default") != 0)
+    snprintf (what, sizeof what, "cache directory (%s)", source);
+  else
+    snprintf (what, sizeof what, "cache directory");
+  csr_error *e = NULL;
+  int fd = csr_trust_open_dir (what, dir, 0700, out, &e);
+  if (fd == CSR_TRUST_REFUSED)
+    {
+      csr_error_set (err, 0, "%s", e->msg);
+      csr_error_free (e);
+      return CSR_EXIT_INTERNAL;
+    }
+  if (fd < 0)
+    {
+      csr_debug ("%s", csr_error_text (e));
+      csr_error_free (e);
+      *out = strdup (dir); /* the rootfs cache reports what is wrong, if it needs it */
+      return 0;
+    }
+  close (fd);
+  return 0;
+}
+
 int
 csr_execute (struct run_opts *o, bool check_only, struct csr_snippet_run *s, csr_error **err)
 {
@@ -353,7 +415,11 @@ csr_execute (struct run_opts *o, bool check_only, struct csr_snippet_run *s, csr
   cleanup_free char *rootfs_src = o->rootfs ? strdup (o->rootfs) : csr_find_rootfs ();
   if (rootfs_src == NULL)
     return csr_error_set (err, ENOMEM, "find the rootfs"), CSR_EXIT_INTERNAL;
-  if (csr_rootfs_resolve (rootfs_src, o->cache_dir, &s->rootfs, err) < 0)
+  cleanup_free char *cache_dir = NULL;
+  int trc = trusted_cache_dir (o, &cache_dir, err);
+  if (trc != 0)
+    return trc;
+  if (csr_rootfs_resolve (rootfs_src, cache_dir, &s->rootfs, err) < 0)
     return CSR_EXIT_INTERNAL;
   r->rootfs_dir = s->rootfs->dir;
   r->rootfs_sha256 = s->rootfs->sha256;
@@ -389,17 +455,9 @@ csr_execute (struct run_opts *o, bool check_only, struct csr_snippet_run *s, csr
       cleanup_free char *sp = NULL;
       if (policy_path (o->seccomp, "seccomp/default.json", &sp, err) < 0)
         return CSR_EXIT_INTERNAL;
-      cleanup_free char *cache = NULL;
-      const char *cdir = o->cache_dir;
-      if (cdir == NULL)
-        {
-          csr_error *ignored = NULL;
-          if (csr_rootfs_cache_dir (&cache, &ignored) < 0)
-            csr_error_free (ignored);
-          cdir = cache;
-        }
-      if (csr_seccomp_load (sp, cdir, &s->seccomp, err) < 0)
-        return o->seccomp ? CSR_EXIT_USAGE : CSR_EXIT_INTERNAL;
+      int sr = csr_seccomp_load (sp, cache_dir, &s->seccomp, err);
+      if (sr < 0)
+        return o->seccomp && sr != CSR_TRUST_REFUSED ? CSR_EXIT_USAGE : CSR_EXIT_INTERNAL;
       spec.seccomp_bpf = &s->seccomp->prog;
       r->limits.seccomp = s->seccomp->digest;
     }
@@ -414,18 +472,18 @@ csr_execute (struct run_opts *o, bool check_only, struct csr_snippet_run *s, csr
   };
 
   /* The gate, precompiled for this rootfs (cached next to the rootfs trees). */
-  cleanup_free char *default_cache = NULL;
-  const char *cache_dir = o->cache_dir;
-  if (cache_dir == NULL)
-    {
-      csr_error *ignored = NULL;
-      if (csr_rootfs_cache_dir (&default_cache, &ignored) < 0)
-        csr_error_free (ignored);
-      cache_dir = default_cache;
-    }
   if (csr_gate_code_fd (&spec, cache_dir, &s->gate_code_fd, err) < 0)
     return CSR_EXIT_INTERNAL;
 
+  /* The healers edit text and show it as UTF-8 (diffs, prompts, JSON): a
+   * snippet in another encoding runs as it is. */
+  if (!csr_utf8_valid (s->code, s->code_len))
+    {
+      char enc[64] = "";
+      csr_pycoding_find (s->code, s->code_len, enc, sizeof enc);
+      snprintf (s->no_heal_why, sizeof s->no_heal_why,
+                "the snippet is not UTF-8 (coding: %s): csrun heals UTF-8 source only", enc);
+    }
   struct csr_loop_opts lo = {
     .base = &spec,
     .args = o->args,
@@ -439,12 +497,14 @@ csr_execute (struct run_opts *o, bool check_only, struct csr_snippet_run *s, csr
     .gate_code_fd = s->gate_code_fd,
     .check_only = check_only,
     .scan = scan ? &s->scan : NULL,
-    .heal = heal ? &s->heal : NULL,
+    .heal = heal && !s->no_heal_why[0] ? &s->heal : NULL,
     .llm = s->llm.provider ? &s->llm : NULL,
     .llm_budget = &s->llm_budget,
     .patch_cmd = check_only ? NULL : o->patch_cmd,
     .patch_timeout_s = o->patch_timeout_s,
+    .max_code = o->max_code,
     .max_attempts = (int)o->max_attempts,
+    .no_heal_why = s->no_heal_why[0] ? s->no_heal_why : NULL,
   };
   csr_cgroup_cleanup_stale ();
   int rc = csr_loop_run (&s->loop, s->code, s->code_len, &lo, err);
@@ -491,6 +551,63 @@ csr_snippet_run_release (struct csr_snippet_run *s)
   free (s->code);
 }
 
+/* Does csrun's next line on stderr start in the middle of a line? */
+static bool say_midline;
+
+void
+csr_say_after (int out_last, int err_last)
+{
+  say_midline = false;
+  if (err_last >= 0)
+    {
+      say_midline = err_last != '\n';
+      return;
+    }
+  /* Nothing went to stderr: what stdout printed matters when both are the
+   * same file or terminal (2>&1). */
+  struct stat so, se;
+  if (out_last >= 0 && out_last != '\n' && fstat (STDOUT_FILENO, &so) == 0
+      && fstat (STDERR_FILENO, &se) == 0
+      && (S_ISCHR (so.st_mode) && S_ISCHR (se.st_mode)
+              ? so.st_rdev == se.st_rdev
+              : so.st_dev == se.st_dev && so.st_ino == se.st_ino))
+    say_midline = true;
+}
+
+bool
+csr_stream_is_terminal (int fd)
+{
+  return isatty (fd) == 1;
+}
+
+void
+csr_say (const char *prog, const char *fmt, ...)
+{
+  cleanup_free char *text = NULL;
+  va_list ap;
+  va_start (ap, fmt);
+  int n = vasprintf (&text, fmt, ap);
+  va_end (ap);
+  if (n < 0)
+    text = NULL;
+  const char *nl = say_midline ? "\n" : "";
+  say_midline = false;
+  if (!csr_stream_is_terminal (STDERR_FILENO))
+    {
+      fprintf (stderr, "%s%s: %s\n", nl, prog, text ? text : fmt);
+      fflush (stderr);
+      return;
+    }
+  /* Reverse video around PROG: csr_termsafe never lets the snippet's output
+   * (nor TEXT, which may quote it) carry an ESC, so only csrun can print this. */
+  cleanup_free char *safe = csr_termsafe_str (text ? text : fmt);
+  const char *term = getenv ("TERM");
+  bool dumb = term && strcmp (term, "dumb") == 0;
+  fprintf (stderr, "%s%s%s%s: %s\n", nl, dumb ? "" : CSR_SAY_MARK_ON, prog,
+           dumb ? "" : CSR_SAY_MARK_OFF, safe ? safe : "(out of memory)");
+  fflush (stderr);
+}
+
 /* A failure of csrun itself (or bad input): one line on stderr, and with
  * --json a result document with status "error" so an agent never loses the
  * outcome (bad input gives no document: nothing ran). */
@@ -499,7 +616,7 @@ csr_report_failure (const char *prog, const struct run_opts *o, struct csr_run_r
                     csr_error *e, int code)
 {
   const char *msg = csr_error_text (e);
-  fprintf (stderr, "%s: %s\n", prog, msg);
+  csr_say (prog, "%s", msg);
   if (o->json && code == CSR_EXIT_INTERNAL)
     {
       r->status = CSR_STATUS_ERROR;

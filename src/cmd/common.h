@@ -33,6 +33,7 @@ struct csr_snippet_run
   struct csr_llm_config llm;
   struct csr_llm_budget llm_budget;
   char *rootfs_repaired_first; /* the rootfs tree was repaired: its first damage */
+  char no_heal_why[160];       /* non-empty: why the snippet is not healed (not UTF-8) */
 };
 
 /* Read the snippet, load the policies, resolve the rootfs, run the loop.
@@ -54,6 +55,19 @@ char *csr_find_policy (const char *name);
 int csr_read_snippet (const struct run_opts *o, char **code, size_t *len, csr_error **err);
 /* The jail's environment: the allowlist, then --env. OWNED collects strings to free. */
 size_t csr_build_env (const struct run_opts *o, char **envp, char **owned, size_t cap);
+/* csrun's own lines on stderr: "PROG: TEXT\n" (printf-style).  When stderr is
+ * a terminal, TEXT is rendered by csr_termsafe (it may quote the snippet) and
+ * PROG is shown in reverse video, which no rendered snippet output can
+ * contain (TERM=dumb: no mark).  Starts a new line first when the snippet's
+ * output left the line open (see csr_say_after). */
+#define CSR_SAY_MARK_ON "\x1b[7m"
+#define CSR_SAY_MARK_OFF "\x1b[27m"
+void csr_say (const char *prog, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
+/* After printing the snippet's output: the last byte csr_capture_print wrote
+ * to stdout and to stderr (-1: none). */
+void csr_say_after (int out_last, int err_last);
+/* isatty (FD): output to FD is neutralised unless --raw-output. */
+bool csr_stream_is_terminal (int fd);
 int csr_exit_code_for (const struct csr_run_result *r);
 void csr_print_json (const struct csr_run_result *r);
 

@@ -16,6 +16,7 @@
 #include "hook.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <pwd.h>
@@ -38,6 +39,8 @@
 #include "supervisor/scan.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
+#include "util/pycoding.h"
+#include "util/termsafe.h"
 #include "util/utf8.h"
 
 #define PROG "csrun hook"
@@ -346,26 +349,60 @@ check_policy_file (const char *path, csr_error **err)
   return 0;
 }
 
-/* Gate CODE (named NAME in messages) in a jail: 0 pass, 1 refused (printed). */
+/* One line on stderr: "csrun hook: MESSAGE".  The message may quote the
+ * container's script, its config or its logs, and podman shows what a hook
+ * prints on the user's terminal however it got there (a pipe to podman here):
+ * always rendered by csr_termsafe. */
+static void __attribute__ ((format (printf, 1, 2))) hook_say (const char *fmt, ...)
+{
+  cleanup_free char *text = NULL;
+  va_list ap;
+  va_start (ap, fmt);
+  int n = vasprintf (&text, fmt, ap);
+  va_end (ap);
+  cleanup_free char *safe = n >= 0 ? csr_termsafe_str (text) : NULL;
+  fprintf (stderr, PROG ": %s\n", safe ? safe : "(out of memory)");
+}
+
+/* Gate CODE (named NAME in messages) in a jail: 0 pass, 1 refused (printed).
+ * INLINE: CODE is `python -c` text, which Python decodes from argv and
+ * compiles as text, ignoring any coding declaration; the gate compiles bytes
+ * and would honour one, so it would read other code than runs (a "coding:
+ * utf-7" comment can hide lines from it): refused. */
 static int
-gate_code (const struct hook_state *st, const char *name, const char *code, size_t len)
+gate_code (const struct hook_state *st, const char *name, const char *code, size_t len,
+           bool inline_code)
 {
   size_t i = 0;
   while (i < len && strchr (" \t\r\n\f\v", code[i]))
     i++;
   if (i == len)
     return 0; /* nothing runs */
-  if (memchr (code, '\0', len) || !csr_utf8_valid (code, len))
+  if (memchr (code, '\0', len))
     {
-      fprintf (stderr, PROG ": %s: refused: %s\n", name,
-               memchr (code, '\0', len) ? "contains a NUL byte" : "not valid UTF-8");
+      hook_say ("%s: refused: contains a NUL byte", name);
+      return 1;
+    }
+  char enc[64];
+  csr_error *ce = NULL;
+  if (csr_pycoding_check (code, len, enc, sizeof enc, &ce) < 0)
+    {
+      hook_say ("%s: refused: %s", name, csr_error_text (ce));
+      csr_error_free (ce);
+      return 1;
+    }
+  if (inline_code && (enc[0] || !csr_utf8_valid (code, len)))
+    {
+      hook_say ("%s: refused: -c code declares coding: %s, which Python ignores there (the gate "
+                "would read the bytes differently)",
+                name, enc);
       return 1;
     }
   const char *policy = annotation (st, ANN_POLICY);
   csr_error *e = NULL;
   if (policy && check_policy_file (policy, &e) < 0)
     {
-      fprintf (stderr, PROG ": %s\n", csr_error_text (e));
+      hook_say ("%s", csr_error_text (e));
       csr_error_free (e);
       return 1;
     }
@@ -376,7 +413,7 @@ gate_code (const struct hook_state *st, const char *name, const char *code, size
     {
       if (e == NULL)
         csr_error_errno (&e, "memfd_create");
-      fprintf (stderr, PROG ": %s: cannot gate: %s\n", name, csr_error_text (e));
+      hook_say ("%s: cannot gate: %s", name, csr_error_text (e));
       csr_error_free (e);
       return 1;
     }
@@ -398,7 +435,7 @@ gate_code (const struct hook_state *st, const char *name, const char *code, size
   int rc = csr_execute (&o, true, &s, &e);
   if (rc != 0)
     {
-      fprintf (stderr, PROG ": %s: cannot gate: %s\n", name, csr_error_text (e));
+      hook_say ("%s: cannot gate: %s", name, csr_error_text (e));
       csr_error_free (e);
       csr_snippet_run_release (&s);
       return 1;
@@ -407,24 +444,22 @@ gate_code (const struct hook_state *st, const char *name, const char *code, size
   const struct csr_gate_verdict *v = r->n_attempts ? r->attempts[0].gate : NULL;
   rc = 1;
   if (r->status == CSR_STATUS_TIMEOUT)
-    fprintf (stderr, PROG ": %s: cannot gate: the gate timed out after %g s\n", name, o.timeout_s);
+    hook_say ("%s: cannot gate: the gate timed out after %g s", name, o.timeout_s);
   else if (r->status == CSR_STATUS_ERROR || v == NULL || v->outcome == CSR_GATE_FAILED)
-    fprintf (stderr, PROG ": %s: cannot gate: %s\n", name,
-             r->error          ? r->error
-             : v && v->message ? v->message
-                               : "no verdict");
+    hook_say ("%s: cannot gate: %s", name,
+              r->error          ? r->error
+              : v && v->message ? v->message
+                                : "no verdict");
   else if (v->outcome == CSR_GATE_PASS)
     rc = 0;
   else
     {
       if (v->outcome == CSR_GATE_SYNTAX_ERROR)
-        fprintf (stderr, PROG ": %s:%d: syntax: %s\n", name, v->line,
-                 v->message ? v->message : "invalid syntax");
+        hook_say ("%s:%d: syntax: %s", name, v->line, v->message ? v->message : "invalid syntax");
       for (size_t k = 0; k < v->n_violations; k++)
-        fprintf (stderr, PROG ": %s:%d: %s: %s\n", name, v->violations[k].line,
-                 v->violations[k].rule, v->violations[k].message ? v->violations[k].message : "");
-      fprintf (stderr, PROG ": %s: blocked by the gate (container %s, " ANN_GATE "=true)\n", name,
-               st->id);
+        hook_say ("%s:%d: %s: %s", name, v->violations[k].line, v->violations[k].rule,
+                  v->violations[k].message ? v->violations[k].message : "");
+      hook_say ("%s: blocked by the gate (container %s, " ANN_GATE "=true)", name, st->id);
     }
   csr_snippet_run_release (&s);
   return rc;
@@ -443,19 +478,17 @@ hook_gate (struct hook_state *st)
     case CSR_HOOK_PROG_NONE:
       return 0;
     case CSR_HOOK_PROG_MODULE:
-      fprintf (stderr,
-               PROG ": note: container %s runs the module '%s' (python -m): not gated (the gate "
-                    "checks a script or -c code)\n",
-               st->id, p.value);
+      hook_say ("note: container %s runs the module '%s' (python -m): not gated (the gate "
+                "checks a script or -c code)",
+                st->id, p.value);
       return 0;
     case CSR_HOOK_PROG_STDIN:
-      fprintf (stderr,
-               PROG ": note: container %s runs Python on its standard input: not gated (the gate "
-                    "checks a script or -c code)\n",
-               st->id);
+      hook_say ("note: container %s runs Python on its standard input: not gated (the gate "
+                "checks a script or -c code)",
+                st->id);
       return 0;
     case CSR_HOOK_PROG_INLINE:
-      return gate_code (st, "<string>", p.value, strlen (p.value));
+      return gate_code (st, "<string>", p.value, strlen (p.value), true);
     case CSR_HOOK_PROG_FILE:
     default:
       break;
@@ -466,12 +499,12 @@ hook_gate (struct hook_state *st)
   csr_error *e = NULL;
   if (read_script (st, &p, &code, &len, &path, &e) < 0)
     {
-      fprintf (stderr, PROG ": %s: cannot gate: %s\n", p.value, csr_error_text (e));
+      hook_say ("%s: cannot gate: %s", p.value, csr_error_text (e));
       csr_error_free (e);
       return 1;
     }
   /* Messages name the script by its path in the container. */
-  return gate_code (st, path, code, len);
+  return gate_code (st, path, code, len, false);
 }
 
 /* ------------------------------------------------------------------ scan */
@@ -607,7 +640,7 @@ hook_scan (struct hook_state *st)
   if (asprintf (&verdict, "%s/" VERDICT_NAME, st->bundle) < 0)
     {
       verdict = NULL;
-      fprintf (stderr, PROG ": out of memory\n");
+      hook_say ("out of memory");
       return 0;
     }
   csr_error *e = NULL;
@@ -616,7 +649,7 @@ hook_scan (struct hook_state *st)
       /* No verdict rather than a stale one from an earlier run. */
       if (unlink (verdict) < 0 && errno != ENOENT)
         csr_error_wrap (&e, "(and the old %s stays)", verdict);
-      fprintf (stderr, PROG ": container %s: no verdict: %s\n", st->id, csr_error_text (e));
+      hook_say ("container %s: no verdict: %s", st->id, csr_error_text (e));
       csr_error_free (e);
     }
   return 0;
@@ -632,7 +665,7 @@ run_stage (enum stage stage, const char *name, const char *text, struct hook_sta
   csr_error *e = NULL;
   if (state_parse (text, st, &e) < 0)
     {
-      fprintf (stderr, PROG ": %s: %s\n", name, csr_error_text (e));
+      hook_say ("%s: %s", name, csr_error_text (e));
       csr_error_free (e);
       return bad;
     }
@@ -644,8 +677,7 @@ run_stage (enum stage stage, const char *name, const char *text, struct hook_sta
   else if (stage == STAGE_GATE)
     {
       /* Without config.json there is no knowing what runs: refuse. */
-      fprintf (stderr, PROG ": %s: container %s: %s\n", name, st->id,
-               e ? csr_error_text (e) : "out of memory");
+      hook_say ("%s: container %s: %s", name, st->id, e ? csr_error_text (e) : "out of memory");
       csr_error_free (e);
       return CSR_EXIT_FAILED;
     }
@@ -677,8 +709,8 @@ cmd_hook (struct csr_global *g, int argc, char **argv)
     }
   if (argc != 2)
     {
-      fprintf (stderr, PROG ": %s (try 'csrun hook --help')\n",
-               argc < 2 ? "missing STAGE" : "too many arguments: only STAGE");
+      hook_say ("%s (try 'csrun hook --help')",
+                argc < 2 ? "missing STAGE" : "too many arguments: only STAGE");
       return CSR_EXIT_USAGE;
     }
   const char *name = argv[1];
@@ -692,10 +724,9 @@ cmd_hook (struct csr_global *g, int argc, char **argv)
     stage = STAGE_NONE;
   else
     {
-      fprintf (stderr,
-               PROG ": unknown stage '%s' (prestart, createRuntime, createContainer, "
-                    "startContainer, poststart or poststop)\n",
-               name);
+      hook_say ("unknown stage '%s' (prestart, createRuntime, createContainer, "
+                "startContainer, poststart or poststop)",
+                name);
       return CSR_EXIT_USAGE;
     }
 
@@ -707,7 +738,7 @@ cmd_hook (struct csr_global *g, int argc, char **argv)
   int bad = stage == STAGE_GATE ? CSR_EXIT_USAGE : CSR_EXIT_OK;
   if (csr_read_fd (0, STATE_MAX, &text, &len, &e) < 0)
     {
-      fprintf (stderr, PROG ": %s: read the state: %s\n", name, csr_error_text (e));
+      hook_say ("%s: read the state: %s", name, csr_error_text (e));
       csr_error_free (e);
       return stage == STAGE_NONE ? CSR_EXIT_OK : bad;
     }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "oci/cgroup.h"
+#include "oci/devices.h"
 #include "oci/hooks.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
@@ -597,6 +598,8 @@ cmd_oci_update (struct csr_global *g, int argc, char **argv)
 {
   const char *resources = NULL, *id = NULL;
   struct oci_cgroup_resources r = { 0 };
+  cleanup_free struct oci_dev_rule *dev = NULL;
+  size_t n_dev = 0;
   for (int i = 1; i < argc; i++)
     {
       const char *w = argv[i];
@@ -684,6 +687,27 @@ cmd_oci_update (struct csr_global *g, int argc, char **argv)
         r.cpu_period = cfg.resources.cpu_period;
       if (cfg.resources.has_cpu_shares)
         r.cpu_shares = cfg.resources.cpu_shares;
+      if (cfg.resources.has_devices)
+        {
+          /* Root: set them (or fail); rootless: there is no device cgroup,
+           * as create said. */
+          if (oci_devices_privileged ())
+            {
+              n_dev = cfg.resources.n_devices;
+              if (n_dev && (dev = calloc (n_dev, sizeof *dev)) == NULL)
+                {
+                  oci_config_release (&cfg);
+                  return oci_failf (g, "out of memory");
+                }
+              if (n_dev)
+                memcpy (dev, cfg.resources.devices, n_dev * sizeof *dev);
+              r.set_devices = true;
+              r.devices = dev;
+              r.n_devices = n_dev;
+            }
+          else if (cfg.resources.n_devices)
+            oci_warn (g, "linux.resources.devices not enforced (rootless: no device cgroup)");
+        }
       oci_config_release (&cfg);
     }
   cleanup_free char *root = oci_root (g);
@@ -698,8 +722,17 @@ cmd_oci_update (struct csr_global *g, int argc, char **argv)
     rc = oci_failf (g, "cannot update container '%s': it is stopped", id);
   else if (!state_cgroup (&st, &cg))
     rc = oci_failf (g, "cannot update container '%s': it has no cgroup", id);
-  else if (oci_cgroup_update (&cg, &r, NULL, &e) < 0)
-    rc = oci_fail (g, e);
+  else
+    {
+      struct oci_cgroup_applied ap = { 0 };
+      if (oci_cgroup_update (&cg, &r, &ap, &e) < 0)
+        rc = oci_fail (g, e);
+      else if (r.set_devices && !ap.devices)
+        rc = oci_failf (g,
+                        "cannot update container '%s': linux.resources.devices: no devices "
+                        "controller in its cgroup",
+                        id);
+    }
   oci_state_release (&st);
   return rc;
 }

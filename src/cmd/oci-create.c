@@ -23,6 +23,7 @@
 #include "jail/seccomp.h"
 #include "jail/spec.h"
 #include "oci/cgroup.h"
+#include "oci/devices.h"
 #include "oci/hooks.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
@@ -126,14 +127,38 @@ struct creation
   bool dir_made;
 };
 
+/* linux.resources.devices can't be enforced here: say so (the reasons are
+ * in csrun-oci(8), "Devices"). */
+static void
+warn_devices (struct creation *c, bool rootless)
+{
+  if (c->cfg.resources.n_devices == 0)
+    return;
+  if (rootless)
+    oci_warn (c->g, "linux.resources.devices not enforced (rootless: no device cgroup): the "
+                    "container reaches only the device nodes csrun puts in /dev and the "
+                    "config's bind mounts, with their host permissions");
+  else
+    oci_warn (c->g, "linux.resources.devices not enforced (--cgroup-manager=disabled: no cgroup)");
+}
+
 /* The container's cgroup at linux.cgroupsPath with linux.resources; what
  * can't be applied here is a warning (podman runs rootless containers
- * without cgroups on v1 hosts, and so do runc and crun). */
+ * without cgroups on v1 hosts, and so do runc and crun).  The device rules
+ * are the exception: as root they are enforced or the container is refused;
+ * rootless there is no device cgroup (nor can the container make a node:
+ * mknod is refused in its user namespace), which is reported. */
 static int
 make_cgroup (struct creation *c, const char *id, csr_error **err)
 {
+  bool devices = oci_devices_privileged ();
   if (c->g->cgroup_manager && strcmp (c->g->cgroup_manager, "disabled") == 0)
-    return 0;
+    {
+      warn_devices (c, !devices);
+      return 0;
+    }
+  if (!devices)
+    warn_devices (c, true);
   const struct oci_config *k = &c->cfg;
   bool systemd = c->g->systemd_cgroup;
   cleanup_free char *path = NULL;
@@ -146,11 +171,20 @@ make_cgroup (struct creation *c, const char *id, csr_error **err)
     .cpu_quota = k->resources.has_cpu_quota ? k->resources.cpu_quota : 0,
     .cpu_period = k->resources.has_cpu_period ? k->resources.cpu_period : 0,
     .cpu_shares = k->resources.has_cpu_shares ? k->resources.cpu_shares : 0,
+    .set_devices = devices,
+    .devices = k->resources.devices,
+    .n_devices = k->resources.n_devices,
   };
   struct oci_cgroup_applied ap = { 0 };
   int rc = oci_cgroup_create (path, &r, NULL, NULL, &c->cg, &ap, err);
   if (rc < 0)
     return -1;
+  if (devices && !ap.devices)
+    return csr_error_set (err, ENOTSUP,
+                          "linux.resources.devices: %s: the device rules can't be enforced, "
+                          "refusing to run the container without them",
+                          rc == 0 ? "no writable cgroup hierarchy here"
+                                  : "no devices controller in the container's cgroup");
   if (rc == 0)
     {
       if (r.memory_limit > 0 || r.pids_limit > 0 || r.cpu_quota > 0)

@@ -48,6 +48,7 @@ enum
   OPT_LLM_RETRIES,
   OPT_LLM_MAX_CALLS,
   OPT_LLM_TIMEOUT,
+  OPT_RAW_OUTPUT,
 };
 
 /* Options shared by run and check. */
@@ -58,7 +59,8 @@ static struct argp_option common_options[] = {
     0 },
   { "rootfs", OPT_ROOTFS, "PATH", 0,
     "Python rootfs: a tarball (unpacked once into the cache) or a directory", 0 },
-  { "cache-dir", OPT_CACHE_DIR, "DIR", 0, "Where unpacked rootfs trees live", 0 },
+  { "cache-dir", OPT_CACHE_DIR, "DIR", 0,
+    "The cache: unpacked rootfs trees, compiled seccomp programs and gate (must be yours)", 0 },
   { "policy", OPT_POLICY, "FILE", 0, "Gate policy to use instead of the default gate.conf", 0 },
   { "allow", OPT_ALLOW, "RULE", 0,
     "Switch a gate rule off (broad-except, undefined-name, ...), or allow one call with "
@@ -73,7 +75,9 @@ static struct argp_option run_options[] = {
   { "memory", OPT_MEMORY, "SIZE", 0,
     "Memory limit of the whole jail (512M, 1G; default 512M): a cgroup, else RLIMIT_AS", 0 },
   { "pids", OPT_PIDS, "N", 0,
-    "At most N processes and threads in the jail (default 128): a cgroup, else RLIMIT_NPROC", 0 },
+    "At most N processes and threads in the jail (at least 2; default 128): a cgroup, else "
+    "RLIMIT_NPROC",
+    0 },
   { "cpus", OPT_CPUS, "FRACTION", 0, "CPU share of the jail (0.5, 2; default 1): a cgroup only",
     0 },
   { "cpu", OPT_CPU, "MILLICORES", 0, "The same in millicores (500m)", 0 },
@@ -133,6 +137,10 @@ static struct argp_option run_options[] = {
   { "no-silent-scan", OPT_NO_SILENT_SCAN, NULL, 0, "Trust exit status 0 (no silent-failure scan)",
     0 },
   { "quiet", OPT_QUIET, NULL, 0, "Print only the snippet's output (no csrun diagnosis lines)", 0 },
+  { "raw-output", OPT_RAW_OUTPUT, NULL, 0,
+    "Print the snippet's output to a terminal byte for byte (by default escape sequences and "
+    "other controls are shown as text there; pipes and files always get the exact bytes)",
+    0 },
   { NULL, 0, NULL, 0, NULL, 0 },
 };
 
@@ -246,6 +254,14 @@ parse_run (int key, char *arg, struct argp_state *state)
         bool has_value;
         if (csr_parse_env (arg, &klen, &has_value, &e) < 0)
           bad_value (state, "env", e);
+        else if (has_value && strchr (arg + klen + 1, '\n'))
+          argp_failure (state, CSR_EXIT_USAGE, 0,
+                        "invalid --env: the value of %.*s contains a newline", (int)klen, arg);
+        else if (!has_value && getenv (arg) && strchr (getenv (arg), '\n'))
+          argp_failure (state, CSR_EXIT_USAGE, 0,
+                        "invalid --env: the value of %s in csrun's environment contains a "
+                        "newline",
+                        arg);
         else if (o->n_env >= CSR_MAX_ENV)
           argp_failure (state, CSR_EXIT_USAGE, 0, "too many --env options (at most %d)",
                         CSR_MAX_ENV);
@@ -260,6 +276,11 @@ parse_run (int key, char *arg, struct argp_state *state)
     case OPT_PIDS:
       if (csr_parse_uint (arg, 1, 1000000, &o->pids, &e) < 0)
         bad_value (state, "pids", e);
+      else if (o->pids < CSR_LIMITS_MIN_PIDS)
+        argp_failure (state, CSR_EXIT_USAGE, 0,
+                      "--pids: at least %d processes are needed to start the jail (its init and "
+                      "Python)",
+                      CSR_LIMITS_MIN_PIDS);
       o->explicit_limits |= CSR_LIMIT_PIDS;
       break;
     case OPT_CPUS:
@@ -378,6 +399,9 @@ parse_run (int key, char *arg, struct argp_state *state)
       break;
     case OPT_QUIET:
       o->quiet = true;
+      break;
+    case OPT_RAW_OUTPUT:
+      o->raw_output = true;
       break;
     default:
       return ARGP_ERR_UNKNOWN;

@@ -20,6 +20,7 @@ struct run_opts
   const char *cache_dir;
   bool json;
   bool quiet;
+  bool raw_output;              /* the snippet's output to a terminal as it is (not neutralised) */
   const char *env[CSR_MAX_ENV]; /* "KEY=VALUE" or "KEY" (copy from the host) */
   size_t n_env;
   /* Policies. */

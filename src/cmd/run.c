@@ -24,13 +24,12 @@ print_outcome (const struct csr_run_result *r)
         if (r->attempts[i].patch && r->attempts[i].patch->rules)
           snprintf (rules + strlen (rules), sizeof rules - strlen (rules), "%s%s",
                     rules[0] ? ", " : "", r->attempts[i].patch->rules);
-      fprintf (stderr, "csrun run: healed after %zu attempts (%s); --json shows the patch\n", n,
-               rules);
+      csr_say ("csrun run", "healed after %zu attempts (%s); --json shows the patch", n, rules);
       return;
     }
   if (r->status == CSR_STATUS_ERROR)
     {
-      fprintf (stderr, "csrun run: error: %s\n", r->error ? r->error : "unknown");
+      csr_say ("csrun run", "error: %s", r->error ? r->error : "unknown");
       return;
     }
   const struct csr_diagnosis *d = r->diagnosis;
@@ -40,10 +39,9 @@ print_outcome (const struct csr_run_result *r)
   /* Only the message's first line: this is one line. */
   const char *msg = d && d->message ? d->message : "";
   int mlen = (int)strcspn (msg, "\n");
-  fprintf (stderr, "csrun run: %s after %zu attempt%s: %s%s%.*s%s%s%s\n",
-           csr_status_name (r->status), n, n == 1 ? "" : "s", d ? d->error_type : "UnknownError",
-           mlen ? ": " : "", mlen, msg, where, last->patch_none ? "; " : "",
-           last->patch_none ? last->patch_none : "");
+  csr_say ("csrun run", "%s after %zu attempt%s: %s%s%.*s%s%s%s", csr_status_name (r->status), n,
+           n == 1 ? "" : "s", d ? d->error_type : "UnknownError", mlen ? ": " : "", mlen, msg,
+           where, last->patch_none ? "; " : "", last->patch_none ? last->patch_none : "");
 }
 
 /* Limits that were asked for (by default or explicitly) but are weaker than a
@@ -57,7 +55,7 @@ warn_limits (const struct csr_limits *l)
   bool nopids = l->pids && !l->pids_enforced;
   if (!rl && !nocpu && !nomem && !nopids)
     return;
-  fprintf (stderr, "csrun run: warning: limits %s%s%s%s%s\n",
+  csr_say ("csrun run", "warning: limits %s%s%s%s%s",
            rl ? "enforced by rlimits, not a cgroup (no writable cgroup here)" : "incomplete",
            nomem ? "; memory not limited" : "", nopids ? "; pids not limited" : "",
            nocpu ? "; cpu not limited" : "",
@@ -89,8 +87,15 @@ cmd_run (struct csr_global *g, int argc, char **argv)
       if (r->n_attempts > 0)
         {
           const struct csr_attempt *last = &r->attempts[r->n_attempts - 1];
-          csr_capture_print (STDOUT_FILENO, &last->out);
-          csr_capture_print (STDERR_FILENO, &last->err);
+          /* On a terminal the snippet's bytes are shown neutralised (it could
+           * otherwise set the title, write the clipboard, fake our lines...);
+           * pipes and files get them exactly. */
+          bool raw = o.raw_output;
+          int out_last = csr_capture_print (STDOUT_FILENO, &last->out,
+                                            !raw && csr_stream_is_terminal (STDOUT_FILENO));
+          int err_last = csr_capture_print (STDERR_FILENO, &last->err,
+                                            !raw && csr_stream_is_terminal (STDERR_FILENO));
+          csr_say_after (out_last, err_last);
         }
       if (!o.quiet)
         warn_limits (&r->limits);

@@ -119,6 +119,32 @@ run_case phang "$div" --patch-cmd "$T/hang" --patch-timeout 1
 took=$(( $(date +%s) - start ))
 expect phang "--patch-cmd that hangs is cut off (${took}s)" 1 '(j["status"], "timed out" in j["attempts"][0]["no_patch"], len(j["attempts"]))' "('failed', True, 1)"
 
+# A patch far larger than the snippet (300,000 lines: its diff alone once took
+# minutes) is an unusable reply, and so is one that is not UTF-8 (the gate
+# once failed on it: exit 125).  `timeout` makes a hang fail, not stall.
+printf '#!/bin/sh\ncat >/dev/null\nexec python3 -c "import sys; sys.stdout.write(\\"1\\\\n\\" * %s)"\n' 300000 > "$T/huge"
+printf '#!/bin/sh\ncat >/dev/null\nexec python3 -c "import sys; sys.stdout.write(\\"1\\\\n\\" * %s)"\n' 30000 > "$T/big"
+printf '#!/bin/sh\ncat >/dev/null\nprintf "x = 1 +\\n\\377\\n"\n' > "$T/notutf8"
+chmod +x "$T/huge" "$T/big" "$T/notutf8"
+printf '%s\n' "$div" > "$T/phuge.py"
+timeout 60 "$CSRUN" run --json --patch-cmd "$T/huge" "$T/phuge.py" >"$T/phuge.json" 2>"$T/phuge.err"
+rc=$?
+expect phuge "a 300,000-line --patch-cmd reply is refused as too large, quickly" 1 \
+  '(j["status"], j["attempts"][0]["no_patch"], len(j["attempts"]), j["attempts"][0]["heal_ms"] >= 0)' \
+  "('failed', '--patch-cmd gave no patch: unusable reply: the patch is 600000 bytes, over the limit of 65536 bytes for this snippet', 1, True)"
+run_case pbig "$div" --patch-cmd "$T/big"
+expect pbig "a 30,000-line patch within the limit is used" 0 \
+  '(j["status"], j["attempts"][0]["patch"]["diff"].split("\n")[2], j["attempts"][0]["heal_ms"] >= 0)' \
+  "('healed', '@@ -1 +1,30000 @@', True)"
+run_case psmallmax "$div" --patch-cmd "$T/big" --max-code-size 32K
+expect psmallmax "a patch is never larger than --max-code-size" 1 \
+  '(j["status"], j["attempts"][0]["no_patch"])' \
+  "('failed', '--patch-cmd gave no patch: unusable reply: the patch is 60000 bytes, over the limit of 32768 bytes for this snippet')"
+run_case putf8 "$div" --patch-cmd "$T/notutf8"
+expect putf8 "a --patch-cmd reply that is not UTF-8 is an unusable reply, not a csrun failure" 1 \
+  '(j["status"], j["attempts"][0]["no_patch"], len(j["attempts"]))' \
+  "('failed', '--patch-cmd gave no patch: unusable reply: not valid UTF-8', 1)"
+
 # A heal.conf name whose entry does not fit (a module used bare): the code runs as it is.
 run_case bare 'print(string)'
 expect bare "an unfixable known name is run as is, not blocked" 1 \

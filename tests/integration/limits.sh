@@ -52,11 +52,13 @@ else
   not_ok "1 GiB flood" "$res"
 fi
 
-# The timeout is wall-clock and reported.
+# The timeout is wall-clock and reported.  The CPU time the loop got in that
+# half second is up to the scheduler (a busy 2-core machine may give it little):
+# assert only that some was measured, and that the kill came well before 10 s.
 printf 'while True:\n    pass\n' > "$T/spin.py"
 csrun run --json --timeout 500ms "$T/spin.py" >"$T/spin.json"
 rc=$?
-res=$(json_get "$T/spin.json" '(j["status"], j["attempts"][0]["timed_out"], j["attempts"][0]["signal"], 400 <= j["attempts"][0]["duration_ms"] < 3000, j["attempts"][0]["cpu_ms"] > 200, j["limits"]["timeout_s"])')
+res=$(json_get "$T/spin.json" '(j["status"], j["attempts"][0]["timed_out"], j["attempts"][0]["signal"], 400 <= j["attempts"][0]["duration_ms"] < 10000, j["attempts"][0]["cpu_ms"] > 0, j["limits"]["timeout_s"])')
 [ $rc -eq 124 ] && [ "$res" = "('timeout', True, 'SIGKILL', True, True, 0.5)" ] \
   && ok "a busy loop is killed at --timeout 500ms and its cpu time is reported" || not_ok "busy-loop timeout" "exit $rc" "$res" "$(cat "$T/spin.json")"
 
@@ -100,5 +102,30 @@ out=$(csrun run --quiet "$T/inodes.py" 2>&1)
 printf 'import resource\nprint(resource.getrlimit(resource.RLIMIT_CORE), resource.getrlimit(resource.RLIMIT_NOFILE))\n' > "$T/rl.py"
 out=$(csrun run --quiet "$T/rl.py" 2>&1)
 [ "$out" = "(0, 0) (1024, 1024)" ] && ok "rlimits: core 0, nofile 1024" || not_ok "rlimits" "$out"
+
+# Limits too small to start the jail are usage errors naming the minimum,
+# never "csrun itself failed" (125); the smallest ones accepted still run.
+printf 'print("up")\n' > "$T/up.py"
+csrun run --pids 1 "$T/up.py" >"$T/p1.out" 2>"$T/p1.err"
+rc=$?
+[ $rc = 2 ] && grep -qx 'csrun run: --pids: at least 2 processes are needed to start the jail (its init and Python)' "$T/p1.err" \
+  && ok "--pids 1 is a usage error naming the minimum" || not_ok "--pids 1" "exit $rc" "$(cat "$T/p1.err")"
+out=$(csrun run --quiet --pids 2 "$T/up.py" 2>&1)
+rc=$?
+[ $rc = 0 ] && [ "$out" = up ] && ok "--pids 2 starts the jail" || not_ok "--pids 2" "exit $rc" "$out"
+csrun run --memory 1M "$T/up.py" >"$T/m1.out" 2>"$T/m1.err"
+rc=$?
+[ $rc = 2 ] && grep -q -- '--memory: 1M is below 16 MiB' "$T/m1.err" \
+  && ok "--memory 1M is a usage error naming the minimum" || not_ok "--memory 1M" "exit $rc" "$(cat "$T/m1.err")"
+csrun run --json --memory 16M "$T/up.py" >"$T/m16.json" 2>"$T/m16.err"
+rc=$?
+# With a cgroup, Python starts in 16 MiB; with RLIMIT_AS (rootless without a
+# cgroup) its address space may not fit: then a MemoryError diagnosis (exit 1).
+res=$(json_get "$T/m16.json" '(j["status"], (j.get("diagnosis") or {}).get("error_type"))' 2>&1)
+if { [ $rc = 0 ] && [ "$res" = "('ok', None)" ]; } || { [ $rc = 1 ] && [ "$res" = "('failed', 'MemoryError')" ]; }; then
+  ok "--memory 16M runs, or fails with a MemoryError diagnosis (exit $rc)"
+else
+  not_ok "--memory 16M" "exit $rc" "$res" "$(cat "$T/m16.err")"
+fi
 
 done_testing

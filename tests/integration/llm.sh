@@ -137,6 +137,36 @@ fi
 run_llm allbad openai '[{"reply": ""}, {"reply": ""}]' "$BAD" --llm-retries 2
 expect allbad "--llm-retries 2: two unusable replies, then no patch" 1 2 \
   '(j["status"], "no usable patch in 2 replies" in j["attempts"][0]["no_patch"])' "('failed', True)"
+# A reply that is not UTF-8 (the JSON escape \udcff decodes to a lone
+# surrogate; next to the syntax error it once made the gate fail, exit 125),
+# and one far larger than the snippet: unusable, asked again.
+script=$(python3 -c 'import json,sys
+fix = "```python\nprint(\"Result: \" + str(42))\n```"
+body = json.dumps({"choices": [{"index": 0, "message": {"role": "assistant", "content": "x = 1 +\n@@\n"},
+                   "finish_reason": "stop"}], "usage": {"prompt_tokens": 1, "completion_tokens": 1}})
+print(json.dumps([{"status": 200, "body": body.replace("@@", "\\udcff")}, {"reply": fix}]))')
+run_llm notutf8 openai "$script" "$BAD"
+expect notutf8 "a reply that is not UTF-8 is discarded as unusable" 0 2 \
+  '(j["status"], j["attempts"][0]["patch"]["llm"]["discarded_replies"], j["attempts"][-1]["stdout"])' \
+  "('healed', 1, 'Result: 42\\n')"
+if [[ $(req_body notutf8 2) == *"unusable reply: not valid UTF-8"* ]]; then
+  ok "the next request says the reply was not UTF-8"
+else
+  not_ok "the next request says the reply was not UTF-8" "$(req_body notutf8 2 | head -c 2000)"
+fi
+script=$(python3 -c 'import json
+fix = "```python\nprint(\"Result: \" + str(42))\n```"
+print(json.dumps([{"reply": "```python\n" + "1\n" * 300000 + "```"}, {"reply": fix}]))')
+timeout_start=$(date +%s)
+run_llm huge anthropic "$script" "$BAD"
+expect huge "a 300,000-line reply is discarded as too large ($(( $(date +%s) - timeout_start ))s)" 0 2 \
+  '(j["status"], j["attempts"][0]["patch"]["llm"]["discarded_replies"], j["attempts"][0]["heal_ms"] >= 0)' \
+  "('healed', 1, True)"
+if [[ $(req_body huge 2) == *"unusable reply: the patch is 600000 bytes, over the limit of 65536 bytes"* ]]; then
+  ok "the next request says the reply was too large"
+else
+  not_ok "the next request says the reply was too large" "$(req_body huge 2 | head -c 2000)"
+fi
 
 # ---------------------------------------------------------------- HTTP errors and retries
 run_llm ratelimit openai "[{\"kind\": \"rate_limit\", \"retry_after\": 1}, {\"reply\": \"$FIX\"}]" "$BAD"

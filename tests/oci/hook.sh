@@ -268,6 +268,36 @@ hook poststop
 [ "$rc" = 0 ] && [ "$(wc -l < "$T/err")" = 1 ] && ok "poststop: bad input is one line and exit 0" \
   || not_ok "poststop: bad input is one line and exit 0" "exit $rc" "$(cat "$T/err")"
 
+# Source encodings: a script file is read by Python with its PEP 263 declaration (as csrun run
+# does); `python -c` text is not (Python compiles it as text), so a declaration there is refused:
+# the gate, which compiles bytes, would read other code than runs.
+state
+printf '# -*- coding: latin-1 -*-\nprint("caf\xe9")\n' > "$B/rootfs/job.py"
+config '["python3", "/job.py"]' "$GATE"
+hook prestart
+expect "a latin-1 script with a coding declaration passes" 0
+printf 'print("caf\xe9")\n' > "$B/rootfs/job.py"
+hook prestart
+expect "a latin-1 script without a declaration is refused" 1 '/job.py: refused: is not valid UTF-8'
+config '["python3", "-c", "# coding: utf-7\nimport os #+AAo-\"\"\"\nos.system(\"id\")\n#\"\"\"\n"]' "$GATE"
+hook prestart
+expect "-c code with a utf-7 declaration (hiding os.system from the gate) is refused" 1 \
+  '<string>: refused: -c code declares coding: utf-7'
+config '["python3", "-c", "# -*- coding: utf-8 -*-\nprint(1)\n"]' "$GATE"
+hook prestart
+expect "-c code declaring utf-8 passes" 0
+
+# Messages quote the script: never a raw terminal control (podman shows them on a terminal).
+printf 'import os\ngetattr(os, "system", "\x1b]52;c;aGk=\x07")("id")\n' > "$B/rootfs/job.py"
+config '["python3", "/job.py"]' "$GATE"
+hook prestart
+if [ "$rc" = 1 ] && grep -q 'called as `getattr(os, "system", "^\[\]52;c;aGk=^G")`' "$T/err" \
+  && ! grep -q $'\x1b' "$T/err"; then
+  ok "a violation quoting an escape sequence is shown neutralised"
+else
+  not_ok "hook messages neutralised" "exit $rc" "$(cat -v "$T/err")"
+fi
+
 # ---------------------------------------------------------------- podman
 podman_tests () {
   local PD IMAGE=localhost/csrun-hook-test:latest rt out job name bundle v want desc got

@@ -538,6 +538,20 @@ left=$(pm ps -aq 2>&1)
 [ "$rc" = 0 ] && [ -z "$left" ] && ok "podman rm -af removes every container" \
   || fail "podman rm -af removes every container" "left: $left"
 
+# ---------------------------------------------------------------- devices
+# podman sends "deny all" and an allow rule per --device: csrun enforces them
+# (tests/oci/devices.sh has the details).  /dev/kmsg is opened for writing
+# only (nothing is written).
+KMSG_PROBE='import os
+try:
+    os.close(os.open("/dev/kmsg", os.O_WRONLY)); print("ok")
+except OSError as e:
+    print(e.strerror)'
+prun run --rm --device /dev/kmsg "$IMAGE" $PY -c "$KMSG_PROBE"
+expect "--device /dev/kmsg: the device cgroup lets the container open it" 0 ok
+prun run --rm --device /dev/kmsg:/dev/kmsg:r "$IMAGE" $PY -c "$KMSG_PROBE"
+expect "--device /dev/kmsg:/dev/kmsg:r: not for writing (EPERM from the device cgroup)" 0 "Operation not permitted"
+
 # ---------------------------------------------------------------- configuration
 prun --runtime csrun info --format '{{.Host.OCIRuntime.Name}} {{.Host.OCIRuntime.Path}}'
 expect "the runtime named csrun in [engine.runtimes] resolves to \$CSRUN" 0 "csrun $CSRUN"

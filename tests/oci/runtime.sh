@@ -232,6 +232,31 @@ if [ "$out1" = "unshare denied 1" ] && [ "$out2" = "$out1" ] && [ "$cached" -ge 
 else
   not_ok "linux.seccomp (cached)" "first: $out1" "second: $out2" "cached files: $cached" "$("${C[@]}" list -q)"
 fi
+# The cache is trusted only as csrun wrote it, in a directory only we can write.
+for f in "$R"/@cache/seccomp/*.bpf; do
+  python3 -c 'import struct, sys
+sys.stdout.buffer.write(struct.pack("<HBBI", 0x20, 0, 0, 4) + struct.pack("<HBBI", 6, 0, 0, 0x7fff0000))' >"$f"
+done
+out3=$("${C[@]}" run -b "$T/b8" c8 2>&1)
+[ "$out3" = "unshare denied 1" ] && ok "an allow-all program planted in the OCI seccomp cache is rebuilt, not loaded" ||
+  not_ok "a planted OCI seccomp cache entry is not loaded" "$out3"
+chmod 777 "$R/@cache"
+out4=$("${C[@]}" run -b "$T/b8" c8 2>&1)
+rc=$?
+[ "$rc" != 0 ] && [[ $out4 == *"'$R/@cache': refused: writable by group or others"* ]] &&
+  ! "${C[@]}" list -q | grep -q c8 &&
+  ok "a seccomp cache under the state root that others can write is refused, naming it" ||
+  not_ok "an untrusted OCI seccomp cache is refused" "exit $rc" "$out4"
+chmod 700 "$R/@cache"
+if is_root; then
+  chown -R nobody "$R/@cache"
+  out5=$("${C[@]}" run -b "$T/b8" c8 2>&1)
+  rc=$?
+  [ "$rc" != 0 ] && [[ $out5 == *"'$R/@cache': refused: owned by nobody (uid 65534)"* ]] &&
+    ok "root: a seccomp cache under the state root owned by another user is refused" ||
+    not_ok "root: another user's OCI seccomp cache is refused" "exit $rc" "$out5"
+  chown -R root "$R/@cache"
+fi
 
 # ---------------------------------------------------------------- preserved fds
 make_bundle "$T/b4" "$(args 'import os; os.write(3, b"through fd 3\n")')"

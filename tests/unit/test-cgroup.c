@@ -855,6 +855,53 @@ Test (fake, stale_cleanup_removes_only_dead_csrun_cgroups)
   reap (alive);
 }
 
+Test (fake, stale_cleanup_leaves_other_users_cgroups_silently)
+{
+  /* A stale csrun-<dead>-1 this user can't remove (root's csrun was killed,
+   * and this user's runs look at the same hierarchy): left alone, and no
+   * warning (every run printed one per hierarchy). */
+  pid_t dead = dead_pid ();
+  char dir[PATH_MAX], name[CSR_CG_NAME_MAX], logf[PATH_MAX];
+  fmt (dir, sizeof dir, "%s/csrun", v1mem);
+  cr_assert_eq (mkdir (dir, 0755), 0);
+  csr_cg_name_format (name, sizeof name, dead, 1);
+  mkdir_in (dir, name);
+  cr_assert_eq (chmod (dir, 0555), 0); /* not removable but by root */
+  fmt (logf, sizeof logf, "%s/stderr", tmp);
+  int logfd = open (logf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  cr_assert_geq (logfd, 0);
+  bool root = geteuid () == 0;
+  if (root)
+    cr_assert_eq (chmod (tmp, 0755), 0); /* nobody walks down to the hierarchy */
+  pid_t pid = fork ();
+  cr_assert_geq (pid, 0);
+  if (pid == 0)
+    {
+      /* As root, be another user (the cgroup is root's); else the cgroup is
+       * ours but its parent is not writable. */
+      if (root
+          && (setgroups (0, NULL) < 0 || setresgid (65534, 65534, 65534) < 0
+              || setresuid (65534, 65534, 65534) < 0))
+        _exit (3);
+      if (dup2 (logfd, 2) < 0)
+        _exit (4);
+      struct csr_cgroup_roots roots = v1_roots ();
+      csr_cgroup_cleanup_stale_at (&roots);
+      _exit (0);
+    }
+  int status = 0;
+  cr_assert_eq (waitpid (pid, &status, 0), pid);
+  close (logfd);
+  cr_assert (WIFEXITED (status) && WEXITSTATUS (status) == 0, "status %d", status);
+  cr_assert (exists (dir, name), "the other user's cgroup is left alone");
+  cr_assert_str_eq (get (tmp, "stderr"), "", "no warning about it");
+  cr_assert_eq (chmod (dir, 0755), 0);
+  /* Its owner (here: us) still cleans it. */
+  struct csr_cgroup_roots roots = v1_roots ();
+  csr_cgroup_cleanup_stale_at (&roots);
+  cr_assert_not (exists (dir, name), "%s/%s: its owner removes it", dir, name);
+}
+
 Test (fake, stale_cleanup_is_cheap_when_there_is_nothing)
 {
   struct csr_cgroup_roots roots = v1_roots ();

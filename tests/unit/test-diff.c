@@ -333,3 +333,117 @@ Test (diff, large_and_totally_different)
   free (a);
   free (b);
 }
+
+/* ------------------------------------------------------------ the budget */
+
+/* N lines: "1\n" each (a reply made of one repeated line). */
+static char *
+repeated_lines (size_t n)
+{
+  char *s = malloc (2 * n + 1);
+  cr_assert_not_null (s);
+  for (size_t i = 0; i < n; i++)
+    memcpy (s + 2 * i, "1\n", 2);
+  s[2 * n] = '\0';
+  return s;
+}
+
+/* N lines where every other one differs between the two texts (WHICH 0 or 1). */
+static char *
+interleaved_lines (size_t n, int which)
+{
+  char *s = malloc (n * 16 + 1);
+  cr_assert_not_null (s);
+  size_t len = 0;
+  for (size_t i = 0; i < n; i++)
+    len += (size_t)sprintf (s + len, "%c%zu\n", i % 2 ? 'x' : (which ? 'b' : 'a'), i);
+  return s;
+}
+
+Test (diff, huge_reply_takes_the_fallback, .timeout = 60)
+{
+  /* A short snippet and a 300,000-line reply: without a bound, Myers needs
+   * D = 300,000 and about D^2 / 2 steps (minutes). */
+  const char *a = "print(undefined_name)\n";
+  char *b = repeated_lines (300000);
+  struct csr_diff_stats st;
+  char *d = csr_unified_diff_ex (a, b, "f.py", CSR_DIFF_BUDGET, &st);
+  cr_assert_not_null (d);
+  cr_assert (st.replaced_all, "the fallback was not taken (work %llu)",
+             (unsigned long long)st.work);
+  cr_assert_leq (st.work, CSR_DIFF_BUDGET + 2 * (uint64_t)CSR_DIFF_MAX_D + 2);
+  cr_assert_eq (changed_lines (d), 300001);
+  cr_assert (strncmp (d, HDR "@@ -1 +1,300000 @@\n-print(undefined_name)\n+1\n", 51) == 0, "%.200s",
+             d);
+  free (d);
+  free (b);
+}
+
+Test (diff, huge_pair_takes_the_fallback, .timeout = 60)
+{
+  /* Two 300,000-line texts that differ on every other line. */
+  char *a = interleaved_lines (300000, 0), *b = interleaved_lines (300000, 1);
+  struct csr_diff_stats st;
+  char *d = csr_unified_diff_ex (a, b, "f.py", CSR_DIFF_BUDGET, &st);
+  cr_assert_not_null (d);
+  cr_assert (st.replaced_all);
+  cr_assert_leq (st.work, CSR_DIFF_BUDGET + 2 * (uint64_t)CSR_DIFF_MAX_D + 2);
+  cr_assert_eq (changed_lines (d), 600000);
+  free (d);
+  free (a);
+  free (b);
+}
+
+Test (diff, huge_reply_plain_call_is_bounded, .timeout = 10)
+{
+  /* What the healing loop calls: must come back (the timeout fails it on a
+   * diff without a budget). */
+  char *b = repeated_lines (300000);
+  char *d = csr_unified_diff ("print(undefined_name)\n", b, "f.py");
+  cr_assert_not_null (d);
+  cr_assert_eq (changed_lines (d), 300001);
+  free (d);
+  free (b);
+}
+
+Test (diff, fallback_diff_applies)
+{
+  /* Past the budget the diff still turns A into B; a tiny budget forces it. */
+  char *a = interleaved_lines (300, 0), *b = interleaved_lines (300, 1);
+  struct csr_diff_stats st;
+  char *d = csr_unified_diff_ex (a, b, "f.py", 10, &st);
+  cr_assert_not_null (d);
+  cr_assert (st.replaced_all);
+  cr_assert_eq (changed_lines (d), 600);
+  free (d);
+  verify (a, b, 2); /* the default budget: a real, minimal diff */
+  char *small = csr_unified_diff_ex (a, b, "f.py", CSR_DIFF_BUDGET, &st);
+  cr_assert (!st.replaced_all);
+  free (small);
+  free (a);
+  free (b);
+}
+
+Test (diff, small_edits_stay_minimal_within_the_budget)
+{
+  /* 2,000 edits spread over a 100,000-line file: well inside the bound. */
+  char *a = interleaved_lines (100000, 0);
+  char *b = strdup (a);
+  cr_assert_not_null (b);
+  size_t changed = 0;
+  for (char *p = b; *p && changed < 1000; p++)
+    if (*p == 'a' && (p == b || p[-1] == '\n') && (p - b) % 97 < 50)
+      {
+        *p = 'c';
+        changed++;
+      }
+  cr_assert_eq (changed, 1000);
+  struct csr_diff_stats st;
+  char *d = csr_unified_diff_ex (a, b, "f.py", CSR_DIFF_BUDGET, &st);
+  cr_assert_not_null (d);
+  cr_assert (!st.replaced_all, "work %llu", (unsigned long long)st.work);
+  cr_assert_eq (changed_lines (d), 2 * changed);
+  free (d);
+  free (a);
+  free (b);
+}

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -490,4 +491,48 @@ Test (extract, whitespace_kept)
   check_extract ("```python\r\nif x:\r\n    y = 1\r\n```\r\n", "if x:\n    y = 1\n");
   /* An indented fence (in a list item): its indentation goes. */
   check_extract ("1. Fix:\n  ```python\n  if x:\n      y = 1\n  ```\n", "if x:\n    y = 1\n");
+}
+
+/* ------------------------------------------------- what a patch may be */
+
+Test (patchcmd, patch_size_cap)
+{
+  cr_assert_eq (csr_patch_max_size (0, 1 << 20), 64 << 10);
+  cr_assert_eq (csr_patch_max_size (100, 1 << 20), 64 << 10);
+  cr_assert_eq (csr_patch_max_size (100000, 1 << 20), 4 * 100000 + (16 << 10));
+  cr_assert_eq (csr_patch_max_size (1 << 20, 1 << 20), 1 << 20); /* --max-code-size bounds it */
+  cr_assert_eq (csr_patch_max_size (10, 1000), 1000);
+  cr_assert_eq (csr_patch_max_size (SIZE_MAX / 2, 0), SIZE_MAX); /* no overflow */
+}
+
+Test (patchcmd, patch_problems)
+{
+  cr_assert_null (csr_patch_problem ("print(x)\n", "print(1)\n", 1 << 20));
+  cr_assert_str_eq (csr_patch_problem ("print(x)\n", "x = 1 +\n\xff\n", 1 << 20),
+                    "unusable reply: not valid UTF-8");
+  cr_assert_str_eq (csr_patch_problem ("print(x)\n", "s = '\xed\xb3\xbf'\n", 1 << 20),
+                    "unusable reply: not valid UTF-8"); /* a lone surrogate */
+  size_t n = (64 << 10) + 1;
+  char *big = malloc (n + 1);
+  cr_assert_not_null (big);
+  memset (big, '#', n);
+  big[n] = '\0';
+  cr_assert_str_eq (csr_patch_problem ("print(x)\n", big, 1 << 20),
+                    "unusable reply: the patch is 65537 bytes, over the limit of 65536 bytes for "
+                    "this snippet");
+  big[n - 1] = '\0';
+  cr_assert_null (csr_patch_problem ("print(x)\n", big, 1 << 20));
+  free (big);
+}
+
+Test (patchcmd, nul_byte_is_unusable)
+{
+  /* The code would be cut at the NUL without a word: refuse it, as a
+   * snippet with a NUL byte is refused. */
+  const char *p = script ("nul.sh", "cat >/dev/null\nprintf 'x = 1\\000\\nimport os\\n'\n");
+  char *out = NULL;
+  const char *why = NULL;
+  cr_assert_eq (run (p, 5, "x = 0\n", &out, &why), 0);
+  cr_assert_null (out);
+  cr_assert_str_eq (why, "unusable reply: contains a NUL byte");
 }

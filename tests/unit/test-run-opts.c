@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <criterion/criterion.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd/run-opts.h"
@@ -158,4 +159,57 @@ Test (run_opts, zero_pids_is_usage_error, .exit_code = 2)
   struct run_opts o;
   const char *argv[] = { "csrun run", "--pids", "0", "x.py", NULL };
   parse (&o, 4, argv);
+}
+
+Test (run_opts, env_value_with_newline_is_usage_error, .exit_code = 2)
+{
+  struct run_opts o;
+  const char *argv[] = { "csrun run", "--env", "FOO=a\nb", "x.py", NULL };
+  parse (&o, 4, argv);
+}
+
+Test (run_opts, env_copied_host_value_with_newline_is_usage_error, .exit_code = 2)
+{
+  struct run_opts o;
+  setenv ("CSRUN_TEST_NL", "a\nb", 1);
+  const char *argv[] = { "csrun run", "--env", "CSRUN_TEST_NL", "x.py", NULL };
+  parse (&o, 4, argv);
+}
+
+Test (run_opts, env_empty_name_is_usage_error, .exit_code = 2)
+{
+  struct run_opts o;
+  const char *argv[] = { "csrun run", "--env", "=x", "x.py", NULL };
+  parse (&o, 4, argv);
+}
+
+Test (run_opts, env_tab_and_equals_in_value_and_raw_output)
+{
+  struct run_opts o;
+  setenv ("CSRUN_TEST_TAB", "a\tb", 1);
+  const char *argv[] = { "csrun run",      "--env",        "A=x=y\tz", "--env",
+                         "CSRUN_TEST_TAB", "--raw-output", "x.py",     NULL };
+  parse (&o, 7, argv);
+  cr_assert_eq (o.n_env, 2);
+  cr_assert (o.raw_output);
+  struct run_opts d;
+  const char *argv2[] = { "csrun run", "x.py", NULL };
+  parse (&d, 2, argv2);
+  cr_assert (!d.raw_output, "neutralised by default");
+}
+
+Test (run_opts, one_pid_is_usage_error, .exit_code = 2)
+{
+  /* The jail's init and Python: 1 can't start the jail. */
+  struct run_opts o;
+  const char *argv[] = { "csrun run", "--pids", "1", "x.py", NULL };
+  parse (&o, 4, argv);
+}
+
+Test (run_opts, minimum_pids)
+{
+  struct run_opts o;
+  const char *argv[] = { "csrun run", "--pids", "2", "x.py", NULL };
+  parse (&o, 4, argv);
+  cr_assert_eq (o.pids, 2);
 }

@@ -23,7 +23,12 @@
 #include <unistd.h>
 
 #include "jail/seccomp.h"
+#include "util/digest.h"
 #include "util/fs.h"
+#include "util/trust.h"
+
+/* The cache entry's header: "csrun-seccomp-cache 2\\n", "key <64 hex>\\n", "bpf <64 hex>\\n". */
+#define CACHE_HEADER (22 + 69 + 69)
 
 /* ------------------------------------------------------------- helpers */
 
@@ -1071,8 +1076,10 @@ Test (cache, second_load_is_identical)
   char *file = cache_file (dir);
   struct stat st;
   cr_assert_eq (stat (file, &st), 0);
-  cr_expect_eq ((size_t)st.st_size, a->bpf_len);
+  /* A header (magic, key, the program's sha256) and the program. */
+  cr_expect_eq ((size_t)st.st_size, CACHE_HEADER + a->bpf_len);
   cr_expect_eq (st.st_mode & 0777, 0600);
+  cr_expect_eq (st.st_uid, geteuid ());
   cr_assert_eq (csr_seccomp_load (profile, dir, &b, &err), 0);
   cr_assert_eq (b->bpf_len, a->bpf_len);
   cr_assert_eq (memcmp (a->bpf, b->bpf, a->bpf_len), 0);
@@ -1095,30 +1102,59 @@ Test (cache, second_load_is_identical)
   free (profile);
 }
 
-Test (cache, hit_skips_the_compiler_and_bad_files_are_replaced)
+/* A cache entry as csrun writes it for the program BPF. */
+static void
+write_entry (const char *file, const void *bpf, size_t len)
+{
+  char *data = NULL, *hdr = NULL, bpfhex[65];
+  size_t n = 0;
+  cr_assert_eq (csr_read_file (file, 1 << 20, &data, &n, NULL), 0);
+  cr_assert_gt (n, CACHE_HEADER);
+  cr_assert_eq (csr_sha256_buf (bpf, len, bpfhex, NULL), 0);
+  /* Keep the magic and the key line, replace the program and its digest. */
+  cr_assert_geq (asprintf (&hdr, "%.*sbpf %s\n", (int)(CACHE_HEADER - 69), data, bpfhex), 0);
+  cr_assert_eq (strlen (hdr), CACHE_HEADER);
+  char *out = malloc (CACHE_HEADER + len);
+  memcpy (out, hdr, CACHE_HEADER);
+  memcpy (out + CACHE_HEADER, bpf, len);
+  cr_assert_eq (csr_write_file_atomic (file, out, CACHE_HEADER + len, 0600, NULL), 0);
+  free (out);
+  free (hdr);
+  free (data);
+}
+
+Test (cache, bad_entries_are_replaced_and_a_good_one_skips_the_compiler)
 {
   char *dir = make_tmpdir (), *profile = default_profile_path ();
   struct csr_seccomp *a = NULL, *b = NULL, *c = NULL;
   cr_assert_eq (csr_seccomp_load (profile, dir, &a, NULL), 0);
   char *file = cache_file (dir);
-
-  /* A different (valid) program in the cache is returned as it is: a hit
-   * does not compile. */
   struct sock_filter allow_all[] = {
     BPF_STMT (BPF_LD | BPF_W | BPF_ABS, 4),
     BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
   };
-  cr_assert_eq (csr_write_file_atomic (file, allow_all, sizeof allow_all, 0600, NULL), 0);
-  cr_assert_eq (csr_seccomp_load (profile, dir, &b, NULL), 0);
-  cr_assert_eq (b->bpf_len, sizeof allow_all);
-  cr_assert_eq (b->prog.len, 2);
-  cr_assert_eq (memcmp (b->bpf, allow_all, sizeof allow_all), 0);
 
-  /* A truncated or foreign file is ignored and rewritten. */
-  static const char *bad[] = { "", "1234567", "12345678", "not a seccomp program at all!!!" };
+  /* A bare program (the old format, or one planted there), a truncated or
+   * foreign file, a header for another program: all ignored and rewritten. */
+  char *good = NULL;
+  size_t good_len = 0;
+  cr_assert_eq (csr_read_file (file, 1 << 20, &good, &good_len, NULL), 0);
+  char wrong_sha[4096];
+  memcpy (wrong_sha, good, CACHE_HEADER);
+  memcpy (wrong_sha + CACHE_HEADER, allow_all, sizeof allow_all);
+  struct
+  {
+    const void *data;
+    size_t len;
+  } bad[] = { { allow_all, sizeof allow_all },
+              { "", 0 },
+              { "1234567", 7 },
+              { "12345678", 8 },
+              { good, CACHE_HEADER },
+              { wrong_sha, CACHE_HEADER + sizeof allow_all } };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
     {
-      cr_assert_eq (csr_write_file_atomic (file, bad[i], strlen (bad[i]), 0600, NULL), 0);
+      cr_assert_eq (csr_write_file_atomic (file, bad[i].data, bad[i].len, 0600, NULL), 0);
       cr_assert_eq (csr_seccomp_load (profile, dir, &c, NULL), 0);
       cr_assert_eq (c->bpf_len, a->bpf_len, "bad cache file %zu", i);
       cr_assert_eq (memcmp (a->bpf, c->bpf, a->bpf_len), 0);
@@ -1127,13 +1163,51 @@ Test (cache, hit_skips_the_compiler_and_bad_files_are_replaced)
       char *again = NULL;
       size_t len = 0;
       cr_assert_eq (csr_read_file (file, 1 << 20, &again, &len, NULL), 0);
-      cr_assert_eq (len, a->bpf_len, "the cache file was rewritten");
+      cr_assert_eq (len, good_len, "bad cache file %zu was not rewritten", i);
+      cr_assert_eq (memcmp (again, good, len), 0);
       free (again);
     }
+
+  /* A group/other-writable entry is not used either. */
+  write_entry (file, allow_all, sizeof allow_all);
+  cr_assert_eq (chmod (file, 0620), 0);
+  cr_assert_eq (csr_seccomp_load (profile, dir, &c, NULL), 0);
+  cr_assert_eq (c->bpf_len, a->bpf_len, "a group-writable entry was used");
+  csr_seccomp_free (c);
+
+  /* A well-formed entry is a hit, used without compiling: the cache is the
+   * caller's own (the trust check), so only the caller can have written it. */
+  write_entry (file, allow_all, sizeof allow_all);
+  cr_assert_eq (csr_seccomp_load (profile, dir, &b, NULL), 0);
+  cr_assert_eq (b->bpf_len, sizeof allow_all);
+  cr_assert_eq (memcmp (b->bpf, allow_all, sizeof allow_all), 0);
+
   csr_seccomp_free (a);
   csr_seccomp_free (b);
   cr_assert_eq (csr_rm_rf (dir, NULL), 0);
+  free (good);
   free (file);
+  free (dir);
+  free (profile);
+}
+
+Test (cache, an_untrusted_cache_directory_is_refused)
+{
+  char *dir = make_tmpdir (), *profile = default_profile_path ();
+  struct csr_seccomp *a = NULL;
+  csr_error *err = NULL;
+  cr_assert_eq (chmod (dir, 0777), 0);
+  cr_assert_eq (csr_seccomp_load (profile, dir, &a, &err), CSR_TRUST_REFUSED);
+  cr_assert_null (a);
+  cr_assert_not_null (strstr (csr_error_text (err), "writable by group or others"), "%s",
+                      csr_error_text (err));
+  csr_error_free (err);
+  err = NULL;
+  cr_assert_eq (
+      csr_seccomp_compile_oci_cached ("{\"defaultAction\": \"SCMP_ACT_ALLOW\"}", 35, dir, &a, &err),
+      CSR_TRUST_REFUSED);
+  csr_error_free (err);
+  cr_assert_eq (csr_rm_rf (dir, NULL), 0);
   free (dir);
   free (profile);
 }

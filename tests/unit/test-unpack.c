@@ -577,7 +577,7 @@ Test (resolve, first_call_unpacks_then_index_is_used)
   cr_assert_eq (stat (r->dir, &st), 0);
   cr_assert_eq (st.st_mode & 07777, 0555, "tree top: mode 0%o", (unsigned)(st.st_mode & 07777));
   cr_assert_eq (stat (cache, &st), 0);
-  cr_assert_eq (st.st_mode & 07777, 0755, "cache dir: mode 0%o", (unsigned)(st.st_mode & 07777));
+  cr_assert_eq (st.st_mode & 07777, 0700, "cache dir: mode 0%o", (unsigned)(st.st_mode & 07777));
   char *first_dir = strdup (r->dir);
   csr_rootfs_free (r);
 
@@ -1247,7 +1247,7 @@ small_tmpfs (const char *dir, const char *size)
   if (mount (NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
     return false;
   char opts[64];
-  snprintf (opts, sizeof opts, "size=%s", size);
+  snprintf (opts, sizeof opts, "size=%s,mode=0700", size);
   return mount ("tmpfs", dir, "tmpfs", 0, opts) == 0;
 }
 

@@ -909,6 +909,7 @@ scan_csrun_dir (const char *path, bool v2)
       return;
     }
   pid_t self = getpid ();
+  uid_t euid = geteuid ();
   struct dirent *de;
   while ((de = readdir (d)) != NULL)
     {
@@ -922,9 +923,21 @@ scan_csrun_dir (const char *path, bool v2)
       int cfd = openat (dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (cfd < 0)
         continue; /* not a directory (or a symlink): leave it */
+      struct stat st;
+      if (euid != 0 && (fstat (cfd, &st) < 0 || st.st_uid != euid))
+        {
+          /* Another user's csrun (root's, on a host where this user can
+           * read but not write the hierarchy): its own next run cleans it. */
+          csr_debug ("cgroup: the stale cgroup %s/%s is not ours: left alone", path, de->d_name);
+          close (cfd);
+          continue;
+        }
       int r = csr_cg_remove (cfd, dfd, de->d_name, v2);
       close (cfd);
-      if (r < 0)
+      if (r == -EACCES || r == -EPERM)
+        csr_debug ("cgroup: cannot remove the stale cgroup %s/%s: %s (not ours to clean)", path,
+                   de->d_name, strerror (-r));
+      else if (r < 0)
         csr_warn ("cgroup: cannot remove the stale cgroup %s/%s: %s", path, de->d_name,
                   strerror (-r));
       else

@@ -26,10 +26,18 @@
  * directory has to be created on the host. */
 #define NEWROOT "/tmp"
 
+/* The OCI runtimes' default masked paths under /proc (runc's spec template,
+ * containers/common: acpi, asound, kcore, keys, latency_stats, timer_list,
+ * timer_stats, sched_debug, scsi, interrupts), sysrq-trigger (read-only
+ * there), and what tells a snippet about the host's boot and disks: cmdline,
+ * config.gz, partitions, diskstats.  Their /sys paths (firmware, fs/selinux,
+ * dev/block, devices/virtual/powercap) don't apply: the snippet jail mounts
+ * no sysfs.  Each file costs a bind mount and a remount on every run. */
 static const char *const masked_paths[] = {
   "/proc/acpi",          "/proc/asound",     "/proc/kcore",         "/proc/keys",
   "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats",   "/proc/sched_debug",
-  "/proc/scsi",          "/proc/interrupts", "/proc/sysrq-trigger",
+  "/proc/scsi",          "/proc/interrupts", "/proc/sysrq-trigger", "/proc/cmdline",
+  "/proc/config.gz",     "/proc/partitions", "/proc/diskstats",
 };
 
 static const char *const readonly_paths[] = {

@@ -38,6 +38,7 @@
 
 #include "../util/cleanup.h"
 #include "../util/digest.h"
+#include "../util/trust.h"
 #include "../util/fs.h"
 #include "../util/log.h"
 
@@ -920,71 +921,127 @@ csr_seccomp_compile_oci (const char *json, size_t len, struct csr_seccomp **out,
 
 /* ------------------------------------------------------------ the cache */
 
-/* CACHE_DIR/seccomp/<sha256 of the profile digest, libseccomp's version and
- * the native architecture>.bpf: the program depends on nothing else. */
+/* CACHE_DIR/seccomp/<KEY>.bpf, KEY the sha256 of the profile digest,
+ * lenient or not, libseccomp's version and the native architecture (the
+ * program depends on nothing else).  The cache directory and its seccomp
+ * subdirectory pass csr_trust_open_dir/_open_subdir (ours, writable by nobody
+ * else, no symlink followed), so only we can have written an entry; the
+ * header (the key and the program's sha256) and check_bpf() then catch a torn,
+ * stale or foreign file, which is recompiled and replaced, never loaded. */
+#define CACHE_MAGIC "csrun-seccomp-cache 2\n"
+#define CACHE_HEADER_LEN (sizeof CACHE_MAGIC - 1 + 2 * (4 + CSR_SHA256_HEX_LEN + 1))
+
 static int
-cache_path (const char *cache_dir, const char *digest, char **dir, char **path, csr_error **err)
+cache_key (const char *digest, bool lenient, char keyhex[CSR_SHA256_HEX_LEN + 1], csr_error **err)
 {
   const struct scmp_version *v = seccomp_version ();
-  char key[256], keyhex[CSR_SHA256_HEX_LEN + 1];
-  int n = snprintf (key, sizeof key, "csrun-seccomp-cache 1\n%s\nlibseccomp %u.%u.%u\narch %u\n",
-                    digest, v ? v->major : 0, v ? v->minor : 0, v ? v->micro : 0,
-                    seccomp_arch_native ());
-  if (csr_sha256_buf (key, (size_t)n, keyhex, err) < 0)
-    return -1;
-  if (asprintf (dir, "%s/seccomp", cache_dir) < 0)
-    return csr_error_errno (err, "seccomp: out of memory");
-  if (asprintf (path, "%s/%s.bpf", *dir, keyhex) < 0)
+  char key[256];
+  int n = snprintf (key, sizeof key, "csrun-seccomp-cache 2\n%s%s\nlibseccomp %u.%u.%u\narch %u\n",
+                    digest, lenient ? "-oci" : "", v ? v->major : 0, v ? v->minor : 0,
+                    v ? v->micro : 0, seccomp_arch_native ());
+  return csr_sha256_buf (key, (size_t)n, keyhex, err);
+}
+
+static void
+cache_header (const char *keyhex, const char *bpfhex, char out[CACHE_HEADER_LEN + 1])
+{
+  snprintf (out, CACHE_HEADER_LEN + 1, CACHE_MAGIC "key %s\nbpf %s\n", keyhex, bpfhex);
+}
+
+/* Open CACHE_DIR/seccomp: a descriptor, -1 when the cache can't be used here
+ * (debug message), CSR_TRUST_REFUSED (*err set) when it must not be. */
+static int
+cache_open_dir (const char *cache_dir, csr_error **err)
+{
+  cleanup_error csr_error *e = NULL;
+  cleanup_free char *canon = NULL;
+  cleanup_close int cfd = csr_trust_open_dir ("seccomp cache", cache_dir, 0700, &canon, &e);
+  int fd = cfd;
+  if (cfd >= 0)
+    fd = csr_trust_open_subdir (cfd, canon, "seccomp", 0700, &e);
+  if (fd == CSR_TRUST_REFUSED)
     {
-      free (*dir);
-      *dir = NULL;
-      return csr_error_errno (err, "seccomp: out of memory");
+      csr_error_set (err, e->status, "%s", e->msg);
+      return CSR_TRUST_REFUSED;
     }
-  return 0;
+  if (fd < 0)
+    csr_debug ("seccomp: cache: %s", csr_error_text (e));
+  return fd;
 }
 
 /* 1 and *OUT on a hit, 0 on a miss (absent or unusable file). */
 static int
-cache_read (const char *path, const char *digest, struct csr_seccomp **out, csr_error **err)
+cache_read (int dirfd, const char *name, const char *keyhex, const char *digest,
+            struct csr_seccomp **out, csr_error **err)
 {
   cleanup_error csr_error *e = NULL;
-  char *bpf = NULL;
+  cleanup_free char *data = NULL;
   size_t len = 0;
-  if (csr_read_file (path, BPF_BYTES_MAX, &bpf, &len, &e) < 0)
+  if (csr_trust_read_at (dirfd, name, CACHE_HEADER_LEN + BPF_BYTES_MAX, &data, &len, &e) < 0)
     {
       if (e->status != ENOENT)
-        csr_debug ("seccomp: cache: %s", csr_error_text (e));
+        csr_debug ("seccomp: cache: %s: recompiling", csr_error_text (e));
       return 0;
     }
-  if (check_bpf (bpf, len, path, &e) < 0)
+  char want[CACHE_HEADER_LEN + 1], bpfhex[CSR_SHA256_HEX_LEN + 1];
+  const char *bpf = data + CACHE_HEADER_LEN;
+  size_t bpf_len = len - CACHE_HEADER_LEN;
+  if (len <= CACHE_HEADER_LEN || csr_sha256_buf (bpf, bpf_len, bpfhex, NULL) < 0)
+    bpfhex[0] = '\0';
+  cache_header (keyhex, bpfhex, want);
+  if (bpfhex[0] == '\0' || memcmp (data, want, CACHE_HEADER_LEN) != 0)
+    {
+      csr_debug ("seccomp: cache: '%s': not this profile's program: recompiling", name);
+      return 0;
+    }
+  if (check_bpf (bpf, bpf_len, name, &e) < 0)
     {
       csr_debug ("seccomp: cache: %s: recompiling", csr_error_text (e));
-      free (bpf);
       return 0;
     }
-  if (make_result (bpf, len, digest, out, err) < 0)
+  char *copy = malloc (bpf_len);
+  if (copy == NULL)
+    return csr_error_errno (err, "seccomp: out of memory");
+  memcpy (copy, bpf, bpf_len);
+  if (make_result (copy, bpf_len, digest, out, err) < 0)
     return -1;
   return 1;
 }
 
+/* Best effort: the cache only saves time. */
+static void
+cache_write (int dirfd, const char *name, const char *keyhex, const char *bpf, size_t bpf_len)
+{
+  cleanup_error csr_error *e = NULL;
+  char bpfhex[CSR_SHA256_HEX_LEN + 1];
+  cleanup_free char *data = malloc (CACHE_HEADER_LEN + 1 + bpf_len);
+  if (data == NULL || csr_sha256_buf (bpf, bpf_len, bpfhex, &e) < 0)
+    return;
+  cache_header (keyhex, bpfhex, data);
+  memcpy (data + CACHE_HEADER_LEN, bpf, bpf_len);
+  if (csr_trust_write_at (dirfd, name, data, CACHE_HEADER_LEN + bpf_len, 0600, &e) < 0)
+    csr_debug ("seccomp: cache: %s", csr_error_text (e));
+}
+
 /* Compile JSON, or take its BPF from CACHE_DIR (may be NULL), keyed by the
- * digest of the profile (LENIENT is part of the key). */
+ * digest of the profile (LENIENT is part of the key).  CSR_TRUST_REFUSED
+ * when CACHE_DIR is not to be trusted. */
 static int
 compile_cached (const char *json, size_t len, bool lenient, const char *cache_dir,
                 struct csr_seccomp **out, csr_error **err)
 {
-  char digest[CSR_SHA256_HEX_LEN + 1];
-  if (csr_sha256_buf (json, len, digest, err) < 0)
+  char digest[CSR_SHA256_HEX_LEN + 1], keyhex[CSR_SHA256_HEX_LEN + 1];
+  char name[CSR_SHA256_HEX_LEN + 8];
+  if (csr_sha256_buf (json, len, digest, err) < 0 || cache_key (digest, lenient, keyhex, err) < 0)
     return -1;
-  char key[CSR_SHA256_HEX_LEN + 16];
-  snprintf (key, sizeof key, "%s%s", digest, lenient ? "-oci" : "");
-  cleanup_free char *dir = NULL;
-  cleanup_free char *file = NULL;
+  snprintf (name, sizeof name, "%s.bpf", keyhex);
+  cleanup_close int dirfd = -1;
   if (cache_dir && *cache_dir)
     {
-      if (cache_path (cache_dir, key, &dir, &file, err) < 0)
-        return -1;
-      int hit = cache_read (file, digest, out, err);
+      dirfd = cache_open_dir (cache_dir, err);
+      if (dirfd == CSR_TRUST_REFUSED)
+        return CSR_TRUST_REFUSED;
+      int hit = dirfd >= 0 ? cache_read (dirfd, name, keyhex, digest, out, err) : 0;
       if (hit != 0)
         return hit < 0 ? -1 : 0;
     }
@@ -992,14 +1049,8 @@ compile_cached (const char *json, size_t len, bool lenient, const char *cache_di
   size_t bpf_len = 0;
   if (compile_to_bpf (json, len, lenient, &bpf, &bpf_len, err) < 0)
     return -1;
-  if (file)
-    {
-      /* The cache only saves time: failing to write it is not an error. */
-      cleanup_error csr_error *e = NULL;
-      if (csr_mkdir_p (dir, 0700, &e) < 0
-          || csr_write_file_atomic (file, bpf, bpf_len, 0600, &e) < 0)
-        csr_debug ("seccomp: cache: %s", csr_error_text (e));
-    }
+  if (dirfd >= 0)
+    cache_write (dirfd, name, keyhex, bpf, bpf_len);
   return make_result (bpf, bpf_len, digest, out, err);
 }
 
@@ -1011,8 +1062,12 @@ csr_seccomp_load (const char *path, const char *cache_dir, struct csr_seccomp **
   size_t len = 0;
   if (csr_read_file (path, PROFILE_MAX, &json, &len, err) < 0)
     return csr_error_wrap (err, "seccomp profile");
-  if (compile_cached (json, len, false, cache_dir, out, err) < 0)
-    return csr_error_wrap (err, "%s", path);
+  int r = compile_cached (json, len, false, cache_dir, out, err);
+  if (r < 0)
+    {
+      csr_error_wrap (err, "%s", path);
+      return r;
+    }
   return 0;
 }
 

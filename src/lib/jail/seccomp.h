@@ -35,7 +35,11 @@ int csr_seccomp_compile_oci (const char *json, size_t len, struct csr_seccomp **
 int csr_seccomp_compile_oci_cached (const char *json, size_t len, const char *cache_dir,
                                     struct csr_seccomp **out, csr_error **err);
 /* The same from a file; CACHE_DIR (may be NULL) caches the exported BPF by
- * digest so later runs skip libseccomp entirely. */
+ * digest so later runs skip libseccomp entirely.  A CACHE_DIR that fails the
+ * trust check (util/trust.h: another owner, writable by others, ...) makes
+ * both return CSR_TRUST_REFUSED; one that can't be created or written just
+ * goes uncached; a cached entry that isn't exactly what csrun wrote for this
+ * profile is recompiled and replaced. */
 int csr_seccomp_load (const char *path, const char *cache_dir, struct csr_seccomp **out,
                       csr_error **err);
 void csr_seccomp_free (struct csr_seccomp *s);

@@ -39,6 +39,7 @@
 #include "../util/fs.h"
 #include "../util/log.h"
 #include "../util/syscalls.h"
+#include "devices.h"
 
 #define CG_MAX_LEVELS 64      /* components of a cgroup path */
 #define CG_MAX_DEPTH 32       /* nesting below a leaf that destroy walks */
@@ -883,6 +884,13 @@ apply_v2 (const char *dir, const struct oci_cgroup_resources *r, struct oci_cgro
       if (put (dir, "cpu.weight", v, &a->shares, err) < 0)
         return -1;
     }
+  /* Any v2 cgroup takes a device program, controllers or not. */
+  if (r->set_devices)
+    {
+      if (oci_devices_apply_v2 (dir, r->devices, r->n_devices, err) < 0)
+        return -1;
+      a->devices = true;
+    }
   return 0;
 }
 
@@ -943,6 +951,12 @@ apply_v1 (const char *dir, const struct oci_cgroup_resources *r, struct oci_cgro
       snprintf (v, sizeof v, "%" PRIu64, r->cpu_shares);
       if (put (dir, "cpu.shares", v, &a->shares, err) < 0)
         return -1;
+    }
+  if (r->set_devices && exists_in (dir, "devices.allow"))
+    {
+      if (oci_devices_apply_v1 (dir, r->devices, r->n_devices, err) < 0)
+        return -1;
+      a->devices = true;
     }
   return 0;
 }

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "../util/error.h"
+#include "config.h"
 
 #define OCI_CG_MAX_DIRS 16
 
@@ -33,12 +34,19 @@ struct oci_cgroup_resources
   int64_t cpu_quota;    /* us; <= 0: none */
   uint64_t cpu_period;  /* us; 0: 100000 */
   uint64_t cpu_shares;  /* 0: not given (v2: converted to cpu.weight) */
+  /* The device cgroup (oci/devices.h): with SET_DEVICES, deny-all + DEVICES
+   * + the default devices (v1 devices hierarchy, or a v2 BPF program);
+   * without, it is left alone. */
+  bool set_devices;
+  const struct oci_dev_rule *devices;
+  size_t n_devices;
 };
 
 /* What was enforced, for warnings. */
 struct oci_cgroup_applied
 {
   bool memory, swap, pids, cpu, shares, freezer;
+  bool devices; /* the device rules are enforced */
 };
 
 /* The relative cgroup path for CGROUPS_PATH (linux.cgroupsPath, may be

@@ -1105,18 +1105,23 @@ parse_devices (struct ctx *x, yajl_val lx, struct oci_config *c)
   return 0;
 }
 
-/* linux.resources.devices: checked, not stored (the device cgroup is not
- * csrun's to program; linux.devices decides what exists in /dev). */
+/* linux.resources.devices, in order (the device cgroup, see oci/devices.h).
+ * Strict: "allow" is required; "access" too (runc refuses a rule without
+ * one, and the spec gives an absent one no meaning); major and minor are
+ * device numbers (at most 32 bits: what the kernel compares) or -1 (any). */
 static int
-check_resource_devices (struct ctx *x, yajl_val res)
+parse_resource_devices (struct ctx *x, yajl_val res, struct oci_config *c)
 {
   yajl_val arr;
   size_t s;
-  int r = get_typed (x, res, "devices", false, yajl_t_array, "an array", &arr, &s);
+  int r = get_array_alloc (x, res, "devices", sizeof *c->resources.devices, &arr, &s,
+                           (void **)&c->resources.devices, &c->resources.n_devices);
   if (r <= 0)
     return r;
+  c->resources.has_devices = true;
   for (size_t i = 0; i < arr->u.array.len; i++)
     {
+      struct oci_dev_rule *d = &c->resources.devices[i];
       yajl_val o;
       size_t s2;
       if (array_object (x, arr, i, &o, &s2) < 0)
@@ -1125,25 +1130,34 @@ check_resource_devices (struct ctx *x, yajl_val res)
       size_t s3;
       if (get_typed (x, o, "allow", true, yajl_t_true, "a boolean", &allow, &s3) < 0)
         return -1;
+      d->allow = allow->type == yajl_t_true;
       path_pop (x, s3);
       cleanup_free char *type = NULL;
       cleanup_free char *access = NULL;
-      int64_t num;
+      bool has_major = false, has_minor = false;
       if (get_string (x, o, "type", false, &type) < 0
-          || get_i64 (x, o, "major", false, -1, INT64_MAX, &num, NULL) < 0
-          || get_i64 (x, o, "minor", false, -1, INT64_MAX, &num, NULL) < 0
-          || get_string (x, o, "access", false, &access) < 0)
+          || get_i64 (x, o, "major", false, -1, UINT32_MAX, &d->major, &has_major) < 0
+          || get_i64 (x, o, "minor", false, -1, UINT32_MAX, &d->minor, &has_minor) < 0
+          || get_string (x, o, "access", true, &access) < 0)
         return -1;
+      if (!has_major)
+        d->major = -1;
+      if (!has_minor)
+        d->minor = -1;
       if (type && strcmp (type, "a") != 0 && strcmp (type, "b") != 0 && strcmp (type, "c") != 0)
         {
           path_push_key (x, "type");
-          return fail (x, "unknown device type '%s'", type);
+          return fail (x, "unknown device type '%s' (expected a, b or c)", type);
         }
-      if (access && access[strspn (access, "rwm")] != '\0')
+      d->type = type ? type[0] : 'a';
+      if (access[0] == '\0' || access[strspn (access, "rwm")] != '\0')
         {
           path_push_key (x, "access");
           return fail (x, "expected a combination of 'r', 'w' and 'm', got '%s'", access);
         }
+      d->access = (strchr (access, 'r') ? OCI_DEV_READ : 0U)
+                  | (strchr (access, 'w') ? OCI_DEV_WRITE : 0U)
+                  | (strchr (access, 'm') ? OCI_DEV_MKNOD : 0U);
       path_pop (x, s2);
     }
   path_pop (x, s);
@@ -1158,7 +1172,7 @@ parse_resources (struct ctx *x, yajl_val lx, struct oci_config *c)
   int r = get_typed (x, lx, "resources", false, yajl_t_object, "an object", &res, &s);
   if (r <= 0)
     return r;
-  if (check_resource_devices (x, res) < 0)
+  if (parse_resource_devices (x, res, c) < 0)
     return -1;
 
   yajl_val o;
@@ -1584,6 +1598,7 @@ oci_config_release (struct oci_config *c)
   free (c->cgroups_path);
   free (c->resources.cpu_cpus);
   free (c->resources.cpu_mems);
+  free (c->resources.devices);
   free (c->seccomp_json);
   strv_free (c->sysctl_keys, c->n_sysctl);
   strv_free (c->sysctl_values, c->n_sysctl);

@@ -73,6 +73,22 @@ struct oci_device
   uint32_t uid, gid;
 };
 
+/* One linux.resources.devices rule (the device cgroup's allow list). */
+enum
+{
+  OCI_DEV_READ = 1,
+  OCI_DEV_WRITE = 2,
+  OCI_DEV_MKNOD = 4,
+  OCI_DEV_RWM = 7,
+};
+struct oci_dev_rule
+{
+  bool allow;
+  char type;            /* 'a' (any: "type" absent), 'c' or 'b' */
+  int64_t major, minor; /* 0 .. UINT32_MAX, or -1: any ("major"/"minor" absent or -1) */
+  unsigned access;      /* OCI_DEV_* bits, never 0 */
+};
+
 struct oci_caps
 {
   /* Bit (1ULL << CAP_X) per capability named in each set. */
@@ -139,6 +155,10 @@ struct oci_config
     uint64_t cpu_period;
     uint64_t cpu_shares;
     char *cpu_cpus, *cpu_mems;
+    /* linux.resources.devices in order (has_devices: the array is there, maybe empty). */
+    bool has_devices;
+    struct oci_dev_rule *devices;
+    size_t n_devices;
   } resources;
   char *seccomp_json; /* linux.seccomp re-serialised (for csr_seccomp_compile), or NULL */
   char **sysctl_keys, **sysctl_values;

@@ -24,6 +24,7 @@
 #include "../util/digest.h"
 #include "../util/fs.h"
 #include "../util/log.h"
+#include "../util/trust.h"
 
 #define LOCK_NAME ".lock"
 #define INDEX_DIR "by-stat"
@@ -51,25 +52,44 @@ set_path (char **out, csr_error **err, const char *fmt, ...)
 }
 
 int
-csr_rootfs_cache_dir (char **out, csr_error **err)
+csr_rootfs_cache_dir_from (char **out, const char **source, csr_error **err)
 {
   const char *v = getenv ("CSRUN_CACHE_DIR");
   if (v && *v)
-    return set_path (out, err, "%s", v);
-  /* The XDG base directory spec says to ignore relative values. */
+    {
+      *source = "CSRUN_CACHE_DIR";
+      return set_path (out, err, "%s", v);
+    }
+  /* The XDG base directory spec says to ignore relative values.  Whatever
+   * the route (sudo -E keeps another user's XDG_CACHE_HOME), the directory
+   * must then pass csr_trust_open_dir: it is refused, not replaced. */
   v = getenv ("XDG_CACHE_HOME");
   if (v && v[0] == '/')
-    return set_path (out, err, "%s/csrun/rootfs", v);
+    {
+      *source = "XDG_CACHE_HOME";
+      return set_path (out, err, "%s/csrun/rootfs", v);
+    }
+  *source = "default";
   if (geteuid () == 0)
     return set_path (out, err, "/var/cache/csrun/rootfs");
   v = getenv ("HOME");
   if (v && v[0] == '/')
-    return set_path (out, err, "%s/.cache/csrun/rootfs", v);
+    {
+      *source = "HOME";
+      return set_path (out, err, "%s/.cache/csrun/rootfs", v);
+    }
   struct passwd *pw = getpwuid (geteuid ());
   if (pw && pw->pw_dir && pw->pw_dir[0] == '/')
     return set_path (out, err, "%s/.cache/csrun/rootfs", pw->pw_dir);
   return csr_error_set (err, 0,
                         "no rootfs cache directory: set CSRUN_CACHE_DIR, XDG_CACHE_HOME or HOME");
+}
+
+int
+csr_rootfs_cache_dir (char **out, csr_error **err)
+{
+  const char *source;
+  return csr_rootfs_cache_dir_from (out, &source, err);
 }
 
 void
@@ -106,23 +126,16 @@ cache_close (struct cache *c)
     close (c->fd);
 }
 
+/* The cache directory, checked by csr_trust_open_dir (owned by us, not
+ * writable by group or others, reached through directories nobody else can
+ * change) and created 0700: as root the jail opens its tree before it
+ * changes its credentials, so nobody else needs to search it. */
 static int
 cache_open (struct cache *c, const char *path, csr_error **err)
 {
-  c->dir = NULL;
-  c->fd = open (path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (c->fd < 0 && errno == ENOENT)
-    {
-      if (csr_mkdir_p (path, 0755, err) < 0)
-        return csr_error_wrap (err, "cache directory");
-      c->fd = open (path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    }
+  c->fd = csr_trust_open_dir ("rootfs cache", path, 0700, &c->dir, err);
   if (c->fd < 0)
-    return csr_error_errno (err, "cache directory '%s'", path);
-  /* Canonical, so that the trees handed out have no symlink in their path. */
-  c->dir = realpath (path, NULL);
-  if (c->dir == NULL)
-    return csr_error_errno (err, "cache directory '%s'", path);
+    return -1;
   /* The second, empty layer of the jail's rootfs overlay (see
    * csr_mounts_bind_rootfs); without it the jail binds the tree instead. */
   if (mkdirat (c->fd, EMPTY_DIR, 0755) < 0 && errno != EEXIST)
@@ -130,11 +143,13 @@ cache_open (struct cache *c, const char *path, csr_error **err)
   return 0;
 }
 
+/* A tree that is not ours (or that others can write) does not count. */
 static bool
 tree_exists (struct cache *c, const char *hex)
 {
   struct stat st;
-  return fstatat (c->fd, hex, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR (st.st_mode);
+  return fstatat (c->fd, hex, &st, AT_SYMLINK_NOFOLLOW) == 0
+         && csr_trust_check_entry (&st, false, hex, NULL) == 0;
 }
 
 static bool
@@ -157,14 +172,23 @@ stat_key (const struct stat *st, char *buf, size_t size)
             (intmax_t)st->st_size, (intmax_t)st->st_mtim.tv_sec, (long)st->st_mtim.tv_nsec);
 }
 
-/* True when the index names an existing tree for KEY; HEX receives its digest. */
+/* True when the index names an existing tree for KEY; HEX receives its
+ * digest.  The index directory, the link and the tree must be ours and not
+ * writable by group or others, and the link's target a bare digest (a name
+ * in the cache, never a path out of it); anything else is a miss. */
 static bool
 index_lookup (struct cache *c, const char *key, char hex[CSR_SHA256_HEX_LEN + 1])
 {
-  char path[256];
   char target[CSR_SHA256_HEX_LEN + 2];
-  snprintf (path, sizeof path, INDEX_DIR "/%s", key);
-  ssize_t n = readlinkat (c->fd, path, target, sizeof target);
+  cleanup_close int ifd
+      = openat (c->fd, INDEX_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st;
+  if (ifd < 0 || fstat (ifd, &st) < 0 || csr_trust_check_entry (&st, false, INDEX_DIR, NULL) < 0)
+    return false;
+  if (fstatat (ifd, key, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK (st.st_mode)
+      || st.st_uid != geteuid ())
+    return false;
+  ssize_t n = readlinkat (ifd, key, target, sizeof target);
   if (n < 0 || !is_hex_digest (target, (size_t)n))
     return false;
   memcpy (hex, target, CSR_SHA256_HEX_LEN);

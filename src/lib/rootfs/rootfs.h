@@ -18,9 +18,13 @@ struct csr_rootfs
   bool unpacked_now; /* this call unpacked the tarball (cold cache) */
 };
 
-/* Default cache directory: $XDG_CACHE_HOME/csrun/rootfs, else $HOME/.cache/csrun/rootfs,
- * or /var/cache/csrun/rootfs when running as root. Returns a malloc'ed string. */
+/* Default cache directory: $CSRUN_CACHE_DIR, else $XDG_CACHE_HOME/csrun/rootfs, else
+ * /var/cache/csrun/rootfs when running as root, else $HOME/.cache/csrun/rootfs.
+ * Returns a malloc'ed string; the directory is checked (util/trust.h) when opened. */
 int csr_rootfs_cache_dir (char **out, csr_error **err);
+/* The same; *SOURCE says where it came from ("CSRUN_CACHE_DIR",
+ * "XDG_CACHE_HOME", "HOME" or "default"), for messages. */
+int csr_rootfs_cache_dir_from (char **out, const char **source, csr_error **err);
 
 /* Resolve SOURCE (a tarball or a directory) to a usable tree.  For a tarball:
  * fast path — a (dev, inode, size, mtime) index entry in CACHE_DIR points at an

@@ -14,6 +14,7 @@
 
 #include "../jail/jail.h"
 #include "../util/cleanup.h"
+#include "../util/termsafe.h"
 
 /* After the jail's init is gone every writer is gone too; this only bounds the
  * wait for the kernel to finish tearing the pid namespace down. */
@@ -68,35 +69,70 @@ pump (int *fd, struct csr_bbuf *b, int passthrough)
     }
 }
 
+/* Write DATA to FD, rendered by csr_termsafe when SAFE; remember its last byte. */
 static void
-stream_tail (int fd, const struct csr_bbuf *b)
+print_piece (int fd, const char *data, size_t len, bool safe, int *last)
 {
-  if (fd < 0 || csr_bbuf_dropped (b) == 0)
+  if (len == 0)
+    return;
+  if (!safe || csr_termsafe_clean (data, len)) /* plain text: no copy */
     {
-      if (fd >= 0)
-        {
-          size_t len;
-          cleanup_free char *t = csr_bbuf_tail (b, &len);
-          if (t)
-            stream_out (fd, t, len);
-        }
+      stream_out (fd, data, len);
+      *last = (unsigned char)data[len - 1];
       return;
     }
+  size_t n = 0;
+  cleanup_free char *r = csr_termsafe (data, len, &n);
+  if (r == NULL) /* never the raw bytes instead */
+    {
+      static const char oom[] = "\n[... csrun: out of memory rendering the output ...]\n";
+      stream_out (fd, oom, sizeof oom - 1);
+      *last = '\n';
+      return;
+    }
+  stream_out (fd, r, n);
+  if (n > 0)
+    *last = (unsigned char)r[n - 1];
+}
+
+/* The "[... csrun: N bytes dropped ...]" line, when B dropped bytes. */
+static void
+print_marker (int fd, const struct csr_bbuf *b, int *last)
+{
+  if (csr_bbuf_dropped (b) == 0)
+    return;
   char marker[96];
   int n = snprintf (marker, sizeof marker, "\n[... csrun: %llu bytes dropped ...]\n",
                     (unsigned long long)csr_bbuf_dropped (b));
-  stream_out (fd, marker, (size_t)n);
+  print_piece (fd, marker, (size_t)n, false, last);
+}
+
+/* The marker and the tail (the head was streamed live), or everything. */
+static int
+print_rest (int fd, const struct csr_bbuf *b, bool termsafe, int last)
+{
+  if (fd < 0)
+    return last;
+  print_marker (fd, b, &last);
   size_t len;
   cleanup_free char *t = csr_bbuf_tail (b, &len);
   if (t)
-    stream_out (fd, t, len);
+    print_piece (fd, t, len, termsafe, &last);
+  return last;
 }
 
-void
-csr_capture_print (int fd, const struct csr_bbuf *b)
+static void
+stream_tail (int fd, const struct csr_bbuf *b)
 {
-  stream_out (fd, b->head, b->head_len);
-  stream_tail (fd, b);
+  print_rest (fd, b, false, -1);
+}
+
+int
+csr_capture_print (int fd, const struct csr_bbuf *b, bool termsafe)
+{
+  int last = -1;
+  print_piece (fd, b->head, b->head_len, termsafe, &last);
+  return print_rest (fd, b, termsafe, last);
 }
 
 static int

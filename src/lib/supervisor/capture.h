@@ -3,6 +3,7 @@
 #ifndef CSRUN_CAPTURE_H
 #define CSRUN_CAPTURE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "../jail/spec.h"
@@ -35,7 +36,10 @@ int csr_capture_run_gated (const struct jail_spec *spec, const struct csr_captur
                            csr_error **err);
 
 /* Write what B kept to FD: the head, a "[... csrun: N bytes dropped ...]"
- * line when bytes were dropped, and the tail (errors writing are ignored). */
-void csr_capture_print (int fd, const struct csr_bbuf *b);
+ * line when bytes were dropped, and the tail (errors writing are ignored).
+ * TERMSAFE renders head and tail with csr_termsafe (each on its own, so a
+ * sequence cut between them can't reach FD raw).  Returns the last byte
+ * written (0-255), or -1 when nothing was. */
+int csr_capture_print (int fd, const struct csr_bbuf *b, bool termsafe);
 
 #endif

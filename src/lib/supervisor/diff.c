@@ -1,4 +1,5 @@
-/* csrun — unified diff of two texts (Myers' O(ND) algorithm in linear space). */
+/* csrun — unified diff of two texts (Myers' O(ND) algorithm in linear space,
+ * with a work budget: past it, the diff replaces the whole file). */
 #include "config.h"
 #include "heal.h"
 
@@ -112,12 +113,18 @@ struct differ
   bool *del; /* del[i]: line i of A is deleted */
   bool *ins; /* ins[j]: line j of B is inserted */
   long *vf, *vb;
-  long voff; /* index of diagonal 0 in vf/vb */
+  long voff;       /* index of diagonal 0 in vf/vb */
+  uint64_t work;   /* diagonals visited + snake steps taken, over all middle snakes */
+  uint64_t budget; /* past it (or past CSR_DIFF_MAX_D in one snake): give up */
+  bool gave_up;
 };
 
 /* Find the middle snake of A[a0,a1) x B[b0,b1): the forward snake
  * (x,y)->(u,v) in absolute coordinates.  Returns false if none found (can't
- * happen for non-trivial input, but the caller copes). */
+ * happen for non-trivial input, but the caller copes), and false with
+ * df->gave_up set when the budget ran out or D passed CSR_DIFF_MAX_D (Myers
+ * costs O((N+M) D): without a bound, a 300,000-line reply against a short
+ * snippet takes minutes). */
 static bool
 middle_snake (struct differ *df, long a0, long a1, long b0, long b1, long *px, long *py, long *pu,
               long *pv)
@@ -126,17 +133,23 @@ middle_snake (struct differ *df, long a0, long a1, long b0, long b1, long *px, l
   long n = a1 - a0, m = b1 - b0, delta = n - m;
   bool odd = (delta & 1) != 0;
   long dmax = (n + m + 1) / 2;
+  if (dmax > CSR_DIFF_MAX_D / 2)
+    dmax = CSR_DIFF_MAX_D / 2;
   long *vf = df->vf + df->voff, *vb = df->vb + df->voff;
   vf[1] = 0;
   vb[1] = 0;
   for (long d = 0; d <= dmax; d++)
     {
+      df->work += 2 * (uint64_t)d + 2;
+      if (df->work > df->budget)
+        break;
       for (long k = -d; k <= d; k += 2)
         {
           long x = (k == -d || (k != d && vf[k - 1] < vf[k + 1])) ? vf[k + 1] : vf[k - 1] + 1;
           long y = x - k, x0 = x, y0 = y;
           while (x < n && y < m && a[a0 + x] == b[b0 + y])
             x++, y++;
+          df->work += (uint64_t)(x - x0);
           vf[k] = x;
           long c = delta - k;
           if (odd && c >= -(d - 1) && c <= d - 1 && vf[k] + vb[c] >= n)
@@ -151,6 +164,7 @@ middle_snake (struct differ *df, long a0, long a1, long b0, long b1, long *px, l
           long y = x - c, x0 = x, y0 = y;
           while (x < n && y < m && a[a1 - 1 - x] == b[b1 - 1 - y])
             x++, y++;
+          df->work += (uint64_t)(x - x0);
           vb[c] = x;
           long k = delta - c;
           if (!odd && k >= -d && k <= d && vf[k] + vb[c] >= n)
@@ -160,12 +174,15 @@ middle_snake (struct differ *df, long a0, long a1, long b0, long b1, long *px, l
             }
         }
     }
+  df->gave_up = true; /* a path of at most 2 * dmax edits always exists: only the bound ends here */
   return false;
 }
 
 static void
 diff_range (struct differ *df, long a0, long a1, long b0, long b1)
 {
+  if (df->gave_up)
+    return; /* the caller replaces everything */
   /* Common prefix and suffix. */
   while (a0 < a1 && b0 < b1 && df->a[a0] == df->b[b0])
     a0++, b0++;
@@ -181,6 +198,8 @@ diff_range (struct differ *df, long a0, long a1, long b0, long b1)
     }
   long x, y, u, v;
   bool found = middle_snake (df, a0, a1, b0, b1, &x, &y, &u, &v);
+  if (df->gave_up)
+    return;
   /* Both halves must be strictly smaller, or the recursion would not end. */
   if (!found || (x == a0 && y == b0 && u == a1 && v == b1) || (x == a1 && y == b1)
       || (u == a0 && v == b0))
@@ -328,6 +347,15 @@ emit_hunks (struct out *o, const struct op *ops, size_t nops, const struct line 
 char *
 csr_unified_diff (const char *a, const char *b, const char *name)
 {
+  return csr_unified_diff_ex (a, b, name, CSR_DIFF_BUDGET, NULL);
+}
+
+char *
+csr_unified_diff_ex (const char *a, const char *b, const char *name, uint64_t budget,
+                     struct csr_diff_stats *stats)
+{
+  if (stats)
+    *stats = (struct csr_diff_stats){ 0, false };
   if (a == NULL)
     a = "";
   if (b == NULL)
@@ -354,10 +382,26 @@ csr_unified_diff (const char *a, const char *b, const char *name)
       || vf == NULL || vb == NULL || ops == NULL || intern_lines (la, na, lb, nb, ia, ib) < 0)
     goto out;
 
-  struct differ df = {
-    .a = ia, .b = ib, .del = del, .ins = ins, .vf = vf, .vb = vb, .voff = (long)(na + nb) + 2
-  };
+  struct differ df = { .a = ia,
+                       .b = ib,
+                       .del = del,
+                       .ins = ins,
+                       .vf = vf,
+                       .vb = vb,
+                       .voff = (long)(na + nb) + 2,
+                       .budget = budget };
   diff_range (&df, 0, (long)na, 0, (long)nb);
+  if (df.gave_up)
+    {
+      /* Too different to diff within the budget: one hunk that replaces
+       * every line of A by every line of B. */
+      for (size_t k = 0; k < na; k++)
+        del[k] = true;
+      for (size_t k = 0; k < nb; k++)
+        ins[k] = true;
+    }
+  if (stats)
+    *stats = (struct csr_diff_stats){ df.work, df.gave_up };
 
   /* The edit script, deletions before insertions within a change. */
   size_t nops = 0, i = 0, j = 0;

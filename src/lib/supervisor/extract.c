@@ -3,9 +3,13 @@
 #include "heal.h"
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include "../util/utf8.h"
 
 struct span
 {
@@ -187,4 +191,36 @@ csr_extract_code (const char *reply, size_t len)
   out[keep] = '\0';
   free (text);
   return out;
+}
+
+size_t
+csr_patch_max_size (size_t code_len, size_t max_code)
+{
+  size_t cap
+      = code_len > (SIZE_MAX - CSR_PATCH_SLACK) / 4 ? SIZE_MAX : 4 * code_len + CSR_PATCH_SLACK;
+  if (cap < CSR_PATCH_MIN_CAP)
+    cap = CSR_PATCH_MIN_CAP;
+  if (max_code > 0 && cap > max_code)
+    cap = max_code;
+  return cap;
+}
+
+const char *
+csr_patch_problem (const char *code, const char *patch, size_t max_code)
+{
+  static __thread char buf[200];
+  size_t len = strlen (patch), cap = csr_patch_max_size (strlen (code), max_code);
+  if (len > cap)
+    {
+      snprintf (buf, sizeof buf,
+                "unusable reply: the patch is %zu bytes, over the limit of %zu bytes for this "
+                "snippet",
+                len, cap);
+      return buf;
+    }
+  /* The check the snippet itself gets (csr_read_snippet): one call, so both
+   * follow the same rule. */
+  if (!csr_utf8_valid (patch, len))
+    return "unusable reply: not valid UTF-8";
+  return NULL;
 }

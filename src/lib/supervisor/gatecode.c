@@ -14,6 +14,7 @@
 #include "../util/digest.h"
 #include "../util/fs.h"
 #include "../util/log.h"
+#include "../util/trust.h"
 #include "capture.h"
 #include "launch.h"
 
@@ -58,9 +59,17 @@ static const char compiler_py[]
 
 #define MAX_CODE (4u << 20)
 
-/* The cache key: the gate's source and the interpreter's identity. */
+/* The cache: CACHE_DIR/gate/<first half of KEY>.bin, KEY the sha256 of the
+ * gate's source, the compiler's, the rootfs path and the identity of its
+ * python3.  The directories pass the trust check (util/trust.h), so only we
+ * can have written an entry; its header (the whole KEY and the sha256 of the
+ * code) ties it to this gate and this interpreter and catches a torn or
+ * foreign file, which is compiled again and replaced, never handed over. */
+#define CACHE_MAGIC "csrun-gate-cache 2\n"
+#define CACHE_HEADER_LEN (sizeof CACHE_MAGIC - 1 + 2 * (5 + CSR_SHA256_HEX_LEN + 1))
+
 static int
-cache_path (const struct jail_spec *base, const char *cache_dir, char **path)
+cache_key (const struct jail_spec *base, char hex[CSR_SHA256_HEX_LEN + 1])
 {
   char python[4096];
   struct stat st;
@@ -74,11 +83,78 @@ cache_path (const struct jail_spec *base, const char *cache_dir, char **path)
                   (unsigned long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
   if (n < 0)
     return -1;
-  char hex[CSR_SHA256_HEX_LEN + 1];
-  csr_sha256_buf (key_src, (size_t)n, hex, NULL);
+  int r = csr_sha256_buf (key_src, (size_t)n, hex, NULL);
   free (key_src);
-  hex[32] = '\0';
-  return asprintf (path, "%s/gate/%s.bin", cache_dir, hex) < 0 ? -1 : 0;
+  return r;
+}
+
+static void
+cache_header (const char *keyhex, const char *codehex, char out[CACHE_HEADER_LEN + 1])
+{
+  snprintf (out, CACHE_HEADER_LEN + 1, CACHE_MAGIC "key  %s\ncode %s\n", keyhex, codehex);
+}
+
+/* The payload of a valid entry (malloc'ed), or NULL. */
+static char *
+cache_read (int dirfd, const char *name, const char *keyhex, size_t *len)
+{
+  cleanup_error csr_error *e = NULL;
+  cleanup_free char *data = NULL;
+  size_t n = 0;
+  if (csr_trust_read_at (dirfd, name, CACHE_HEADER_LEN + MAX_CODE, &data, &n, &e) < 0)
+    {
+      if (e->status != ENOENT)
+        csr_debug ("gate cache: %s: compiling again", csr_error_text (e));
+      return NULL;
+    }
+  char want[CACHE_HEADER_LEN + 1], codehex[CSR_SHA256_HEX_LEN + 1];
+  if (n <= CACHE_HEADER_LEN
+      || csr_sha256_buf (data + CACHE_HEADER_LEN, n - CACHE_HEADER_LEN, codehex, NULL) < 0)
+    return NULL;
+  cache_header (keyhex, codehex, want);
+  if (memcmp (data, want, CACHE_HEADER_LEN) != 0)
+    {
+      csr_debug ("gate cache: '%s': not this gate's code: compiling again", name);
+      return NULL;
+    }
+  *len = n - CACHE_HEADER_LEN;
+  memmove (data, data + CACHE_HEADER_LEN, *len);
+  return steal_pointer (&data);
+}
+
+static void
+cache_write (int dirfd, const char *name, const char *keyhex, const char *code, size_t len)
+{
+  cleanup_error csr_error *e = NULL;
+  char codehex[CSR_SHA256_HEX_LEN + 1];
+  cleanup_free char *data = malloc (CACHE_HEADER_LEN + 1 + len);
+  if (data == NULL || csr_sha256_buf (code, len, codehex, &e) < 0)
+    return;
+  cache_header (keyhex, codehex, data);
+  memcpy (data + CACHE_HEADER_LEN, code, len);
+  if (csr_trust_write_at (dirfd, name, data, CACHE_HEADER_LEN + len, 0600, &e) < 0)
+    csr_debug ("caching the gate: %s", csr_error_text (e));
+}
+
+/* CACHE_DIR/gate: a descriptor, -1 when it can't be used (debug message),
+ * CSR_TRUST_REFUSED (*err set) when it must not be. */
+static int
+cache_open_dir (const char *cache_dir, csr_error **err)
+{
+  cleanup_error csr_error *e = NULL;
+  cleanup_free char *canon = NULL;
+  cleanup_close int cfd = csr_trust_open_dir ("gate cache", cache_dir, 0700, &canon, &e);
+  int fd = cfd;
+  if (cfd >= 0)
+    fd = csr_trust_open_subdir (cfd, canon, "gate", 0700, &e);
+  if (fd == CSR_TRUST_REFUSED)
+    {
+      csr_error_set (err, e->status, "%s", e->msg);
+      return CSR_TRUST_REFUSED;
+    }
+  if (fd < 0)
+    csr_debug ("gate cache: %s", csr_error_text (e));
+  return fd;
 }
 
 /* Compile the gate with the rootfs's interpreter, in a jail. */
@@ -131,17 +207,18 @@ int
 csr_gate_code_fd (const struct jail_spec *base, const char *cache_dir, int *fd, csr_error **err)
 {
   *fd = -1;
-  cleanup_free char *path = NULL;
+  char keyhex[CSR_SHA256_HEX_LEN + 1], name[CSR_SHA256_HEX_LEN + 8];
+  cleanup_close int dirfd = -1;
   cleanup_free char *data = NULL;
   size_t len = 0;
-  if (cache_dir && cache_path (base, cache_dir, &path) == 0)
+  if (cache_dir && cache_key (base, keyhex) == 0)
     {
-      csr_error *ignored = NULL;
-      if (csr_read_file (path, MAX_CODE, &data, &len, &ignored) < 0)
-        {
-          csr_error_free (ignored);
-          data = NULL;
-        }
+      dirfd = cache_open_dir (cache_dir, err);
+      if (dirfd == CSR_TRUST_REFUSED)
+        return CSR_TRUST_REFUSED;
+      snprintf (name, sizeof name, "%.32s.bin", keyhex);
+      if (dirfd >= 0)
+        data = cache_read (dirfd, name, keyhex, &len);
     }
   if (data == NULL)
     {
@@ -154,16 +231,8 @@ csr_gate_code_fd (const struct jail_spec *base, const char *cache_dir, int *fd, 
           csr_error_free (e);
           return 0;
         }
-      if (path)
-        {
-          cleanup_free char *dir = strdup (path);
-          csr_error *ignored = NULL;
-          if (dir && (*strrchr (dir, '/') = '\0', csr_mkdir_p (dir, 0755, &ignored) == 0))
-            csr_write_file_atomic (path, data, len, 0644, &ignored);
-          if (ignored)
-            csr_debug ("caching the gate: %s", csr_error_text (ignored));
-          csr_error_free (ignored);
-        }
+      if (dirfd >= 0)
+        cache_write (dirfd, name, keyhex, data, len);
     }
   return to_memfd (data, len, fd, err);
 }

@@ -20,7 +20,8 @@ extern const char csr_gate_boot_py[];
  * (its rootfs and environment) on a cache miss.  CACHE_DIR holds the cache
  * (NULL: no caching, compile every time).  On any failure *FD is -1 and the
  * result is still 0: the bootstrap then compiles the source itself; -1 only
- * for csrun errors that must stop the run. */
+ * for csrun errors that must stop the run, CSR_TRUST_REFUSED when CACHE_DIR
+ * fails the trust check (util/trust.h). */
 int csr_gate_code_fd (const struct jail_spec *base, const char *cache_dir, int *fd,
                       csr_error **err);
 

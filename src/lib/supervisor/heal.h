@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../util/error.h"
 #include "classify.h"
@@ -85,19 +86,48 @@ int csr_heal_local (const char *code, const struct csr_diagnosis *d,
                     const char *rootfs_dir, struct csr_patch *out, csr_error **err);
 void csr_patch_release (struct csr_patch *p);
 
-/* A unified diff of A -> B with 3 lines of context, labelled a/NAME and b/NAME. */
+/* A unified diff of A -> B with 3 lines of context, labelled a/NAME and b/NAME.
+ * Its cost is bounded: the Myers search stops when one middle snake needs
+ * more than CSR_DIFF_MAX_D edits or the work (diagonals visited + snake steps)
+ * passes CSR_DIFF_BUDGET, and the diff then replaces the whole file (a
+ * correct diff, just not a minimal one).  NULL on ENOMEM. */
+#define CSR_DIFF_MAX_D 2000
+#define CSR_DIFF_BUDGET ((uint64_t)20 * 1000 * 1000)
 char *csr_unified_diff (const char *a, const char *b, const char *name);
+
+struct csr_diff_stats
+{
+  uint64_t work;     /* diagonals visited + snake steps taken */
+  bool replaced_all; /* the budget ran out: the diff replaces the whole file */
+};
+/* The same with a BUDGET of work; STATS (may be NULL) says what it cost. */
+char *csr_unified_diff_ex (const char *a, const char *b, const char *name, uint64_t budget,
+                           struct csr_diff_stats *stats);
 
 /* Take code out of a model's or a program's reply: a ```python fence, else a
  * plain ``` fence, else the raw text (trimmed).  Returns malloc'ed code. */
 char *csr_extract_code (const char *reply, size_t len);
+
+/* The largest patch accepted from a model or --patch-cmd for a snippet of
+ * CODE_LEN bytes: max(64 KiB, 4 x CODE_LEN + 16 KiB), and at most MAX_CODE
+ * (--max-code-size; 0: no such bound). */
+#define CSR_PATCH_MIN_CAP ((size_t)64 << 10)
+#define CSR_PATCH_SLACK ((size_t)16 << 10)
+size_t csr_patch_max_size (size_t code_len, size_t max_code);
+
+/* Why PATCH (a reply's code) can't replace CODE, in one line ("unusable
+ * reply: not valid UTF-8", "unusable reply: the patch is N bytes, over the
+ * limit of M bytes for this snippet"), or NULL when it can go to the gate.
+ * The string is static or thread-local, valid until the next call. */
+const char *csr_patch_problem (const char *code, const char *patch, size_t max_code);
 
 /* --patch-cmd: run PROGRAM (through /bin/sh -c, outside the jail, clean
  * environment plus PATH/HOME/LANG) with TIMEOUT_S; write
  * {"code","diagnosis":{"error_type","message","line","context"},"attempt"} on
  * its stdin; read at most 1 MiB of stdout.  Returns 1 and *out (extracted
  * code) on a usable reply; 0 with *why set (static string) when there is no
- * patch: non-zero exit, timeout, empty, identical to CODE; -1 on error.
+ * patch: non-zero exit, timeout, empty, identical to CODE, a NUL byte; -1 on
+ * error.
  * TIMEOUT_S <= 0 means no time limit.  *why may point to a thread-local
  * buffer, valid until the next call in the same thread. */
 int csr_patchcmd_run (const char *program, double timeout_s, const char *code,

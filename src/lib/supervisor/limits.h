@@ -19,6 +19,11 @@ struct csr_limits_request
   bool best_effort;       /* --best-effort-limits: report, don't fail */
 };
 
+/* The fewest processes a snippet jail starts with: its init and Python (the
+ * gate runs in Python's own process).  Measured: with a pids cgroup of 1 the
+ * init can't fork Python. */
+#define CSR_LIMITS_MIN_PIDS 2
+
 enum
 {
   CSR_LIMIT_MEMORY = 1,

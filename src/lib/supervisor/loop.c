@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../util/cleanup.h"
@@ -254,7 +255,7 @@ heal_llm (const struct csr_loop_opts *o, const char *code, const struct csr_diag
         bad = "the reply held no code";
       else if (same_code (fixed, code))
         bad = "the reply was the unchanged program";
-      else
+      else if ((bad = csr_patch_problem (code, fixed, o->max_code)) == NULL)
         {
           if (gate_check (o, fixed, &gv, err) < 0)
             {
@@ -303,6 +304,11 @@ heal (const struct csr_loop_opts *o, int attempt, const char *code, const struct
       const struct csr_gate_verdict *v, struct csr_patch *p, const char **why, csr_error **err)
 {
   *why = "no local rule applies, and no LLM or --patch-cmd is configured";
+  if (o->no_heal_why)
+    {
+      *why = o->no_heal_why;
+      return 0;
+    }
   if (o->heal)
     {
       int rc = csr_heal_local (code, d, v, o->heal, o->base->rootfs_dir, p, err);
@@ -319,11 +325,18 @@ heal (const struct csr_loop_opts *o, int attempt, const char *code, const struct
     return 0;
   char *fixed = NULL;
   int rc = csr_patchcmd_run (o->patch_cmd, o->patch_timeout_s, code, d, attempt, &fixed, why, err);
+  const char *bad = rc > 0 ? csr_patch_problem (code, fixed, o->max_code) : NULL;
+  if (bad)
+    {
+      free (fixed);
+      *why = bad;
+      rc = 0;
+    }
   if (rc <= 0)
     {
       if (rc == 0 && *why)
         {
-          static __thread char buf[160];
+          static __thread char buf[240];
           snprintf (buf, sizeof buf, "--patch-cmd gave no patch: %s", *why);
           *why = buf;
         }
@@ -510,7 +523,12 @@ csr_loop_run (struct csr_loop *l, const char *code, size_t len, const struct csr
           break;
         }
       const char *why = NULL;
+      struct timespec h0, h1;
+      clock_gettime (CLOCK_MONOTONIC, &h0);
       int rc = heal (o, i + 1, cur, d, v, &l->patches[i], &why, err);
+      clock_gettime (CLOCK_MONOTONIC, &h1);
+      a->healing = true;
+      a->heal_ms = (uint64_t)((h1.tv_sec - h0.tv_sec) * 1000 + (h1.tv_nsec - h0.tv_nsec) / 1000000);
       if (rc < 0)
         {
           r->status = CSR_STATUS_ERROR;

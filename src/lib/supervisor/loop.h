@@ -32,7 +32,11 @@ struct csr_loop_opts
   struct csr_llm_budget *llm_budget; /* the run's call count (required with llm) */
   const char *patch_cmd;             /* NULL: none */
   double patch_timeout_s;
+  size_t max_code; /* --max-code-size: a model's or --patch-cmd's patch is at most this (0: none) */
   int max_attempts; /* 1..CSR_MAX_ATTEMPTS */
+
+  /* Non-NULL: heal nothing and say this (the code is not UTF-8). */
+  const char *no_heal_why;
 };
 
 struct csr_loop

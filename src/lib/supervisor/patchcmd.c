@@ -471,6 +471,8 @@ csr_patchcmd_run (const char *program, double timeout_s, const char *code,
         snprintf (why_buf, sizeof why_buf, "exit status %d", WEXITSTATUS (status));
       *why = why_buf;
     }
+  else if (memchr (r.reply, '\0', r.reply_len))
+    *why = "unusable reply: contains a NUL byte"; /* as a snippet with one is refused */
   else
     {
       char *patched = csr_extract_code (r.reply, r.reply_len);

@@ -431,6 +431,11 @@ w_attempt (struct writer *w, const struct csr_attempt *a)
       w_key (w, "no_patch");
       w_str (w, a->patch_none);
     }
+  if (a->healing)
+    {
+      w_key (w, "heal_ms");
+      w_u64 (w, a->heal_ms);
+    }
   if (ok (w))
     check (w, yajl_gen_map_close (w->g));
 }

@@ -49,6 +49,9 @@ struct csr_attempt
   const struct csr_diagnosis *diagnosis; /* why this attempt failed */
   const struct csr_patch *patch;         /* the fix made after it, run by the next attempt */
   const char *patch_none;                /* why no fix was made, when none was */
+  bool healing;     /* a healing step ran after this attempt (heal_ms is set) */
+  uint64_t heal_ms; /* its wall time: local rules, model requests, --patch-cmd, the gate's
+                       check of a model's patch, the diff (not part of duration_ms) */
 };
 
 struct csr_limits

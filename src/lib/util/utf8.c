@@ -76,6 +76,15 @@ scan_one (const unsigned char *s, size_t len, size_t *bad)
   return 0;
 }
 
+size_t
+csr_utf8_next (const char *s, size_t len, size_t *bad)
+{
+  size_t ignored = 0;
+  if (len == 0)
+    return 0;
+  return scan_one ((const unsigned char *)s, len, bad ? bad : &ignored);
+}
+
 bool
 csr_utf8_valid (const char *s, size_t len)
 {
