@@ -16,6 +16,7 @@
 #include "rootfs/rootfs.h"
 #include "util/cleanup.h"
 #include "util/digest.h"
+#include "util/trust.h"
 
 struct cache_opts
 {
@@ -242,6 +243,16 @@ verify (const struct cache_opts *o)
         goto fail;
       cache_dir = default_dir;
     }
+  /* The same trust rule as every run (csrun-run(1), "Cache trust"): a
+   * verdict on, or a repair of, a cache that is not ours means nothing. */
+  {
+    int cfd = csr_trust_open_dir ("cache directory", cache_dir, 0, NULL, &e);
+    if (cfd < 0 && (cfd == CSR_TRUST_REFUSED || e == NULL || e->status != ENOENT))
+      goto fail;
+    if (cfd >= 0)
+      close (cfd);
+    csr_error_freep (&e); /* missing: no trees, said below */
+  }
   char **hexes = NULL;
   size_t n = 0;
   if (select_trees (o, cache_dir, &hexes, &n, &e) < 0)

@@ -285,6 +285,18 @@ else
   not_ok "cache verify --rootfs TARBALL checks that tarball's tree" "exit $vrc" "$out"
 fi
 
+# cache verify follows the cache trust rule: a cache others may write is refused.
+loose=$T/loose-cache
+mkdir -p "$loose" && chmod 0777 "$loose"
+out=$("$CSRUN" cache verify --cache-dir "$loose" 2>&1)
+vrc=$?
+chmod 0700 "$loose"
+if [ "$vrc" -eq 125 ] && [[ $out == *refused* ]]; then
+  ok "cache verify refuses a cache directory others can write (exit 125)"
+else
+  not_ok "cache verify refuses a cache directory others can write (exit 125)" "exit $vrc" "$out"
+fi
+
 # ---------------------------------------------------------------- usage
 
 "$CSRUN" cache >/dev/null 2>&1
