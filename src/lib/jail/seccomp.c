@@ -948,27 +948,6 @@ cache_header (const char *keyhex, const char *bpfhex, char out[CACHE_HEADER_LEN 
   snprintf (out, CACHE_HEADER_LEN + 1, CACHE_MAGIC "key %s\nbpf %s\n", keyhex, bpfhex);
 }
 
-/* Open CACHE_DIR/seccomp: a descriptor, -1 when the cache can't be used here
- * (debug message), CSR_TRUST_REFUSED (*err set) when it must not be. */
-static int
-cache_open_dir (const char *cache_dir, csr_error **err)
-{
-  cleanup_error csr_error *e = NULL;
-  cleanup_free char *canon = NULL;
-  cleanup_close int cfd = csr_trust_open_dir ("seccomp cache", cache_dir, 0700, &canon, &e);
-  int fd = cfd;
-  if (cfd >= 0)
-    fd = csr_trust_open_subdir (cfd, canon, "seccomp", 0700, &e);
-  if (fd == CSR_TRUST_REFUSED)
-    {
-      csr_error_set (err, e->status, "%s", e->msg);
-      return CSR_TRUST_REFUSED;
-    }
-  if (fd < 0)
-    csr_debug ("seccomp: cache: %s", csr_error_text (e));
-  return fd;
-}
-
 /* 1 and *OUT on a hit, 0 on a miss (absent or unusable file). */
 static int
 cache_read (int dirfd, const char *name, const char *keyhex, const char *digest,
@@ -1038,7 +1017,7 @@ compile_cached (const char *json, size_t len, bool lenient, const char *cache_di
   cleanup_close int dirfd = -1;
   if (cache_dir && *cache_dir)
     {
-      dirfd = cache_open_dir (cache_dir, err);
+      dirfd = csr_trust_open_cache ("seccomp cache", cache_dir, "seccomp", err);
       if (dirfd == CSR_TRUST_REFUSED)
         return CSR_TRUST_REFUSED;
       int hit = dirfd >= 0 ? cache_read (dirfd, name, keyhex, digest, out, err) : 0;

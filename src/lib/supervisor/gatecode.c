@@ -136,27 +136,6 @@ cache_write (int dirfd, const char *name, const char *keyhex, const char *code, 
     csr_debug ("caching the gate: %s", csr_error_text (e));
 }
 
-/* CACHE_DIR/gate: a descriptor, -1 when it can't be used (debug message),
- * CSR_TRUST_REFUSED (*err set) when it must not be. */
-static int
-cache_open_dir (const char *cache_dir, csr_error **err)
-{
-  cleanup_error csr_error *e = NULL;
-  cleanup_free char *canon = NULL;
-  cleanup_close int cfd = csr_trust_open_dir ("gate cache", cache_dir, 0700, &canon, &e);
-  int fd = cfd;
-  if (cfd >= 0)
-    fd = csr_trust_open_subdir (cfd, canon, "gate", 0700, &e);
-  if (fd == CSR_TRUST_REFUSED)
-    {
-      csr_error_set (err, e->status, "%s", e->msg);
-      return CSR_TRUST_REFUSED;
-    }
-  if (fd < 0)
-    csr_debug ("gate cache: %s", csr_error_text (e));
-  return fd;
-}
-
 /* Compile the gate with the rootfs's interpreter, in a jail. */
 static char *
 compile_in_jail (const struct jail_spec *base, size_t *len, csr_error **err)
@@ -213,7 +192,7 @@ csr_gate_code_fd (const struct jail_spec *base, const char *cache_dir, int *fd, 
   size_t len = 0;
   if (cache_dir && cache_key (base, keyhex) == 0)
     {
-      dirfd = cache_open_dir (cache_dir, err);
+      dirfd = csr_trust_open_cache ("gate cache", cache_dir, "gate", err);
       if (dirfd == CSR_TRUST_REFUSED)
         return CSR_TRUST_REFUSED;
       snprintf (name, sizeof name, "%.32s.bin", keyhex);

@@ -22,6 +22,7 @@
 
 #include "cleanup.h"
 #include "fs.h"
+#include "log.h"
 
 /* As many symlinks as the kernel follows in one path (MAXSYMLINKS). */
 #define MAX_HOPS 40
@@ -435,4 +436,23 @@ csr_trust_write_at (int dirfd, const char *name, const void *data, size_t len, m
     close (fd);
   (void)unlinkat (dirfd, tmp, 0);
   return -1;
+}
+
+int
+csr_trust_open_cache (const char *what, const char *cache_dir, const char *name, csr_error **err)
+{
+  cleanup_error csr_error *e = NULL;
+  cleanup_free char *canon = NULL;
+  cleanup_close int cfd = csr_trust_open_dir (what, cache_dir, 0700, &canon, &e);
+  int fd = cfd;
+  if (cfd >= 0)
+    fd = csr_trust_open_subdir (cfd, canon, name, 0700, &e);
+  if (fd == CSR_TRUST_REFUSED)
+    {
+      csr_error_set (err, e->status, "%s", e->msg);
+      return CSR_TRUST_REFUSED;
+    }
+  if (fd < 0)
+    csr_debug ("%s: %s", what, csr_error_text (e));
+  return fd;
 }

@@ -45,6 +45,13 @@ int csr_trust_open_dir (const char *what, const char *path, mode_t create_mode, 
 int csr_trust_open_subdir (int dirfd, const char *dir, const char *name, mode_t create_mode,
                            csr_error **err);
 
+/* CACHE_DIR/NAME (both created 0700 when missing), each checked as above,
+ * for a cache that only saves time: a descriptor; -1 when it can't be used
+ * here (a debug message under WHAT says why, *err untouched); or
+ * CSR_TRUST_REFUSED with *err set when it must not be used. */
+int csr_trust_open_cache (const char *what, const char *cache_dir, const char *name,
+                          csr_error **err);
+
 /* The check for what is found inside a trusted directory: a directory (or a
  * regular file when WANT_FILE) owned by the effective uid, not writable by
  * group or others.  Returns 0, or -1 with *err naming PATH and why. */
