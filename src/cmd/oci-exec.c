@@ -362,11 +362,17 @@ spawn (const struct csr_global *g, const struct exec_opts *o, struct exec_ctx *x
         csr_error_errno (&e, "join the container's %s namespace", ns_kinds[i].name);
         return oci_fail (g, e);
       }
-  int go[2];
-  if (pipe2 (go, O_CLOEXEC) < 0)
+  int go[2], stp[2];
+  if (pipe2 (go, O_CLOEXEC) < 0 || pipe2 (stp, O_CLOEXEC) < 0)
     {
       return oci_failf (g, "pipe: %s", strerror (errno));
     }
+  /* The child's end of the status pipe above the fds --preserve-fds keeps
+   * (their close-on-exec flag is cleared). */
+  int st_w = fcntl (stp[1], F_DUPFD_CLOEXEC, 3 + (int)o->preserve_fds + 8);
+  if (st_w < 0)
+    return oci_failf (g, "dup: %s", strerror (errno));
+  close (stp[1]);
   pid_t pid = fork ();
   if (pid < 0)
     {
@@ -375,6 +381,7 @@ spawn (const struct csr_global *g, const struct exec_opts *o, struct exec_ctx *x
   if (pid == 0)
     {
       close (go[1]);
+      close (stp[0]);
       char c;
       if (read (go[0], &c, 1) != 1)
         _exit (125);
@@ -386,10 +393,14 @@ spawn (const struct csr_global *g, const struct exec_opts *o, struct exec_ctx *x
         {
           int st = e->status; /* csr_error_text folds it into the message */
           fprintf (stderr, "csrun: %s\n", csr_error_text (e));
-          _exit (st == ENOENT ? 127 : st == EACCES ? 126 : 125);
+          unsigned char code = st == ENOENT ? 127 : st == EACCES ? 126 : 125;
+          if (write (st_w, &code, 1) != 1)
+            fprintf (stderr, "csrun: report the failure: %s\n", strerror (errno));
+          _exit (code);
         }
-      csr_oci_exec_process (&x->proc, x->seccomp ? &x->seccomp->prog : NULL, exe);
+      csr_oci_exec_process (&x->proc, x->seccomp ? &x->seccomp->prog : NULL, exe, st_w);
     }
+  close (st_w);
   close (go[0]);
   /* Into the container's cgroup before it runs anything (the files were
    * opened before we entered its mount namespace). */
@@ -407,7 +418,20 @@ spawn (const struct csr_global *g, const struct exec_opts *o, struct exec_ctx *x
     }
   close (go[1]);
   if (o->detach)
-    return 0;
+    {
+      /* Detached: exit 0 once the execve happened (end-of-file on the
+       * close-on-exec pipe), else the child's exit code. */
+      unsigned char code;
+      ssize_t n;
+      while ((n = read (stp[0], &code, 1)) < 0 && errno == EINTR)
+        ;
+      close (stp[0]);
+      if (n == 1)
+        while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
+          ;
+      return n == 1 ? code : 0;
+    }
+  close (stp[0]);
   int status;
   while (waitpid (pid, &status, 0) < 0)
     if (errno != EINTR)

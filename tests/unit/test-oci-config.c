@@ -493,9 +493,11 @@ check_default (const struct oci_config *c, bool rootless)
   cr_assert_eq (c->rlimits[0].hard, 1024);
   cr_assert (c->no_new_privileges);
   cr_assert_str_eq (c->hostname, "csrun");
-  cr_assert_eq (c->n_masked_paths, 10);
+  cr_assert_eq (c->n_masked_paths, 12);
   cr_assert_str_eq (c->masked_paths[0], "/proc/acpi");
-  cr_assert_str_eq (c->masked_paths[9], "/proc/scsi");
+  cr_assert_str_eq (c->masked_paths[2], "/proc/interrupts");
+  cr_assert_str_eq (c->masked_paths[9], "/sys/devices/virtual/powercap");
+  cr_assert_str_eq (c->masked_paths[11], "/proc/scsi");
   cr_assert_eq (c->n_readonly_paths, 5);
   cr_assert_str_eq (c->readonly_paths[4], "/proc/sysrq-trigger");
 
