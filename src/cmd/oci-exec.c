@@ -431,11 +431,12 @@ spawn (const struct csr_global *g, const struct exec_opts *o, struct exec_ctx *x
           ;
       return n == 1 ? code : 0;
     }
-  close (stp[0]);
+  /* (kept open until the child is gone: its failure byte must not SIGPIPE it) */
   int status;
   while (waitpid (pid, &status, 0) < 0)
     if (errno != EINTR)
       return oci_failf (g, "wait: %s", strerror (errno));
+  close (stp[0]);
   if (WIFEXITED (status))
     return WEXITSTATUS (status);
   return 128 + WTERMSIG (status);

@@ -70,7 +70,7 @@ N=0
 run_cfg () {
   N=$((N + 1))
   make_bundle "$T/b$N" "$1" "${2:-$T/rootfs}"
-  out=$("${TO[@]}" "${C[@]}" run -b "$T/b$N" "x$N" 2>&1 </dev/null)
+  out=$("${TO[@]}" "${C[@]}" run -b "$T/b$N" "oh$$-$N" 2>&1 </dev/null)
   rc=$?
   left=$("${C[@]}" list -q 2>/dev/null)
   for id in $left; do "${C[@]}" delete --force "$id" >/dev/null 2>&1; done
@@ -184,7 +184,7 @@ nomnt_run () { # nomnt_run BUNDLE ID: prints the result and the before/after che
 }
 N=$((N + 1))
 make_bundle "$T/b$N" "$(args 'import os; print(open("/csrun-rootfs-marker").read().strip(), os.getcwd())'); without('mount'); c['mounts'] = []; c['linux']['maskedPaths'] = []; c['linux']['readonlyPaths'] = []; c['root']['readonly'] = False"
-res=$(nomnt_run "$T/b$N" "x$N")
+res=$(nomnt_run "$T/b$N" "oh$$-$N")
 if [ "$res" = $'rc=0\nin-the-rootfs /\nSAME' ]; then
   ok "no mount namespace: the process runs chrooted in the rootfs; the caller's mount table and / are untouched"
 else
@@ -192,7 +192,7 @@ else
 fi
 N=$((N + 1))
 make_bundle "$T/b$N" "$(args 'print("ran")'); without('mount')"
-res=$(nomnt_run "$T/b$N" "x$N")
+res=$(nomnt_run "$T/b$N" "oh$$-$N")
 if [[ $res == rc=1$'\n'*"mount namespace"* && $res == *$'\nSAME' && $res != *ran* ]] && [ -z "$("${C[@]}" list -q)" ]; then
   ok "no mount namespace but mounts, masked paths: refused with a clear error, nothing mounted"
 else
@@ -228,9 +228,9 @@ if [ "$dev_ok" = 1 ]; then
   N=$((N + 1))
   make_bundle "$T/b$N" "$(args 'import os; print(os.path.exists("/dev/null"))'); ${dev_edit//$D//dev}"
   if is_root; then
-    out=$(unshare -m --propagation private "${TO[@]}" "${C[@]}" run -b "$T/b$N" "x$N" 2>&1 </dev/null)
+    out=$(unshare -m --propagation private "${TO[@]}" "${C[@]}" run -b "$T/b$N" "oh$$-$N" 2>&1 </dev/null)
   else
-    out=$("${TO[@]}" "${C[@]}" run -b "$T/b$N" "x$N" 2>&1 </dev/null)
+    out=$("${TO[@]}" "${C[@]}" run -b "$T/b$N" "oh$$-$N" 2>&1 </dev/null)
   fi
   rc=$?
   hd_after=$(hostdev)
@@ -256,7 +256,7 @@ if is_root; then
     N=$((N + 1))
     make_bundle "$T/b$N" "$(args 'import time; time.sleep(30)'); c['linux']['cgroupsPath'] = '/$CG/frz'"
     start=$SECONDS
-    out=$(timeout -k 5 100 "${C[@]}" run -d -b "$T/b$N" "x$N" 2>&1 </dev/null)
+    out=$(timeout -k 5 100 "${C[@]}" run -d -b "$T/b$N" "oh$$-$N" 2>&1 </dev/null)
     rc=$?
     took=$((SECONDS - start))
     procs=$(cat /sys/fs/cgroup/freezer/$CG/frz/cgroup.procs /sys/fs/cgroup/$CG/frz/cgroup.procs 2>/dev/null)
@@ -274,16 +274,16 @@ fi
 # ---------------------------------------------------------------- exec -d of a missing program
 N=$((N + 1))
 make_bundle "$T/b$N" "$(args 'import time; time.sleep(60)')"
-"${C[@]}" create -b "$T/b$N" "x$N" >/dev/null 2>&1 </dev/null && "${C[@]}" start "x$N"
-out=$("${TO[@]}" "${C[@]}" exec -d "x$N" /no/such/program 2>&1 </dev/null)
+"${C[@]}" create -b "$T/b$N" "oh$$-$N" >/dev/null 2>&1 </dev/null && "${C[@]}" start "oh$$-$N"
+out=$("${TO[@]}" "${C[@]}" exec -d "oh$$-$N" /no/such/program 2>&1 </dev/null)
 rc=$?
 [ "$rc" = 127 ] && [[ $out == *"/no/such/program"* ]] && ok "exec -d of a missing program exits 127 and says why" ||
   not_ok "exec -d of a missing program" "exit $rc: $out"
-out=$("${C[@]}" exec -d "x$N" "$PY" -c 'import time; time.sleep(1)' 2>&1 </dev/null)
+out=$("${C[@]}" exec -d "oh$$-$N" "$PY" -c 'import time; time.sleep(1)' 2>&1 </dev/null)
 rc=$?
 [ "$rc" = 0 ] && [ -z "$out" ] && ok "exec -d of a program that runs still exits 0 at once" ||
   not_ok "exec -d of a program that runs" "exit $rc: $out"
-"${C[@]}" delete --force "x$N"
+"${C[@]}" delete --force "oh$$-$N"
 
 # ---------------------------------------------------------------- dev -> / in the rootfs
 cp -al "$T/rootfs" "$T/rootfs-devlink"

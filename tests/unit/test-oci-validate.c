@@ -219,9 +219,9 @@ Test (validate, no_mount_namespace)
   valid (HEAD ",'linux':{'namespaces':[{'type':'pid'}]}}");
   invalid (HEAD ",'mounts':[{'destination':'/proc','type':'proc','source':'proc'}],"
                 "'linux':{'namespaces':[{'type':'pid'}]}}",
-           "mounts needs a mount namespace");
+           "mounts: needs a mount namespace");
   invalid (HEAD ",'linux':{'namespaces':[{'type':'pid'}],'maskedPaths':['/proc/kcore']}}",
-           "linux.maskedPaths needs a mount namespace");
+           "linux.maskedPaths: needs a mount namespace");
   invalid (HEAD ",'linux':{'namespaces':[{'type':'pid'}],'readonlyPaths':['/proc/sys']}}",
            "linux.readonlyPaths");
   invalid ("{'ociVersion':'1.0.2','root':{'path':'rootfs','readonly':true},'linux':{}}",

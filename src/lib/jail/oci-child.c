@@ -61,33 +61,37 @@ join_namespaces (const struct oci_config *c, csr_error **err)
   return 0;
 }
 
-/* The procfs csrun writes linux.sysctl through: the one mounted at /proc
- * when the container is made (checked to be a procfs root), opened before
- * any of the config's mounts.  What a file below /proc/sys stands for is
- * decided by the namespaces of the process writing it: the container's. */
+/* A procfs root at PATH: an O_PATH fd, or -1 with *ERR set. */
 static int
-open_procfs (csr_error **err)
+open_procfs (const char *path, csr_error **err)
 {
-  int fd = open ("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  int fd = open (path, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0)
-    return csr_error_errno (err, "open /proc for linux.sysctl");
+    return csr_error_errno (err, "open %s", path);
   struct statfs sf;
   struct stat st;
   if (fstatfs (fd, &sf) < 0 || sf.f_type != PROC_SUPER_MAGIC || fstat (fd, &st) < 0
       || st.st_ino != 1)
     {
       close (fd);
-      return csr_error_set (err, EINVAL, "linux.sysctl: /proc is not a procfs root");
+      return csr_error_set (err, 0, "%s is not a procfs root", path);
     }
   return fd;
 }
 
 /* linux.sysctl, checked again (oci_config_validate refused what is not the
- * container's at create time), written below PROCFD's sys/ without
- * following a symlink or crossing into another mount. */
+ * container's at create time), written by this process, in the container's
+ * namespaces (they decide what a file below /proc/sys stands for), below
+ * sys/ of the container's /proc when that is a procfs root, else of
+ * HOST_PROC (the procfs at /proc when the container was made); never
+ * through a symlink or into another mount. */
 static int
-write_sysctls (const struct oci_config *c, int procfd, csr_error **err)
+write_sysctls (const struct oci_config *c, int host_proc, csr_error **err)
 {
+  cleanup_close int own = open_procfs ("/proc", NULL);
+  int procfd = own >= 0 ? own : host_proc;
+  if (procfd < 0)
+    return csr_error_set (err, 0, "linux.sysctl: no procfs to write through");
   for (size_t i = 0; i < c->n_sysctl; i++)
     {
       char rel[300] = "sys/";
@@ -344,7 +348,7 @@ csr_oci_child_main (const struct jail_spec *spec, int syncfd, const int *cgroup_
     }
   /* Without a mount namespace the chrooted process has no /proc: the exec
    * FIFO is reopened through this one too. */
-  cleanup_close int procfd = c->n_sysctl || !mntns ? open_procfs (&e) : -1;
+  cleanup_close int procfd = c->n_sysctl || !mntns ? open_procfs ("/proc", &e) : -1;
   if ((c->n_sysctl || !mntns) && procfd < 0)
     fail (syncfd, e);
   if (mntns && csr_oci_mounts_prepare (c, spec->rootfs_dir, spec->oci_bundle, &e) < 0)

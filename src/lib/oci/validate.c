@@ -46,7 +46,7 @@ oci_sysctl_check (const char *key, unsigned long own, char *rel, size_t size, cs
 {
   size_t len = strlen (key);
   if (len == 0 || len > SYSCTL_MAX || size < len + 1)
-    return csr_error_set (err, EINVAL, "linux.sysctl: '%s': invalid key (empty or too long)", key);
+    return csr_error_set (err, 0, "linux.sysctl: '%s': invalid key (empty or too long)", key);
   size_t first = strcspn (key, "./");
   char sep = key[first] == '/' ? '/' : '.';
   /* Split into components: REL holds them joined by '/'. */
@@ -63,7 +63,7 @@ oci_sysctl_check (const char *key, unsigned long own, char *rel, size_t size, cs
       if (ok && ((clen == 1 && p[0] == '.') || (clen == 2 && p[0] == '.' && p[1] == '.')))
         ok = false;
       if (!ok)
-        return csr_error_set (err, EINVAL,
+        return csr_error_set (err, 0,
                               "linux.sysctl: '%s': invalid key (components of letters, digits, "
                               "'_' and '-' separated by '.', or by '/'; no empty, '.' or '..' "
                               "component)",
@@ -94,20 +94,20 @@ oci_sysctl_check (const char *key, unsigned long own, char *rel, size_t size, cs
       if (strcmp (comp[1], "domainname") == 0)
         need = CLONE_NEWUTS, kind = "UTS";
       if (strcmp (comp[1], "hostname") == 0)
-        return csr_error_set (err, EINVAL,
+        return csr_error_set (err, 0,
                               "linux.sysctl: '%s' is refused: set the hostname with the config's "
                               "\"hostname\" field",
                               key);
     }
 #undef COMP_IS
   if (need == 0)
-    return csr_error_set (err, EPERM,
+    return csr_error_set (err, 0,
                           "linux.sysctl: '%s' is not namespaced (it would be the host's); only "
                           "net.*, kernel.msg{max,mnb,mni}, kernel.sem, kernel.shm{all,max,mni,"
                           "_rmid_forced}, fs.mqueue.* and kernel.domainname can be set",
                           key);
   if ((own & need) == 0)
-    return csr_error_set (err, EPERM,
+    return csr_error_set (err, 0,
                           "linux.sysctl: '%s' needs the container's own %s namespace (none in "
                           "linux.namespaces, or the caller's own joined by path)",
                           key, kind);
@@ -257,7 +257,7 @@ check_sysctls (const struct oci_config *c, unsigned long own, csr_error **err)
       /* crun: a kernel.domainname that says otherwise than the field. */
       if (strcmp (rel, "kernel/domainname") == 0 && c->domainname
           && strcmp (c->domainname, c->sysctl_values[i]) != 0)
-        return csr_error_set (err, EINVAL,
+        return csr_error_set (err, 0,
                               "linux.sysctl: '%s' conflicts with the config's \"domainname\"",
                               c->sysctl_keys[i]);
     }
@@ -279,8 +279,8 @@ check_no_mount_namespace (const struct oci_config *c, csr_error **err)
                      : c->rootfs_propagation ? "linux.rootfsPropagation"
                                              : NULL;
   if (what)
-    return csr_error_set (err, EINVAL,
-                          "%s needs a mount namespace of the container's own: add {\"type\": "
+    return csr_error_set (err, 0,
+                          "%s: needs a mount namespace of the container's own: add {\"type\": "
                           "\"mount\"} to linux.namespaces (without one, csrun mounts nothing and "
                           "only chroots into root.path)",
                           what);
@@ -298,13 +298,13 @@ check_devices (const struct oci_config *c, csr_error **err)
       const char *p = c->devices[i].path;
       if (!clean_path (p, buf, sizeof buf) || strncmp (buf, "/dev/", 5) != 0
           || strcmp (buf, p) != 0)
-        return csr_error_set (err, EINVAL,
+        return csr_error_set (err, 0,
                               "linux.devices[%zu]: '%s' is not a plain path below /dev "
                               "(csrun makes device nodes only in the container's tmpfs /dev)",
                               i, p);
     }
   if (oci_config_dev_kind (c) == OCI_DEV_NONE)
-    return csr_error_set (err, EINVAL,
+    return csr_error_set (err, 0,
                           "linux.devices needs a tmpfs mounted at /dev (csrun makes device nodes "
                           "only there, never in the rootfs's own directory)");
   return 0;
@@ -322,13 +322,13 @@ oci_config_validate (const struct oci_config *c, csr_error **err)
                       : c->domainname && c->domainname[0] ? "domainname"
                                                           : NULL;
   if (field && (own & CLONE_NEWUTS) == 0)
-    return csr_error_set (err, EINVAL,
+    return csr_error_set (err, 0,
                           "\"%s\" needs the container's own UTS namespace (none in "
                           "linux.namespaces, or the caller's own joined by path)",
                           field);
   for (size_t i = 0; i < c->n_mounts; i++)
     if (oci_path_is_root (c->mounts[i].destination))
-      return csr_error_set (err, EINVAL,
+      return csr_error_set (err, 0,
                             "mounts[%zu]: cannot mount over the container's root itself "
                             "(destination '%s')",
                             i, c->mounts[i].destination);
