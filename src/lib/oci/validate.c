@@ -41,6 +41,14 @@ component_char (char ch, bool dot_ok)
          || ch == '_' || ch == '-' || ch == ':' || ch == '@' || ch == '+' || (dot_ok && ch == '.');
 }
 
+/* Whether component C (in REL: followed by '/' or the end) is S. */
+static bool
+comp_is (const char *c, const char *s)
+{
+  size_t n = strlen (s);
+  return strncmp (c, s, n) == 0 && (c[n] == '/' || c[n] == '\0');
+}
+
 int
 oci_sysctl_check (const char *key, unsigned long own, char *rel, size_t size, csr_error **err)
 {
@@ -78,15 +86,13 @@ oci_sysctl_check (const char *key, unsigned long own, char *rel, size_t size, cs
         break;
       p = end + 1;
     }
-    /* comp[i] points into REL, each followed by '/' or the end. */
-#define COMP_IS(i, s) (strncmp (comp[i], s, strlen (s)) == 0 && strchr ("/", comp[i][strlen (s)]))
   unsigned long need = 0;
   const char *kind = NULL;
-  if (n >= 2 && COMP_IS (0, "net"))
+  if (n >= 2 && comp_is (comp[0], "net"))
     need = CLONE_NEWNET, kind = "network";
-  else if (n >= 3 && COMP_IS (0, "fs") && COMP_IS (1, "mqueue"))
+  else if (n >= 3 && comp_is (comp[0], "fs") && comp_is (comp[1], "mqueue"))
     need = CLONE_NEWIPC, kind = "IPC";
-  else if (n == 2 && COMP_IS (0, "kernel"))
+  else if (n == 2 && comp_is (comp[0], "kernel"))
     {
       for (size_t i = 0; i < sizeof ipc_kernel_keys / sizeof ipc_kernel_keys[0]; i++)
         if (strcmp (comp[1], ipc_kernel_keys[i]) == 0)
@@ -99,7 +105,6 @@ oci_sysctl_check (const char *key, unsigned long own, char *rel, size_t size, cs
                               "\"hostname\" field",
                               key);
     }
-#undef COMP_IS
   if (need == 0)
     return csr_error_set (err, 0,
                           "linux.sysctl: '%s' is not namespaced (it would be the host's); only "
