@@ -199,6 +199,19 @@ else
   not_ok "no mount namespace with mounts" "$res"
 fi
 
+# A mount namespace given by path that is the caller's own: joined, and the
+# set-up made in a new one inside it, never in the caller's.
+if is_root; then
+  N=$((N + 1))
+  make_bundle "$T/b$N" "$(args 'print(open("/csrun-rootfs-marker").read().strip())'); without('mount'); c['linux']['namespaces'].append({'type': 'mount', 'path': '/proc/self/ns/mnt'})"
+  res=$(nomnt_run "$T/b$N" "oh$$-$N")
+  [ "$res" = $'rc=0\nin-the-rootfs\nSAME' ] &&
+    ok "the caller's own mount namespace joined by path: set up in a new one inside it, the caller's untouched" ||
+    not_ok "the caller's mount namespace joined by path" "$res"
+else
+  skip "the caller's mount namespace joined by path" "n/a: root only (a user namespace can't join a mount namespace of the initial one)"
+fi
+
 # ---------------------------------------------------------------- /dev bound from the host
 # The "host /dev" is a scratch directory: a ptmx file, pts/ptmx, null, a
 # dangling fd link.  Nothing in it may change: names, types, link targets, inodes.
