@@ -351,6 +351,19 @@ csr_oci_child_main (const struct jail_spec *spec, int syncfd, const int *cgroup_
   cleanup_close int procfd = c->n_sysctl || !mntns ? open_procfs ("/proc", &e) : -1;
   if ((c->n_sysctl || !mntns) && procfd < 0)
     fail (syncfd, e);
+  /* Never among the descriptors --preserve-fds hands to the process. */
+  int keep = 3 + (spec->oci_preserve_fds > 0 ? spec->oci_preserve_fds : 0);
+  if (procfd >= 0 && procfd < keep)
+    {
+      int hi = fcntl (procfd, F_DUPFD_CLOEXEC, keep);
+      if (hi < 0)
+        {
+          csr_error_errno (&e, "move the /proc descriptor");
+          fail (syncfd, e);
+        }
+      close (procfd);
+      procfd = hi;
+    }
   if (mntns && csr_oci_mounts_prepare (c, spec->rootfs_dir, spec->oci_bundle, &e) < 0)
     fail (syncfd, e);
   /* prestart and createRuntime hooks run in the runtime's namespaces. */
