@@ -199,6 +199,20 @@ else
   not_ok "no mount namespace with mounts" "$res"
 fi
 
+# exec into such a container: chrooted into its rootfs as well.
+N=$((N + 1))
+make_bundle "$T/b$N" "$(args 'import time; time.sleep(60)'); without('mount'); c['mounts'] = []; c['linux']['maskedPaths'] = []; c['linux']['readonlyPaths'] = []; c['root']['readonly'] = False"
+nomnt_exec='"$@" create -b "$B" "$ID" >/dev/null 2>&1 </dev/null && "$@" start "$ID" &&
+  "$@" exec "$ID" '"$PY"' -c "print(open(\"/csrun-rootfs-marker\").read().strip())" </dev/null 2>&1
+  "$@" delete --force "$ID"'
+if is_root; then
+  out=$(B=$T/b$N ID=oh$$-$N unshare -m --propagation private bash -c "$nomnt_exec" _ "${TO[@]}" "${C[@]}")
+else
+  out=$(B=$T/b$N ID=oh$$-$N bash -c "$nomnt_exec" _ "${TO[@]}" "${C[@]}")
+fi
+[ "$out" = in-the-rootfs ] && ok "exec into a container without a mount namespace: chrooted into its rootfs too" ||
+  not_ok "exec into a container without a mount namespace" "$out"
+
 # A mount namespace given by path that is the caller's own: joined, and the
 # set-up made in a new one inside it, never in the caller's.
 if is_root; then
