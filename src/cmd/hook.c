@@ -91,10 +91,14 @@ member (yajl_val obj, const char *key)
 }
 
 /* The state document: "id" and an absolute "bundle" are required, "pid" and
- * "annotations" optional (a poststop state has no pid). */
+ * "annotations" optional (a poststop state has no pid).  A NUL anywhere in
+ * it (a byte, or "\u0000" in a string) is refused: the id would be cut
+ * short silently. */
 static int
-state_parse (const char *text, struct hook_state *st, csr_error **err)
+state_parse (const char *text, size_t len, struct hook_state *st, csr_error **err)
 {
+  if (oci_json_prescan (text, len, err) < 0)
+    return csr_error_wrap (err, "the state on standard input");
   char ebuf[256] = "";
   st->doc = yajl_tree_parse (text, ebuf, sizeof ebuf);
   if (st->doc == NULL)
@@ -659,11 +663,11 @@ hook_scan (struct hook_state *st)
 
 /* Parse the state, load config.json, act.  The exit code. */
 static int
-run_stage (enum stage stage, const char *name, const char *text, struct hook_state *st)
+run_stage (enum stage stage, const char *name, const char *text, size_t len, struct hook_state *st)
 {
   int bad = stage == STAGE_GATE ? CSR_EXIT_USAGE : CSR_EXIT_OK;
   csr_error *e = NULL;
-  if (state_parse (text, st, &e) < 0)
+  if (state_parse (text, len, st, &e) < 0)
     {
       hook_say ("%s: %s", name, csr_error_text (e));
       csr_error_free (e);
@@ -747,7 +751,7 @@ cmd_hook (struct csr_global *g, int argc, char **argv)
 
   struct hook_state st;
   memset (&st, 0, sizeof st);
-  int rc = run_stage (stage, name, text, &st);
+  int rc = run_stage (stage, name, text, len, &st);
   hook_state_release (&st);
   return rc;
 }

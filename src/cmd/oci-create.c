@@ -25,6 +25,7 @@
 #include "oci/cgroup.h"
 #include "oci/devices.h"
 #include "oci/hooks.h"
+#include "oci/validate.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
 #include "util/parse.h"
@@ -252,6 +253,9 @@ create_container (struct creation *c, const struct create_opts *o, pid_t *pid, c
     return -1;
   if (!c->cfg.has_process)
     return csr_error_set (err, EINVAL, "%s: no process to run", cfgp);
+  /* Before anything is made: what would change the host is refused here. */
+  if (oci_config_validate (&c->cfg, err) < 0)
+    return csr_error_wrap (err, "%s", cfgp);
   cleanup_free char *root_joined = NULL;
   if (c->cfg.root_path[0] != '/' && asprintf (&root_joined, "%s/%s", bundle, c->cfg.root_path) < 0)
     return csr_error_set (err, ENOMEM, "rootfs path");

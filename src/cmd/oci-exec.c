@@ -263,6 +263,7 @@ struct exec_ctx
   int ns[N_NS];
   int console;
   int pid_file;
+  int root; /* the container's root, when it shares our mount namespace (it was chrooted) */
   int procs[OCI_CG_MAX_DIRS + 1]; /* cgroup.procs of the container's cgroup dirs */
   size_t n_procs;
 };
@@ -281,6 +282,8 @@ exec_ctx_release (struct exec_ctx *x)
     close (x->console);
   if (x->pid_file >= 0)
     close (x->pid_file);
+  if (x->root >= 0)
+    close (x->root);
   for (size_t i = 0; i < x->n_procs; i++)
     close (x->procs[i]);
 }
@@ -345,7 +348,19 @@ prepare (const struct csr_global *g, const struct exec_opts *o, const char *root
   for (size_t i = 0; i < x->st.n_cgroup_v1; i++)
     if (open_procs (x, x->st.cgroup_v1[i], err) < 0)
       return -1;
-  return open_namespaces (x->st.pid, x->ns, err);
+  if (open_namespaces (x->st.pid, x->ns, err) < 0)
+    return -1;
+  /* A container without a mount namespace of its own runs chrooted into
+   * its rootfs (csrun-oci(8)): the process exec'd into it too. */
+  if (x->ns[N_NS - 1] < 0)
+    {
+      char path[64];
+      snprintf (path, sizeof path, "/proc/%d/root", (int)x->st.pid);
+      x->root = open (path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (x->root < 0)
+        return csr_error_errno (err, "open %s", path);
+    }
+  return 0;
 }
 
 /* In the container's namespaces: fork the process, put it in the
@@ -362,11 +377,17 @@ spawn (const struct csr_global *g, const struct exec_opts *o, struct exec_ctx *x
         csr_error_errno (&e, "join the container's %s namespace", ns_kinds[i].name);
         return oci_fail (g, e);
       }
-  int go[2];
-  if (pipe2 (go, O_CLOEXEC) < 0)
+  int go[2], stp[2];
+  if (pipe2 (go, O_CLOEXEC) < 0 || pipe2 (stp, O_CLOEXEC) < 0)
     {
       return oci_failf (g, "pipe: %s", strerror (errno));
     }
+  /* The child's end of the status pipe above the fds --preserve-fds keeps
+   * (their close-on-exec flag is cleared). */
+  int st_w = fcntl (stp[1], F_DUPFD_CLOEXEC, 3 + (int)o->preserve_fds + 8);
+  if (st_w < 0)
+    return oci_failf (g, "dup: %s", strerror (errno));
+  close (stp[1]);
   pid_t pid = fork ();
   if (pid < 0)
     {
@@ -375,10 +396,19 @@ spawn (const struct csr_global *g, const struct exec_opts *o, struct exec_ctx *x
   if (pid == 0)
     {
       close (go[1]);
+      close (stp[0]);
       char c;
       if (read (go[0], &c, 1) != 1)
         _exit (125);
       close (go[0]);
+      if (x->root >= 0 && (fchdir (x->root) < 0 || chroot (".") < 0))
+        {
+          fprintf (stderr, "csrun: chroot into the container's root: %s\n", strerror (errno));
+          unsigned char code = 125;
+          if (write (st_w, &code, 1) != 1)
+            fprintf (stderr, "csrun: report the failure: %s\n", strerror (errno));
+          _exit (code);
+        }
       char exe[PATH_MAX];
       if (csr_oci_prepare_process (&x->proc, x->seccomp ? &x->seccomp->prog : NULL, x->console,
                                    (int)o->preserve_fds, exe, sizeof exe, &e)
@@ -386,10 +416,14 @@ spawn (const struct csr_global *g, const struct exec_opts *o, struct exec_ctx *x
         {
           int st = e->status; /* csr_error_text folds it into the message */
           fprintf (stderr, "csrun: %s\n", csr_error_text (e));
-          _exit (st == ENOENT ? 127 : st == EACCES ? 126 : 125);
+          unsigned char code = st == ENOENT ? 127 : st == EACCES ? 126 : 125;
+          if (write (st_w, &code, 1) != 1)
+            fprintf (stderr, "csrun: report the failure: %s\n", strerror (errno));
+          _exit (code);
         }
-      csr_oci_exec_process (&x->proc, x->seccomp ? &x->seccomp->prog : NULL, exe);
+      csr_oci_exec_process (&x->proc, x->seccomp ? &x->seccomp->prog : NULL, exe, st_w);
     }
+  close (st_w);
   close (go[0]);
   /* Into the container's cgroup before it runs anything (the files were
    * opened before we entered its mount namespace). */
@@ -407,11 +441,25 @@ spawn (const struct csr_global *g, const struct exec_opts *o, struct exec_ctx *x
     }
   close (go[1]);
   if (o->detach)
-    return 0;
+    {
+      /* Detached: exit 0 once the execve happened (end-of-file on the
+       * close-on-exec pipe), else the child's exit code. */
+      unsigned char code;
+      ssize_t n;
+      while ((n = read (stp[0], &code, 1)) < 0 && errno == EINTR)
+        ;
+      close (stp[0]);
+      if (n == 1)
+        while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
+          ;
+      return n == 1 ? code : 0;
+    }
+  /* (kept open until the child is gone: its failure byte must not SIGPIPE it) */
   int status;
   while (waitpid (pid, &status, 0) < 0)
     if (errno != EINTR)
       return oci_failf (g, "wait: %s", strerror (errno));
+  close (stp[0]);
   if (WIFEXITED (status))
     return WEXITSTATUS (status);
   return 128 + WTERMSIG (status);
@@ -429,7 +477,7 @@ cmd_oci_exec (struct csr_global *g, int argc, char **argv)
     return 1;
   struct exec_ctx x;
   memset (&x, 0, sizeof x);
-  x.console = x.pid_file = -1;
+  x.console = x.pid_file = x.root = -1;
   for (size_t i = 0; i < N_NS; i++)
     x.ns[i] = -1;
   csr_error *e = NULL;

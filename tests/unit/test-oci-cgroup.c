@@ -379,6 +379,77 @@ Test (fake, populated_leaf_refused)
   cr_assert_null (cg.v2);
 }
 
+/* A frozen leaf (itself, or an ancestor through cgroup.events) is refused,
+ * as runc refuses it, and what create made is removed. */
+Test (fake, frozen_leaf_refused)
+{
+  static const char *const how[][2] = {
+    { "v2/a/b/cgroup.freeze", "1\n" },
+    { "v2/a/b/cgroup.events", "populated 0\nfrozen 1\n" },
+  };
+  make_v2_root ("memory\n", "memory\n");
+  for (size_t i = 0; i < sizeof how / sizeof how[0]; i++)
+    {
+      make_v2_leaf ();
+      put ("v2/a/b/cgroup.freeze", "0\n");
+      put ("v2/a/b/cgroup.events", "populated 0\nfrozen 0\n");
+      put (how[i][0], how[i][1]);
+      struct oci_cgroup cg;
+      struct oci_cgroup_applied a;
+      csr_error *err = NULL;
+      cr_assert_eq (oci_cgroup_create ("/a/b", NULL, at ("v2"), NULL, &cg, &a, &err), -1,
+                    "%s accepted", how[i][0]);
+      cr_assert_eq (err->status, EBUSY, "%s", etext (err));
+      cr_assert_not_null (strstr (err->msg, "frozen"), "%s", err->msg);
+      csr_error_free (err);
+      cr_assert (is_dir (at ("v2/a/b")), "a pre-existing leaf is never removed");
+      cr_assert_null (cg.v2);
+    }
+  /* Thawed: reused. */
+  put ("v2/a/b/cgroup.freeze", "0\n");
+  put ("v2/a/b/cgroup.events", "populated 0\nfrozen 0\n");
+  struct oci_cgroup cg;
+  struct oci_cgroup_applied a;
+  csr_error *err = NULL;
+  cr_assert_eq (oci_cgroup_create ("/a/b", NULL, at ("v2"), NULL, &cg, &a, &err), 1, "%s",
+                etext (err));
+  oci_cgroup_release (&cg);
+}
+
+Test (fake, v1_frozen_refused_and_new_dirs_removed)
+{
+  mk ("memory");
+  mk ("freezer");
+  mk ("freezer/p");
+  mk ("freezer/p/ctr");
+  char *mem = strdup (at ("memory")), *frz = strdup (at ("freezer")); /* at () reuses buffers */
+  cr_assert (mem && frz);
+  const char *v1[] = { mem, frz, NULL };
+  static const char *const states[] = { "FROZEN\n", "FREEZING\n" };
+  for (size_t i = 0; i < 2; i++)
+    {
+      put ("freezer/p/ctr/freezer.state", states[i]);
+      struct oci_cgroup cg;
+      struct oci_cgroup_applied a;
+      csr_error *err = NULL;
+      cr_assert_eq (oci_cgroup_create ("/p/ctr", NULL, NULL, v1, &cg, &a, &err), -1, "%s",
+                    states[i]);
+      cr_assert_not_null (strstr (err->msg, "frozen"), "%s", err->msg);
+      csr_error_free (err);
+      cr_assert_not (exists (at ("memory/p")), "the memory levels create made are removed");
+      cr_assert (is_dir (at ("freezer/p/ctr")));
+    }
+  put ("freezer/p/ctr/freezer.state", "THAWED\n");
+  struct oci_cgroup cg;
+  struct oci_cgroup_applied a;
+  csr_error *err = NULL;
+  cr_assert_eq (oci_cgroup_create ("/p/ctr", NULL, NULL, v1, &cg, &a, &err), 1, "%s", etext (err));
+  cr_assert_eq (cg.n_v1, 2);
+  oci_cgroup_release (&cg);
+  free (mem);
+  free (frz);
+}
+
 Test (fake, v1_when_v2_has_no_memory)
 {
   make_v2_root ("hugetlb\n", "");

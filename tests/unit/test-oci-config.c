@@ -493,9 +493,11 @@ check_default (const struct oci_config *c, bool rootless)
   cr_assert_eq (c->rlimits[0].hard, 1024);
   cr_assert (c->no_new_privileges);
   cr_assert_str_eq (c->hostname, "csrun");
-  cr_assert_eq (c->n_masked_paths, 10);
+  cr_assert_eq (c->n_masked_paths, 12);
   cr_assert_str_eq (c->masked_paths[0], "/proc/acpi");
-  cr_assert_str_eq (c->masked_paths[9], "/proc/scsi");
+  cr_assert_str_eq (c->masked_paths[2], "/proc/interrupts");
+  cr_assert_str_eq (c->masked_paths[9], "/sys/devices/virtual/powercap");
+  cr_assert_str_eq (c->masked_paths[11], "/proc/scsi");
   cr_assert_eq (c->n_readonly_paths, 5);
   cr_assert_str_eq (c->readonly_paths[4], "/proc/sysrq-trigger");
 
@@ -1045,4 +1047,22 @@ Test (oci_config, load_prefixes_errors_with_the_path)
   free (path);
   free (json);
   free (dir);
+}
+
+/* The byte checks, for other JSON documents read with yajl_tree (csrun
+ * hook's state): a NUL byte or a \u0000 escape would cut a string short. */
+Test (oci_config, prescan_for_other_documents)
+{
+  static const char ok_doc[] = "{\"id\": \"a\\\\u0000b\", \"x\": \"\\u0001\"}";
+  csr_error *e = NULL;
+  cr_assert_eq (oci_json_prescan (ok_doc, strlen (ok_doc), &e), 0, "%s",
+                e ? csr_error_text (e) : "");
+  static const char esc[] = "{\"id\": \"a\\u0000b\"}";
+  cr_assert_lt (oci_json_prescan (esc, strlen (esc), &e), 0);
+  cr_assert_not_null (strstr (e->msg, "\\u0000"), "%s", e->msg);
+  csr_error_freep (&e);
+  static const char byte[] = "{\"id\": \"a\0b\"}";
+  cr_assert_lt (oci_json_prescan (byte, sizeof byte - 1, &e), 0);
+  cr_assert_not_null (strstr (e->msg, "NUL"), "%s", e->msg);
+  csr_error_freep (&e);
 }

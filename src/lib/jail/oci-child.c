@@ -17,12 +17,17 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <termios.h>
 #include <unistd.h>
+#include <linux/magic.h>
+#include <linux/openat2.h>
 #include <linux/seccomp.h>
 
 #include "../oci/config.h"
 #include "../oci/hooks.h"
+#include "../oci/validate.h"
 #include "../util/cleanup.h"
 #include "../util/syscalls.h"
 #include "caps.h"
@@ -56,22 +61,58 @@ join_namespaces (const struct oci_config *c, csr_error **err)
   return 0;
 }
 
+/* A procfs root at PATH: an O_PATH fd, or -1 with *ERR set. */
 static int
-write_sysctls (const struct oci_config *c, csr_error **err)
+open_procfs (const char *path, csr_error **err)
 {
+  int fd = open (path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return csr_error_errno (err, "open %s", path);
+  struct statfs sf;
+  struct stat st;
+  if (fstatfs (fd, &sf) < 0 || sf.f_type != PROC_SUPER_MAGIC || fstat (fd, &st) < 0
+      || st.st_ino != 1)
+    {
+      close (fd);
+      return csr_error_set (err, 0, "%s is not a procfs root", path);
+    }
+  return fd;
+}
+
+/* linux.sysctl, checked again (oci_config_validate refused what is not the
+ * container's at create time), written by this process, in the container's
+ * namespaces (they decide what a file below /proc/sys stands for), below
+ * sys/ of the container's /proc when that is a procfs root, else of
+ * HOST_PROC (the procfs at /proc when the container was made); never
+ * through a symlink or into another mount. */
+static int
+write_sysctls (const struct oci_config *c, int host_proc, csr_error **err)
+{
+  cleanup_close int own = open_procfs ("/proc", NULL);
+  int procfd = own >= 0 ? own : host_proc;
+  if (procfd < 0)
+    return csr_error_set (err, 0, "linux.sysctl: no procfs to write through");
   for (size_t i = 0; i < c->n_sysctl; i++)
     {
-      char path[512] = "/proc/sys/";
-      size_t n = strlen (path);
-      for (const char *k = c->sysctl_keys[i]; *k && n + 1 < sizeof path; k++)
-        path[n++] = *k == '.' ? '/' : *k;
-      path[n] = '\0';
-      if (strstr (path, "..") != NULL)
-        return csr_error_set (err, EINVAL, "sysctl %s: invalid name", c->sysctl_keys[i]);
-      cleanup_close int fd = open (path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-      const char *v = c->sysctl_values[i];
-      if (fd < 0 || write (fd, v, strlen (v)) != (ssize_t)strlen (v))
+      char rel[300] = "sys/";
+      if (oci_sysctl_check (c->sysctl_keys[i], ~0UL, rel + 4, sizeof rel - 4, err) < 0)
+        return -1;
+      struct open_how how = { .flags = O_WRONLY | O_CLOEXEC | O_NOFOLLOW,
+                              .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS
+                                         | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV };
+      cleanup_close int fd = (int)syscall (SYS_openat2, procfd, rel, &how, sizeof how);
+      if (fd < 0)
         return csr_error_errno (err, "sysctl %s", c->sysctl_keys[i]);
+      struct statfs sf;
+      if (fstatfs (fd, &sf) < 0 || sf.f_type != PROC_SUPER_MAGIC)
+        return csr_error_set (err, EINVAL, "sysctl %s: not a procfs file", c->sysctl_keys[i]);
+      const char *v = c->sysctl_values[i];
+      size_t len = strlen (v);
+      ssize_t w = write (fd, v, len);
+      if (w < 0)
+        return csr_error_errno (err, "sysctl %s", c->sysctl_keys[i]);
+      if ((size_t)w != len)
+        return csr_error_set (err, EIO, "sysctl %s: short write", c->sysctl_keys[i]);
     }
   return 0;
 }
@@ -175,14 +216,16 @@ find_executable (const struct oci_config *c, char *out, size_t size, csr_error *
   return csr_error_set (err, ENOENT, "executable file `%s` not found in $PATH", prog);
 }
 
-/* Block until `csrun start` opens the exec FIFO for reading. */
+/* Block until `csrun start` opens the exec FIFO for reading (reopened
+ * through PROCFD when >= 0, else through /proc). */
 static int
-wait_for_start (int fifo, csr_error **err)
+wait_for_start (int fifo, int procfd, csr_error **err)
 {
   char path[64];
-  snprintf (path, sizeof path, "/proc/self/fd/%d", fifo);
+  snprintf (path, sizeof path, "%sself/fd/%d", procfd >= 0 ? "" : "/proc/", fifo);
   int fd;
-  while ((fd = open (path, O_WRONLY | O_CLOEXEC)) < 0 && errno == EINTR)
+  while ((fd = openat (procfd >= 0 ? procfd : AT_FDCWD, path, O_WRONLY | O_CLOEXEC)) < 0
+         && errno == EINTR)
     ;
   if (fd < 0)
     return csr_error_errno (err, "open the exec FIFO");
@@ -225,14 +268,24 @@ csr_oci_prepare_process (const struct oci_config *c, const void *seccomp_bpf, in
   return 0;
 }
 
+__attribute__ ((noreturn)) static void
+exec_failed (int status_fd, int code)
+{
+  unsigned char b = (unsigned char)code;
+  if (status_fd >= 0 && write (status_fd, &b, 1) != 1)
+    fprintf (stderr, "csrun: report the failure: %s\n", strerror (errno));
+  _exit (code);
+}
+
 void
-csr_oci_exec_process (const struct oci_config *c, const void *seccomp_bpf, const char *exe)
+csr_oci_exec_process (const struct oci_config *c, const void *seccomp_bpf, const char *exe,
+                      int status_fd)
 {
   if (seccomp_bpf && c->no_new_privileges
       && prctl (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, seccomp_bpf) < 0)
     {
       fprintf (stderr, "csrun: load the seccomp filter: %s\n", strerror (errno));
-      _exit (125);
+      exec_failed (status_fd, 125);
     }
   sigset_t none;
   sigemptyset (&none);
@@ -240,7 +293,7 @@ csr_oci_exec_process (const struct oci_config *c, const void *seccomp_bpf, const
   execve (exe, c->args, c->env);
   int saved = errno;
   fprintf (stderr, "csrun: exec %s: %s\n", exe, strerror (saved));
-  _exit (saved == ENOENT ? 127 : 126);
+  exec_failed (status_fd, saved == ENOENT ? 127 : 126);
 }
 
 void
@@ -283,7 +336,35 @@ csr_oci_child_main (const struct jail_spec *spec, int syncfd, const int *cgroup_
       csr_error_errno (&e, "become root in the user namespace");
       fail (syncfd, e);
     }
-  if (csr_oci_mounts_prepare (c, spec->rootfs_dir, spec->oci_bundle, &e) < 0)
+  /* The mount set-up is made only in a mount namespace csrun made: one
+   * given by path is joined, then a new one is made inside it.  Without a
+   * mount namespace nothing is mounted (oci_config_validate refused what
+   * would need it): crun's way, a chroot into the rootfs. */
+  bool mntns = oci_config_has_namespace (c, CLONE_NEWNS, &nspath);
+  if (mntns && nspath && unshare (CLONE_NEWNS) < 0)
+    {
+      csr_error_errno (&e, "make a mount namespace inside %s", nspath);
+      fail (syncfd, e);
+    }
+  /* Without a mount namespace the chrooted process has no /proc: the exec
+   * FIFO is reopened through this one too. */
+  cleanup_close int procfd = c->n_sysctl || !mntns ? open_procfs ("/proc", &e) : -1;
+  if ((c->n_sysctl || !mntns) && procfd < 0)
+    fail (syncfd, e);
+  /* Never among the descriptors --preserve-fds hands to the process. */
+  int keep = 3 + (spec->oci_preserve_fds > 0 ? spec->oci_preserve_fds : 0);
+  if (procfd >= 0 && procfd < keep)
+    {
+      int hi = fcntl (procfd, F_DUPFD_CLOEXEC, keep);
+      if (hi < 0)
+        {
+          csr_error_errno (&e, "move the /proc descriptor");
+          fail (syncfd, e);
+        }
+      close (procfd);
+      procfd = hi;
+    }
+  if (mntns && csr_oci_mounts_prepare (c, spec->rootfs_dir, spec->oci_bundle, &e) < 0)
     fail (syncfd, e);
   /* prestart and createRuntime hooks run in the runtime's namespaces. */
   if (c->n_hooks[OCI_HOOK_PRESTART] + c->n_hooks[OCI_HOOK_CREATE_RUNTIME] > 0)
@@ -297,8 +378,13 @@ csr_oci_child_main (const struct jail_spec *spec, int syncfd, const int *cgroup_
   if (c->n_hooks[OCI_HOOK_CREATE_CONTAINER] > 0
       && oci_hooks_run (c, OCI_HOOK_CREATE_CONTAINER, state, &e) < 0)
     fail (syncfd, e);
-  if (csr_oci_mounts_enter (c, spec->rootfs_dir, spec->oci_no_pivot, &e) < 0)
+  if (mntns && csr_oci_mounts_enter (c, spec->rootfs_dir, spec->oci_no_pivot, &e) < 0)
     fail (syncfd, e);
+  if (!mntns && (chroot (spec->rootfs_dir) < 0 || chdir ("/") < 0))
+    {
+      csr_error_errno (&e, "chroot %s", spec->rootfs_dir);
+      fail (syncfd, e);
+    }
   if (oci_config_has_namespace (c, CLONE_NEWUTS, &nspath))
     {
       if (c->hostname && sethostname (c->hostname, strlen (c->hostname)) < 0)
@@ -312,8 +398,11 @@ csr_oci_child_main (const struct jail_spec *spec, int syncfd, const int *cgroup_
           fail (syncfd, e);
         }
     }
-  if (write_sysctls (c, &e) < 0 || csr_oci_mounts_finish (c, &e) < 0)
+  if ((procfd >= 0 && write_sysctls (c, procfd, &e) < 0)
+      || (mntns && csr_oci_mounts_finish (c, &e) < 0))
     fail (syncfd, e);
+  if (procfd >= 0 && mntns)
+    close (steal_fd (&procfd));
   char exe[PATH_MAX];
   if (csr_oci_prepare_process (c, spec->seccomp_bpf, spec->oci_console, spec->oci_preserve_fds, exe,
                                sizeof exe, &e)
@@ -321,7 +410,7 @@ csr_oci_child_main (const struct jail_spec *spec, int syncfd, const int *cgroup_
     fail (syncfd, e);
   csr_sync_send (syncfd, CSR_SYNC_READY, 0, NULL);
   close (syncfd);
-  if (spec->oci_exec_fifo >= 0 && wait_for_start (spec->oci_exec_fifo, &e) < 0)
+  if (spec->oci_exec_fifo >= 0 && wait_for_start (spec->oci_exec_fifo, procfd, &e) < 0)
     {
       fprintf (stderr, "csrun: %s\n", csr_error_text (e));
       _exit (125);
@@ -332,5 +421,5 @@ csr_oci_child_main (const struct jail_spec *spec, int syncfd, const int *cgroup_
       fprintf (stderr, "csrun: %s\n", csr_error_text (e));
       _exit (125);
     }
-  csr_oci_exec_process (c, spec->seccomp_bpf, exe);
+  csr_oci_exec_process (c, spec->seccomp_bpf, exe, -1);
 }

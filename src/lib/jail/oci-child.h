@@ -17,9 +17,12 @@ struct oci_config;
 int csr_oci_prepare_process (const struct oci_config *c, const void *seccomp_bpf, int console,
                              int preserve_fds, char *exe, size_t exe_size, csr_error **err);
 /* Seccomp when no_new_privs is on, an empty signal mask, execve.  On failure
- * a line on stderr and exit 127 (not found) or 126. */
+ * a line on stderr, the exit code as one byte on STATUS_FD (when >= 0: a
+ * close-on-exec pipe, whose end-of-file without a byte means the execve
+ * happened), and exit 127 (not found) or 126 (125: seccomp). */
 __attribute__ ((noreturn)) void csr_oci_exec_process (const struct oci_config *c,
-                                                      const void *seccomp_bpf, const char *exe);
+                                                      const void *seccomp_bpf, const char *exe,
+                                                      int status_fd);
 
 /* Entry point of the cloned container process (SPEC->oci set).  Protocol on
  * SYNCFD: read 'G'; when the config has createContainer or startContainer

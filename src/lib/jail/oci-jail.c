@@ -21,6 +21,7 @@
 #include "../oci/cgroup.h"
 #include "../oci/config.h"
 #include "../oci/hooks.h"
+#include "../oci/validate.h"
 #include "../util/cleanup.h"
 #include "../util/syscalls.h"
 #include "cgroup.h"
@@ -169,7 +170,9 @@ csr_oci_jail_create (const struct jail_spec *spec, csr_oci_state_fn state_fn, vo
   struct jail_spec s = *spec;
   uint64_t flags;
   bool join_first;
-  if (clone_flags (c, &flags, &join_first, err) < 0)
+  /* The caller validated it already (to fail before it made anything); a
+   * library caller that did not gets the same checks here. */
+  if (oci_config_validate (c, err) < 0 || clone_flags (c, &flags, &join_first, err) < 0)
     return -1;
   bool userns = (flags & CLONE_NEWUSER) != 0;
   if (userns

@@ -7,17 +7,20 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "../oci/config.h"
+#include "../oci/validate.h"
 #include "../util/cleanup.h"
 #include "../util/syscalls.h"
 #include "mounts.h"
@@ -135,11 +138,85 @@ openat2_in_root (int rootfd, const char *path, int flags)
   return syscall (SYS_openat2, rootfd, path, &how, sizeof how);
 }
 
+/* The first component of DEST (relative to ROOTFD) that is a symlink, as
+ * "/dev is a symlink to /", into BUF; "" when none is. */
+static void
+describe_symlink (int rootfd, const char *dest, char *buf, size_t size)
+{
+  buf[0] = '\0';
+  char path[PATH_MAX];
+  if (snprintf (path, sizeof path, "%s", dest) >= (int)sizeof path)
+    return;
+  for (char *p = path;; p++)
+    {
+      if (*p != '/' && *p != '\0')
+        continue;
+      char saved = *p;
+      *p = '\0';
+      char *slash = strrchr (path, '/');
+      const char *name = slash ? slash + 1 : path;
+      int parent = -1;
+      if (slash)
+        {
+          *slash = '\0';
+          parent = (int)openat2_in_root (rootfd, path[0] ? path : ".", O_PATH);
+          *slash = '/';
+        }
+      else
+        parent = (int)openat2_in_root (rootfd, ".", O_PATH);
+      char target[PATH_MAX];
+      ssize_t n
+          = parent >= 0 && name[0] ? readlinkat (parent, name, target, sizeof target - 1) : -1;
+      if (parent >= 0)
+        close (parent);
+      if (n >= 0)
+        {
+          target[n] = '\0';
+          snprintf (buf, size, ": /%.1024s is a symlink to %.1024s in the rootfs", path, target);
+          return;
+        }
+      *p = saved;
+      if (saved == '\0')
+        return;
+    }
+}
+
 /* The mount target DEST inside ROOTFD, created when missing (a directory, or
  * an empty file when FILE): an O_PATH fd.  Symlinks in DEST resolve inside
- * the rootfs, never out of it. */
+ * the rootfs, never out of it; a target that resolves to the rootfs's root
+ * itself (dev -> / in the rootfs) is an error naming the symlink: nothing is
+ * ever mounted over the container's root. */
+static int open_target_at (int rootfd, const char *dest, bool file, csr_error **err);
+
 static int
 open_target (int rootfd, const char *dest, bool file, csr_error **err)
+{
+  int fd = open_target_at (rootfd, dest, file, err);
+  if (fd < 0)
+    return -1;
+  struct stat a, b;
+  if (fstat (fd, &a) < 0 || fstat (rootfd, &b) < 0)
+    {
+      csr_error_errno (err, "mount target %s", dest);
+      close (fd);
+      return -1;
+    }
+  if (a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+    {
+      char why[2200];
+      const char *rel = dest;
+      while (*rel == '/')
+        rel++;
+      describe_symlink (rootfd, rel, why, sizeof why);
+      close (fd);
+      return csr_error_set (err, 0, "mount target %s resolves to the container's root%s", dest,
+                            why);
+    }
+  return fd;
+}
+
+static int
+open_target_at (int rootfd, const char *dest, bool file, csr_error **err)
 {
   while (*dest == '/')
     dest++;
@@ -437,62 +514,104 @@ do_one_mount (const struct oci_mount *m, const char *bundle, int rootfd, csr_err
 
 static const struct
 {
-  const char *path;
+  const char *name; /* below /dev */
   unsigned maj, min;
 } default_devices[] = {
-  { "/dev/null", 1, 3 },   { "/dev/zero", 1, 5 },    { "/dev/full", 1, 7 },
-  { "/dev/random", 1, 8 }, { "/dev/urandom", 1, 9 }, { "/dev/tty", 5, 0 },
+  { "null", 1, 3 },   { "zero", 1, 5 },    { "full", 1, 7 },
+  { "random", 1, 8 }, { "urandom", 1, 9 }, { "tty", 5, 0 },
 };
 
-/* A device node at PATH in the rootfs: mknod when allowed, else a bind of
- * the host's node of the same path. */
+/* Below the container's /dev (DEVFD), never through a symlink or into
+ * another mount: the tmpfs csrun mounted there is the only place device
+ * nodes and links are made in. */
+static long
+openat2_in_dev (int devfd, const char *path, int flags)
+{
+  struct open_how how = { .flags = (uint64_t)flags | O_CLOEXEC,
+                          .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS
+                                     | RESOLVE_NO_XDEV };
+  return syscall (SYS_openat2, devfd, path, &how, sizeof how);
+}
+
+/* The directory of REL (below /dev, made when missing): an O_RDONLY fd, and
+ * the last component in *NAME. */
 static int
-make_device (int rootfd, const char *path, char type, unsigned maj, unsigned min, mode_t perm,
+dev_parent (int devfd, char *rel, const char **name, csr_error **err)
+{
+  int dir = (int)openat2_in_dev (devfd, ".", O_RDONLY | O_DIRECTORY);
+  if (dir < 0)
+    return csr_error_errno (err, "open /dev");
+  char *p = rel;
+  for (char *slash; (slash = strchr (p, '/')) != NULL; p = slash + 1)
+    {
+      *slash = '\0';
+      if (mkdirat (dir, p, 0755) < 0 && errno != EEXIST)
+        {
+          csr_error_errno (err, "mkdir /dev/%s", rel);
+          *slash = '/';
+          close (dir);
+          return -1;
+        }
+      int next = (int)openat2_in_dev (dir, p, O_RDONLY | O_DIRECTORY);
+      *slash = '/';
+      close (dir);
+      if (next < 0)
+        return csr_error_errno (err, "device directory /dev/%s", rel);
+      dir = next;
+    }
+  *name = p;
+  return dir;
+}
+
+/* A device node at /dev/REL: mknod when allowed, else a bind of the host's
+ * node of the same path onto an empty file. */
+static int
+make_device (int devfd, const char *rel, char type, unsigned maj, unsigned min, mode_t perm,
              uid_t uid, gid_t gid, csr_error **err)
 {
-  const char *rel = path;
-  while (*rel == '/')
-    rel++;
   mode_t kind = type == 'b' ? S_IFBLK : type == 'p' ? S_IFIFO : S_IFCHR;
-  /* The parent directory, created inside the rootfs. */
-  char parent[PATH_MAX];
-  snprintf (parent, sizeof parent, "/%s", rel);
-  char *slash = strrchr (parent, '/');
-  const char *name = slash + 1;
-  *slash = '\0';
-  cleanup_close int pfd = open_target (rootfd, parent[0] ? parent : "/", false, err);
-  if (pfd < 0)
-    return -1;
-  char ppath[64];
-  snprintf (ppath, sizeof ppath, "/proc/self/fd/%d", pfd);
-  cleanup_close int dfd = open (ppath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  char path[PATH_MAX];
+  if (snprintf (path, sizeof path, "%s", rel) >= (int)sizeof path)
+    return csr_error_set (err, ENAMETOOLONG, "device /dev/%s", rel);
+  const char *name = NULL;
+  cleanup_close int dfd = dev_parent (devfd, path, &name, err);
   if (dfd < 0)
-    return csr_error_errno (err, "device %s", path);
+    return -1;
   if (mknodat (dfd, name, kind | perm, makedev (maj, min)) == 0)
     {
       if (fchownat (dfd, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0 && errno != EPERM
           && errno != EINVAL)
-        return csr_error_errno (err, "chown device %s", path);
+        return csr_error_errno (err, "chown device /dev/%s", rel);
       return 0;
     }
   if (errno == EEXIST)
     return 0;
   if (errno != EPERM)
-    return csr_error_errno (err, "mknod %s", path);
-  struct oci_mount b = { .destination = (char *)path, .source = (char *)path };
-  return bind_mount (&b, NULL, rootfd, MS_BIND, 0, err);
+    return csr_error_errno (err, "mknod /dev/%s", rel);
+  int fd = openat (dfd, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return csr_error_errno (err, "device /dev/%s", rel);
+  close (fd);
+  cleanup_close int target = (int)openat2_in_dev (dfd, name, O_PATH);
+  char host[PATH_MAX];
+  snprintf (host, sizeof host, "/dev/%s", rel);
+  if (target < 0)
+    return csr_error_errno (err, "device %s", host);
+  return mount_at (host, target, host, NULL, MS_BIND, NULL, err);
 }
 
+/* The default devices, linux.devices, the /dev links and ptmx, all in the
+ * tmpfs at DEVFD. */
 static int
-setup_devices (const struct oci_config *c, int rootfd, csr_error **err)
+setup_devices (const struct oci_config *c, int devfd, csr_error **err)
 {
   for (size_t i = 0; i < sizeof default_devices / sizeof default_devices[0]; i++)
     {
       bool given = false;
       for (size_t k = 0; k < c->n_devices && !given; k++)
-        given = strcmp (c->devices[k].path, default_devices[i].path) == 0;
+        given = strcmp (c->devices[k].path + 5, default_devices[i].name) == 0;
       if (!given
-          && make_device (rootfd, default_devices[i].path, 'c', default_devices[i].maj,
+          && make_device (devfd, default_devices[i].name, 'c', default_devices[i].maj,
                           default_devices[i].min, 0666, 0, 0, err)
                  < 0)
         return -1;
@@ -500,34 +619,64 @@ setup_devices (const struct oci_config *c, int rootfd, csr_error **err)
   for (size_t k = 0; k < c->n_devices; k++)
     {
       const struct oci_device *d = &c->devices[k];
-      if (make_device (rootfd, d->path, d->type == 'u' ? 'c' : d->type, (unsigned)d->major,
+      /* oci_config_validate: a plain path below /dev. */
+      if (strncmp (d->path, "/dev/", 5) != 0)
+        return csr_error_set (err, EINVAL, "device %s is not below /dev", d->path);
+      if (make_device (devfd, d->path + 5, d->type == 'u' ? 'c' : d->type, (unsigned)d->major,
                        (unsigned)d->minor, d->has_file_mode ? (d->file_mode & 07777) : 0666,
                        d->has_uid ? d->uid : 0, d->has_gid ? d->gid : 0, err)
           < 0)
         return -1;
     }
   static const char *const links[][2] = {
-    { "/proc/self/fd", "dev/fd" },       { "/proc/self/fd/0", "dev/stdin" },
-    { "/proc/self/fd/1", "dev/stdout" }, { "/proc/self/fd/2", "dev/stderr" },
-    { "/proc/kcore", "dev/core" },
+    { "/proc/self/fd", "fd" },       { "/proc/self/fd/0", "stdin" },
+    { "/proc/self/fd/1", "stdout" }, { "/proc/self/fd/2", "stderr" },
+    { "/proc/kcore", "core" },
   };
-  cleanup_close int dev = (int)openat2_in_root (rootfd, "dev", O_PATH);
-  char dpath[64];
-  snprintf (dpath, sizeof dpath, "/proc/self/fd/%d", dev);
-  cleanup_close int ddir = dev >= 0 ? open (dpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+  cleanup_close int ddir = (int)openat2_in_dev (devfd, ".", O_RDONLY | O_DIRECTORY);
   if (ddir < 0)
-    return 0; /* no /dev: nothing to link */
+    return csr_error_errno (err, "open /dev");
   for (size_t i = 0; i < sizeof links / sizeof links[0]; i++)
-    if (symlinkat (links[i][0], ddir, links[i][1] + 4) < 0 && errno != EEXIST)
-      return csr_error_errno (err, "symlink /%s", links[i][1]);
-  /* /dev/ptmx: the devpts instance's, when /dev/pts is one. */
+    if (symlinkat (links[i][0], ddir, links[i][1]) < 0 && errno != EEXIST)
+      return csr_error_errno (err, "symlink /dev/%s", links[i][1]);
+  /* /dev/ptmx: the devpts instance's, when /dev/pts is one (a ptmx mounted
+   * over by the config stays). */
   struct stat st;
-  if (fstatat (ddir, "pts/ptmx", &st, 0) == 0)
+  if (fstatat (ddir, "pts/ptmx", &st, 0) == 0
+      && (unlinkat (ddir, "ptmx", 0) == 0 || errno == ENOENT)
+      && symlinkat ("pts/ptmx", ddir, "ptmx") < 0)
+    return csr_error_errno (err, "symlink /dev/ptmx");
+  return 0;
+}
+
+/* After config.mounts[I] was mounted: when its destination is /dev, *DEVFD
+ * becomes that tmpfs (an O_PATH fd of its root), or -1 when it is anything
+ * else (a bind of the host's /dev: csrun's /dev set-up is skipped, as runc
+ * and crun skip theirs). */
+static int
+track_dev (const struct oci_mount *m, int rootfd, int *devfd, csr_error **err)
+{
+  if (!oci_path_is_dev (m->destination))
+    return 0;
+  if (*devfd >= 0)
+    close (*devfd);
+  *devfd = -1;
+  bool bind = m->type && strcmp (m->type, "bind") == 0;
+  for (size_t i = 0; i < m->n_options; i++)
+    bind = bind || strcmp (m->options[i], "bind") == 0 || strcmp (m->options[i], "rbind") == 0;
+  if (bind || m->type == NULL || strcmp (m->type, "tmpfs") != 0)
+    return 0;
+  int fd = open_target (rootfd, m->destination, false, err);
+  if (fd < 0)
+    return -1;
+  struct statfs sf;
+  if (fstatfs (fd, &sf) < 0 || sf.f_type != TMPFS_MAGIC)
     {
-      (void)unlinkat (ddir, "ptmx", 0);
-      if (symlinkat ("pts/ptmx", ddir, "ptmx") < 0)
-        return csr_error_errno (err, "symlink /dev/ptmx");
+      close (fd);
+      return csr_error_set (err, EINVAL, "mount %s: not a tmpfs after mounting one",
+                            m->destination);
     }
+  *devfd = fd;
   return 0;
 }
 
@@ -555,10 +704,12 @@ csr_oci_mounts_prepare (const struct oci_config *c, const char *rootfs, const ch
   cleanup_close int rootfd = open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (rootfd < 0)
     return csr_error_errno (err, "open the rootfs %s", rootfs);
+  cleanup_close int devfd = -1;
   for (size_t i = 0; i < c->n_mounts; i++)
-    if (do_one_mount (&c->mounts[i], bundle, rootfd, err) < 0)
+    if (do_one_mount (&c->mounts[i], bundle, rootfd, err) < 0
+        || track_dev (&c->mounts[i], rootfd, &devfd, err) < 0)
       return -1;
-  if (setup_devices (c, rootfd, err) < 0)
+  if (devfd >= 0 && setup_devices (c, devfd, err) < 0)
     return -1;
   if ((prop & MS_SHARED) && mount (NULL, rootfs, NULL, prop, NULL) < 0)
     return csr_error_errno (err, "set the propagation of the rootfs");

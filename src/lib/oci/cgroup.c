@@ -978,6 +978,38 @@ check_empty (const char *dir, csr_error **err)
   return 0;
 }
 
+/* A frozen cgroup (itself or through an ancestor) would freeze the container
+ * as soon as it joins: its set-up would hang, and a v1 task killed while
+ * frozen stays in D state.  Refused, as runc refuses it ("container's cgroup
+ * unexpectedly frozen"); csrun does not thaw a cgroup it did not freeze. */
+static int events_frozen (const char *events);
+
+static int
+check_not_frozen (const char *dir, bool v2, csr_error **err)
+{
+  cleanup_free char *st = NULL;
+  bool frozen = false;
+  if (v2)
+    {
+      if (cg_read (dir, "cgroup.freeze", &st, NULL) == 0)
+        frozen = atoi (st) == 1;
+      cleanup_free char *ev = NULL;
+      if (!frozen && cg_read (dir, "cgroup.events", &ev, NULL) == 0)
+        frozen = events_frozen (ev) == 1;
+    }
+  else if (cg_read (dir, "freezer.state", &st, NULL) == 0)
+    {
+      rtrim (st);
+      frozen = strcmp (st, "THAWED") != 0;
+    }
+  if (frozen)
+    return csr_error_set (err, EBUSY,
+                          "cgroup: %s is frozen (thaw it first: csrun does not thaw a cgroup it "
+                          "did not freeze)",
+                          dir);
+  return 0;
+}
+
 /* ---------------------------------------------------------------- create */
 
 int
@@ -1054,6 +1086,9 @@ oci_cgroup_create (const char *path, const struct oci_cgroup_resources *r, const
 
   for (size_t i = 0; i < nm; i++)
     if (!m[i].created[m[i].n - 1] && check_empty (m[i].leaf, err) < 0)
+      goto fail;
+  for (size_t i = 0; i < nm; i++)
+    if (check_not_frozen (m[i].leaf, use_v2, err) < 0)
       goto fail;
   for (size_t i = 0; i < nm; i++)
     if ((use_v2 ? apply_v2 : apply_v1) (m[i].leaf, r, applied, err) < 0)

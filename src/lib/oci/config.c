@@ -1371,8 +1371,8 @@ parse_document (struct ctx *x, yajl_val doc, struct oci_config *c)
  * C string), comments (yajl_tree_parse enables them), "\u0000" (truncates the
  * C string silently), and nesting deep enough to exhaust the stack when the
  * tree is freed. */
-static int
-prescan (const char *s, size_t len, csr_error **err)
+int
+oci_json_prescan (const char *s, size_t len, csr_error **err)
 {
   size_t depth = 0;
   bool in_string = false;
@@ -1487,7 +1487,7 @@ oci_config_parse (const char *json, size_t len, struct oci_config *c, csr_error 
   memset (c, 0, sizeof *c);
   if (json == NULL)
     return csr_error_set (err, EINVAL, "config.json: no data");
-  if (prescan (json, len, err) < 0)
+  if (oci_json_prescan (json, len, err) < 0)
     return -1;
   cleanup_free char *text = malloc (len + 1);
   if (text == NULL)
@@ -1764,14 +1764,21 @@ oci_config_default_json (bool rootless, uid_t uid, gid_t gid)
   static const char *const sysfs_opts[] = { "nosuid", "noexec", "nodev", "ro", NULL };
   static const char *const sysfs_bind_opts[] = { "rbind", "nosuid", "noexec", "nodev", "ro", NULL };
   static const char *const cgroup_opts[] = { "nosuid", "noexec", "nodev", "relatime", "ro", NULL };
+  /* runc's and crun's `spec` list (the same ten), plus what Docker's default
+   * masks on top: /proc/interrupts (per-CPU interrupt counts, a side
+   * channel) and /sys/devices/virtual/powercap (RAPL energy counters,
+   * CVE-2020-8694).  /proc/cmdline stays readable, as in all three: it is
+   * boot configuration, and tools in containers read it. */
   static const char *const masked[] = { "/proc/acpi",
                                         "/proc/asound",
+                                        "/proc/interrupts",
                                         "/proc/kcore",
                                         "/proc/keys",
                                         "/proc/latency_stats",
                                         "/proc/timer_list",
                                         "/proc/timer_stats",
                                         "/proc/sched_debug",
+                                        "/sys/devices/virtual/powercap",
                                         "/sys/firmware",
                                         "/proc/scsi",
                                         NULL };

@@ -186,6 +186,11 @@ struct oci_config
  * fields elsewhere (vendor extensions: windows, solaris, vm, linux.intelRdt,
  * ...) are ignored.  Returns 0, or -1 with one line in *ERR. */
 int oci_config_parse (const char *json, size_t len, struct oci_config *c, csr_error **err);
+/* The byte checks oci_config_parse makes before yajl_tree_parse, for any
+ * JSON document read with it: no NUL byte, no "\u0000" escape (yajl_tree
+ * keeps C strings: either would cut a string short silently), no comment,
+ * nesting bounded.  S[0..LEN). */
+int oci_json_prescan (const char *s, size_t len, csr_error **err);
 /* Read and parse PATH (at most 4 MiB); errors start with the path. */
 int oci_config_load (const char *path, struct oci_config *c, csr_error **err);
 void oci_config_release (struct oci_config *c);
