@@ -213,17 +213,39 @@ fi
 [ "$out" = in-the-rootfs ] && ok "exec into a container without a mount namespace: chrooted into its rootfs too" ||
   not_ok "exec into a container without a mount namespace" "$out"
 
-# A mount namespace given by path that is the caller's own: joined, and the
-# set-up made in a new one inside it, never in the caller's.
+# A mount namespace given by path that is the caller's own: refused (setting
+# the container up there would replace the caller's root).  One that is
+# another process's: joined, and the container is set up in it (as runc does):
+# its mount namespace is the one given.
 if is_root; then
   N=$((N + 1))
   make_bundle "$T/b$N" "$(args 'print(open("/csrun-rootfs-marker").read().strip())'); without('mount'); c['linux']['namespaces'].append({'type': 'mount', 'path': '/proc/self/ns/mnt'})"
   res=$(nomnt_run "$T/b$N" "oh$$-$N")
-  [ "$res" = $'rc=0\nin-the-rootfs\nSAME' ] &&
-    ok "the caller's own mount namespace joined by path: set up in a new one inside it, the caller's untouched" ||
+  if [[ $res == rc=1$'\n'*"caller's own"* && $res == *$'\nSAME' && $res != *in-the-rootfs* ]]; then
+    ok "the caller's own mount namespace joined by path: refused, the caller's untouched"
+  else
     not_ok "the caller's mount namespace joined by path" "$res"
+  fi
+  unshare -m --propagation private sleep 120 &
+  holder=$!
+  for _ in $(seq 50); do
+    [ "$(readlink /proc/$holder/ns/mnt 2>/dev/null)" != "$(readlink /proc/self/ns/mnt)" ] && break
+    sleep 0.1
+  done
+  want=$(readlink /proc/$holder/ns/mnt)
+  N=$((N + 1))
+  make_bundle "$T/b$N" "$(args 'import os; print(open("/csrun-rootfs-marker").read().strip(), os.readlink("/proc/self/ns/mnt"))'); without('mount'); c['linux']['namespaces'].append({'type': 'mount', 'path': '/proc/$holder/ns/mnt'})"
+  res=$(nomnt_run "$T/b$N" "oh$$-$N")
+  kill "$holder" 2>/dev/null
+  wait "$holder" 2>/dev/null
+  if [ "$res" = "rc=0"$'\n'"in-the-rootfs $want"$'\n'"SAME" ]; then
+    ok "another process's mount namespace joined by path: the container is set up in it, the caller's untouched"
+  else
+    not_ok "another mount namespace joined by path" "want $want" "$res"
+  fi
 else
   skip "the caller's mount namespace joined by path" "n/a: root only (a user namespace can't join a mount namespace of the initial one)"
+  skip "another mount namespace joined by path" "n/a: root only (a user namespace can't join a mount namespace of the initial one)"
 fi
 
 # ---------------------------------------------------------------- /dev bound from the host

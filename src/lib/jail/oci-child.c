@@ -336,16 +336,12 @@ csr_oci_child_main (const struct jail_spec *spec, int syncfd, const int *cgroup_
       csr_error_errno (&e, "become root in the user namespace");
       fail (syncfd, e);
     }
-  /* The mount set-up is made only in a mount namespace csrun made: one
-   * given by path is joined, then a new one is made inside it.  Without a
-   * mount namespace nothing is mounted (oci_config_validate refused what
-   * would need it): crun's way, a chroot into the rootfs. */
+  /* The mount set-up is made only in the container's own mount namespace:
+   * a new one, or one given by path (joined above, as runc does; the
+   * caller's own was refused by oci_config_validate).  Without a mount
+   * namespace nothing is mounted (oci_config_validate refused what would
+   * need it): crun's way, a chroot into the rootfs. */
   bool mntns = oci_config_has_namespace (c, CLONE_NEWNS, &nspath);
-  if (mntns && nspath && unshare (CLONE_NEWNS) < 0)
-    {
-      csr_error_errno (&e, "make a mount namespace inside %s", nspath);
-      fail (syncfd, e);
-    }
   /* Without a mount namespace the chrooted process has no /proc: the exec
    * FIFO is reopened through this one too. */
   cleanup_close int procfd = c->n_sysctl || !mntns ? open_procfs ("/proc", &e) : -1;

@@ -272,8 +272,18 @@ check_sysctls (const struct oci_config *c, unsigned long own, csr_error **err)
 /* Without a mount namespace csrun only chroots into root.path: whatever needs
  * a mount would be made in the caller's mount namespace. */
 static int
-check_no_mount_namespace (const struct oci_config *c, csr_error **err)
+check_no_mount_namespace (const struct oci_config *c, unsigned long own, csr_error **err)
 {
+  const char *path = NULL;
+  /* A mount namespace given by path is the container's: csrun joins it and
+   * sets the container up there, as runc does.  The caller's own (or pid
+   * 1's) would be set up in place of the caller's root: refused. */
+  if (oci_config_has_namespace (c, CLONE_NEWNS, &path) && path && (own & CLONE_NEWNS) == 0)
+    return csr_error_set (err, 0,
+                          "linux.namespaces: the mount namespace '%s' is the caller's own (or not "
+                          "a mount namespace): csrun would set the container up in it; leave out "
+                          "the path for a new one",
+                          path);
   if (oci_config_has_namespace (c, CLONE_NEWNS, NULL))
     return 0;
   const char *what = c->n_mounts             ? "mounts"
@@ -319,7 +329,7 @@ int
 oci_config_validate (const struct oci_config *c, csr_error **err)
 {
   unsigned long own = oci_config_own_namespaces (c);
-  if (check_sysctls (c, own, err) < 0 || check_no_mount_namespace (c, err) < 0
+  if (check_sysctls (c, own, err) < 0 || check_no_mount_namespace (c, own, err) < 0
       || check_devices (c, err) < 0)
     return -1;
   /* runc: no hostname without a UTS namespace; and never the caller's. */
