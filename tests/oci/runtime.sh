@@ -13,34 +13,8 @@ PY=/usr/bin/python3
 trap 'for id in $("${C[@]}" list -q 2>/dev/null); do "${C[@]}" delete --force "$id" >/dev/null 2>&1; done; _tap_cleanup' EXIT
 
 # A bundle: BUNDLE/rootfs from the test rootfs, config.json from `csrun spec`.
-mkdir -p "$T/rootfs"
-zstd -dc "$CSRUN_TEST_ROOTFS" | tar -x -C "$T/rootfs" 2>"$T/untar.err" ||
-  not_ok "unpack the test rootfs" "$(cat "$T/untar.err")"
-# make_bundle DIR PYTHON-EXPR-ON-c: a bundle in DIR sharing the rootfs; the
-# expression edits the config dict `c`.
-make_bundle () {
-  local dir=$1 edit=$2
-  mkdir -p "$dir"
-  ln -sfn "$T/rootfs" "$dir/rootfs"
-  rm -f "$dir/config.json"
-  if is_root; then
-    (cd "$dir" && "$CSRUN" spec) || return 1
-  else
-    (cd "$dir" && "$CSRUN" spec --rootless) || return 1
-  fi
-  python3 - "$dir/config.json" "$edit" <<'EOF'
-import json, sys
-p, edit = sys.argv[1], sys.argv[2]
-c = json.load(open(p))
-c["process"]["terminal"] = False
-c["root"]["path"] = "rootfs"
-exec(edit)
-json.dump(c, open(p, "w"), indent=2)
-EOF
-}
-args () { # args PYTHON-CODE: the edit that sets process.args to python3 -c CODE
-  printf 'c["process"]["args"] = ["%s", "-c", %s]' "$PY" "$(python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$1")"
-}
+. "$CSRUN_SRCDIR/tests/lib/oci.sh"
+oci_rootfs
 status_of () { "${C[@]}" state "$1" 2>/dev/null | json_get /dev/stdin 'j["status"]' 2>/dev/null; }
 
 # ---------------------------------------------------------------- spec, features, version

@@ -32,37 +32,9 @@ cleanup () {
 }
 trap cleanup EXIT
 
-mkdir -p "$T/rootfs"
-zstd -dc "$CSRUN_TEST_ROOTFS" | tar -x -C "$T/rootfs" 2>"$T/untar.err" ||
-  not_ok "unpack the test rootfs" "$(cat "$T/untar.err")"
+. "$CSRUN_SRCDIR/tests/lib/oci.sh"
+oci_rootfs
 echo in-the-rootfs >"$T/rootfs/csrun-rootfs-marker"
-# make_bundle DIR PYTHON-EDIT [ROOTFS]: config.json from `csrun spec`
-# (--rootless when unprivileged), edited by the Python statements (dict `c`).
-make_bundle () {
-  local dir=$1 edit=$2 rootfs=${3:-$T/rootfs}
-  mkdir -p "$dir"
-  ln -sfn "$rootfs" "$dir/rootfs"
-  rm -f "$dir/config.json"
-  if is_root; then
-    (cd "$dir" && "$CSRUN" spec) || return 1
-  else
-    (cd "$dir" && "$CSRUN" spec --rootless) || return 1
-  fi
-  python3 - "$dir/config.json" "$edit" <<'EOF'
-import json, sys
-p, edit = sys.argv[1], sys.argv[2]
-c = json.load(open(p))
-c["process"]["terminal"] = False
-c["root"]["path"] = "rootfs"
-def without(*types):
-    c["linux"]["namespaces"] = [n for n in c["linux"]["namespaces"] if n["type"] not in types]
-exec(edit)
-json.dump(c, open(p, "w"), indent=2)
-EOF
-}
-args () { # args PYTHON-CODE: the edit that sets process.args to python3 -c CODE
-  printf 'c["process"]["args"] = ["%s", "-c", %s]' "$PY" "$(python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$1")"
-}
 jstr () { python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$1"; }
 N=0
 # run_cfg EDIT: run a fresh bundle (the process prints what EDIT's args say);
