@@ -828,6 +828,9 @@ Test (openai, malformed)
   assert_malformed (w, "{\"choices\":[{\"message\":{\"content\":[{\"type\":\"text\"}]}}]}",
                     "no text");
   assert_malformed (w, "{\"choices\":[{\"message\":{\"content\":\"\xff\xfe\"}}]}", "not JSON");
+  /* A \u0000 would cut the code at it, silently: the reply is refused whole. */
+  assert_malformed (w, "{\"choices\":[{\"message\":{\"content\":\"x = 1\\u0000import os\"}}]}",
+                    "a string holds a NUL character");
 }
 
 Test (openai, malformed_messages_exact)

@@ -159,36 +159,53 @@ csr_wgen_finish (struct csr_wgen *w, csr_error **err)
 
 /* ------------------------------------------------------------ reading JSON */
 
+struct wjson_scan
+{
+  int depth;
+  bool nul; /* a string holds U+0000 (the tree's C strings would cut it there) */
+};
+
 static int
 depth_open (void *ctx)
 {
-  int *depth = ctx;
-  return ++*depth <= WJSON_MAX_DEPTH;
+  struct wjson_scan *s = ctx;
+  return ++s->depth <= WJSON_MAX_DEPTH;
 }
 
 static int
 depth_close (void *ctx)
 {
-  int *depth = ctx;
-  --*depth;
+  struct wjson_scan *s = ctx;
+  --s->depth;
   return 1;
 }
 
+static int
+string_scan (void *ctx, const unsigned char *str, size_t len)
+{
+  struct wjson_scan *s = ctx;
+  s->nul = memchr (str, '\0', len) != NULL;
+  return !s->nul;
+}
+
 static const yajl_callbacks depth_callbacks = {
+  .yajl_string = string_scan,
   .yajl_start_map = depth_open,
+  .yajl_map_key = string_scan,
   .yajl_end_map = depth_close,
   .yajl_start_array = depth_open,
   .yajl_end_array = depth_close,
 };
 
 /* Whether BODY[0..LEN) is one complete JSON value (strict: no comments, no
- * NUL bytes, valid UTF-8, nesting within WJSON_MAX_DEPTH); if not, a reason
+ * NUL bytes, raw or as \u0000 in a string, valid UTF-8, nesting within
+ * WJSON_MAX_DEPTH); if not, a reason
  * in WHYBUF. */
 static bool
 wjson_valid (const char *body, size_t len, char *whybuf, size_t whybuf_len)
 {
-  int depth = 0;
-  yajl_handle h = yajl_alloc (&depth_callbacks, NULL, &depth);
+  struct wjson_scan scan = { 0, false };
+  yajl_handle h = yajl_alloc (&depth_callbacks, NULL, &scan);
   if (h == NULL)
     {
       snprintf (whybuf, whybuf_len, "out of memory");
@@ -197,7 +214,9 @@ wjson_valid (const char *body, size_t len, char *whybuf, size_t whybuf_len)
   yajl_status st = yajl_parse (h, (const unsigned char *)body, len);
   if (st == yajl_status_ok)
     st = yajl_complete_parse (h);
-  if (st == yajl_status_client_canceled)
+  if (st == yajl_status_client_canceled && scan.nul)
+    snprintf (whybuf, whybuf_len, "a string holds a NUL character (\\u0000)");
+  else if (st == yajl_status_client_canceled)
     snprintf (whybuf, whybuf_len, "nested deeper than %d levels", WJSON_MAX_DEPTH);
   else if (st != yajl_status_ok)
     {
