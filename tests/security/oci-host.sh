@@ -77,13 +77,12 @@ run_cfg "$(read_in kernel.shm_rmid_forced kernel.msgmax fs.mqueue.msg_max); c['l
 [ "$rc" = 0 ] && [ "$out" = "$rmid"$'\n'"$msgmax"$'\n'"$mqmax" ] &&
   ok "kernel.shm*, kernel.msg*, fs.mqueue.* with the container's own IPC namespace: written" ||
   not_ok "IPC sysctls in their own IPC namespace" "exit $rc: $out"
-if is_root; then
-  run_cfg "$(read_in kernel.domainname); c['linux']['sysctl'] = {'kernel.domainname': 'csrun-oci-test'}"
-  [ "$rc" = 0 ] && [ "$out" = csrun-oci-test ] && ok "kernel.domainname with the container's own UTS namespace: written" ||
-    not_ok "kernel.domainname in its own UTS namespace" "exit $rc: $out"
-else
-  skip "kernel.domainname in its own UTS namespace" "n/a: root only (/proc/sys/kernel/domainname belongs to the host's root even in a user-owned UTS namespace; the root pass tests it)"
-fi
+# The UTS names go through sethostname/setdomainname (their /proc/sys files
+# stay the host root's even in a user-owned UTS namespace): root and rootless.
+run_cfg "$(read_in kernel.domainname kernel.hostname); c.pop('hostname', None); c['linux']['sysctl'] = {'kernel.domainname': 'csrun-oci-test', 'kernel.hostname': 'csrun-oci-host'}"
+[ "$rc" = 0 ] && [ "$out" = csrun-oci-test$'\n'csrun-oci-host ] &&
+  ok "kernel.domainname and kernel.hostname with the container's own UTS namespace: set" ||
+  not_ok "kernel.domainname/hostname in its own UTS namespace" "exit $rc: $out"
 
 # Refused: without the namespace, keys no namespace covers, path tricks.
 # refused DESC EDIT WANT: create fails (exit != 0) with WANT in the message,
@@ -118,8 +117,11 @@ refused "kernel.core_pattern is refused (no namespace covers it)" \
 refused "vm.overcommit_memory is refused (no namespace covers it)" \
   "c['linux']['sysctl'] = {'vm.overcommit_memory': '$(hv vm.overcommit_memory)'}" \
   "vm.overcommit_memory"
-refused "kernel.hostname is refused (the hostname field sets it)" \
-  "c['linux']['sysctl'] = {'kernel.hostname': 'x'}" "hostname"
+refused "kernel.hostname without a UTS namespace is refused" \
+  "without('uts'); c.pop('hostname', None); c['linux']['sysctl'] = {'kernel.hostname': $(jstr "$(hv kernel.hostname)")}" \
+  "UTS namespace"
+refused "kernel.hostname that says otherwise than the hostname field is refused" \
+  "c['hostname'] = 'a'; c['linux']['sysctl'] = {'kernel.hostname': 'b'}" "conflicts"
 refused "'net/../kernel/core_pattern' is refused" \
   "c['linux']['sysctl'] = {'net/../kernel/core_pattern': $(jstr "$(hv kernel.core_pattern)")}" \
   "net/../kernel/core_pattern"

@@ -50,6 +50,7 @@ Test (sysctl, each_class_in_its_own_namespace)
   accepts ("kernel.sem", CLONE_NEWIPC, "kernel/sem");
   accepts ("fs.mqueue.msg_max", CLONE_NEWIPC, "fs/mqueue/msg_max");
   accepts ("kernel.domainname", CLONE_NEWUTS, "kernel/domainname");
+  accepts ("kernel.hostname", CLONE_NEWUTS, "kernel/hostname");
 }
 
 Test (sysctl, slash_spelling)
@@ -84,8 +85,8 @@ Test (sysctl, not_namespaced)
   refuses ("fs.mqueue", ALL, "not namespaced");
   refuses ("net", ALL, "not namespaced");
   refuses ("network.x", ALL, "not namespaced");
-  refuses ("kernel.hostname", ALL, "hostname");
-  refuses ("kernel/hostname", ALL, "hostname");
+  refuses ("kernel.hostname", ALL & ~CLONE_NEWUTS, "UTS namespace");
+  refuses ("kernel/hostname", ALL & ~CLONE_NEWUTS, "UTS namespace");
 }
 
 Test (sysctl, path_tricks)

@@ -97,6 +97,18 @@ write_sysctls (const struct oci_config *c, int host_proc, csr_error **err)
       char rel[300] = "sys/";
       if (oci_sysctl_check (c->sysctl_keys[i], ~0UL, rel + 4, sizeof rel - 4, err) < 0)
         return -1;
+      /* The UTS names of the container's own UTS namespace (validated):
+       * the system calls, which its user namespace's root may make, where
+       * /proc/sys/kernel/{host,domain}name stay the host root's files. */
+      const char *v = c->sysctl_values[i];
+      size_t len = strlen (v);
+      bool host = strcmp (rel, "sys/kernel/hostname") == 0;
+      if (host || strcmp (rel, "sys/kernel/domainname") == 0)
+        {
+          if ((host ? sethostname (v, len) : setdomainname (v, len)) < 0)
+            return csr_error_errno (err, "sysctl %s", c->sysctl_keys[i]);
+          continue;
+        }
       struct open_how how = { .flags = O_WRONLY | O_CLOEXEC | O_NOFOLLOW,
                               .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS
                                          | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV };
@@ -106,8 +118,6 @@ write_sysctls (const struct oci_config *c, int host_proc, csr_error **err)
       struct statfs sf;
       if (fstatfs (fd, &sf) < 0 || sf.f_type != PROC_SUPER_MAGIC)
         return csr_error_set (err, EINVAL, "sysctl %s: not a procfs file", c->sysctl_keys[i]);
-      const char *v = c->sysctl_values[i];
-      size_t len = strlen (v);
       ssize_t w = write (fd, v, len);
       if (w < 0)
         return csr_error_errno (err, "sysctl %s", c->sysctl_keys[i]);

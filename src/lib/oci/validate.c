@@ -97,19 +97,14 @@ oci_sysctl_check (const char *key, unsigned long own, char *rel, size_t size, cs
       for (size_t i = 0; i < sizeof ipc_kernel_keys / sizeof ipc_kernel_keys[0]; i++)
         if (strcmp (comp[1], ipc_kernel_keys[i]) == 0)
           need = CLONE_NEWIPC, kind = "IPC";
-      if (strcmp (comp[1], "domainname") == 0)
+      if (strcmp (comp[1], "domainname") == 0 || strcmp (comp[1], "hostname") == 0)
         need = CLONE_NEWUTS, kind = "UTS";
-      if (strcmp (comp[1], "hostname") == 0)
-        return csr_error_set (err, 0,
-                              "linux.sysctl: '%s' is refused: set the hostname with the config's "
-                              "\"hostname\" field",
-                              key);
     }
   if (need == 0)
     return csr_error_set (err, 0,
                           "linux.sysctl: '%s' is not namespaced (it would be the host's); only "
                           "net.*, kernel.msg{max,mnb,mni}, kernel.sem, kernel.shm{all,max,mni,"
-                          "_rmid_forced}, fs.mqueue.* and kernel.domainname can be set",
+                          "_rmid_forced}, fs.mqueue.*, kernel.hostname and kernel.domainname can be set",
                           key);
   if ((own & need) == 0)
     return csr_error_set (err, 0,
@@ -259,12 +254,14 @@ check_sysctls (const struct oci_config *c, unsigned long own, csr_error **err)
       char rel[SYSCTL_MAX + 1];
       if (oci_sysctl_check (c->sysctl_keys[i], own, rel, sizeof rel, err) < 0)
         return -1;
-      /* crun: a kernel.domainname that says otherwise than the field. */
-      if (strcmp (rel, "kernel/domainname") == 0 && c->domainname
-          && strcmp (c->domainname, c->sysctl_values[i]) != 0)
-        return csr_error_set (err, 0,
-                              "linux.sysctl: '%s' conflicts with the config's \"domainname\"",
-                              c->sysctl_keys[i]);
+      /* crun: a kernel.domainname (here also kernel.hostname, which runc
+       * refuses outright) that says otherwise than the config's field. */
+      const char *field = strcmp (rel, "kernel/domainname") == 0 ? c->domainname
+                          : strcmp (rel, "kernel/hostname") == 0 ? c->hostname
+                                                                 : NULL;
+      if (field && strcmp (field, c->sysctl_values[i]) != 0)
+        return csr_error_set (err, 0, "linux.sysctl: '%s' conflicts with the config's \"%s\"",
+                              c->sysctl_keys[i], rel + 7);
     }
   return 0;
 }
