@@ -1,4 +1,4 @@
-#include "../../config.h"
+#include "config.h"
 #include "devices.h"
 #include "devices-bpf.h"
 
