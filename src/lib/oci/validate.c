@@ -101,11 +101,12 @@ oci_sysctl_check (const char *key, unsigned long own, char *rel, size_t size, cs
         need = CLONE_NEWUTS, kind = "UTS";
     }
   if (need == 0)
-    return csr_error_set (err, 0,
-                          "linux.sysctl: '%s' is not namespaced (it would be the host's); only "
-                          "net.*, kernel.msg{max,mnb,mni}, kernel.sem, kernel.shm{all,max,mni,"
-                          "_rmid_forced}, fs.mqueue.*, kernel.hostname and kernel.domainname can be set",
-                          key);
+    return csr_error_set (
+        err, 0,
+        "linux.sysctl: '%s' is not namespaced (it would be the host's); only "
+        "net.*, kernel.msg{max,mnb,mni}, kernel.sem, kernel.shm{all,max,mni,"
+        "_rmid_forced}, fs.mqueue.*, kernel.hostname and kernel.domainname can be set",
+        key);
   if ((own & need) == 0)
     return csr_error_set (err, 0,
                           "linux.sysctl: '%s' needs the container's own %s namespace (none in "
