@@ -348,25 +348,6 @@ hiers_free (struct hiers *h)
   memset (h, 0, sizeof *h);
 }
 
-/* Undo mountinfo's octal escapes (\040 etc.) in place. */
-static void
-unescape (char *s)
-{
-  char *o = s;
-  for (char *p = s; *p; p++)
-    {
-      if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' && p[3] >= '0'
-          && p[3] <= '7')
-        {
-          *o++ = (char)(((p[1] - '0') << 6) | ((p[2] - '0') << 3) | (p[3] - '0'));
-          p += 3;
-        }
-      else
-        *o++ = *p;
-    }
-  *o = '\0';
-}
-
 static bool
 has_v1_controller (const char *opts)
 {
@@ -451,8 +432,8 @@ read_mountinfo (struct hiers *h, csr_error **err)
       const char *dev = fields[2];
       char *root = fields[3];
       char *mnt = fields[4];
-      unescape (root);
-      unescape (mnt);
+      csr_mountinfo_unescape (root);
+      csr_mountinfo_unescape (mnt);
       bool at_root = strcmp (root, "/") == 0;
       if (strcmp (fstype, "cgroup2") == 0)
         {

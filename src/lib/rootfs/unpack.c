@@ -360,25 +360,6 @@ archive_bytes (const char *path)
   return total;
 }
 
-/* Decode the \ooo escapes of a mountinfo field in place. */
-static void
-mountinfo_unescape (char *s)
-{
-  char *o = s;
-  for (char *p = s; *p; p++)
-    {
-      if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' && p[3] >= '0'
-          && p[3] <= '7')
-        {
-          *o++ = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
-          p += 3;
-        }
-      else
-        *o++ = *p;
-    }
-  *o = '\0';
-}
-
 /* The mount point of the file system DIR is on (longest matching mount
  * point of /proc/self/mountinfo with its device), or DIR itself. */
 static void
@@ -411,7 +392,7 @@ mount_point (const char *dir, char *out, size_t size)
         p = NULL;
       if (k < 5 || strcmp (f[2], dev) != 0)
         continue;
-      mountinfo_unescape (f[4]);
+      csr_mountinfo_unescape (f[4]);
       size_t n = strlen (f[4]);
       bool prefix = strcmp (f[4], "/") == 0
                     || (strncmp (real, f[4], n) == 0 && (real[n] == '/' || real[n] == '\0'));
