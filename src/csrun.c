@@ -49,6 +49,9 @@ static const struct command commands[] = {
   { "exec", cmd_oci_exec, "OCI: run a process in a container" },
   { "update", cmd_oci_update, "OCI: change a container's resource limits" },
   { "hook", cmd_hook, "OCI hook: gate a container's Python, scan its log" },
+  { "events", cmd_oci_events, "OCI: a container's statistics and OOM events" },
+  { "checkpoint", cmd_oci_unsupported, "OCI: not supported (no CRIU)" },
+  { "restore", cmd_oci_unsupported, "OCI: not supported (no CRIU)" },
   { NULL, NULL, NULL },
 };
 
@@ -58,10 +61,11 @@ static void
 print_version (FILE *f, struct argp_state *state)
 {
   (void)state;
-  fprintf (f, "csrun version %s\ncommit: %s\nspec: %s\n%s\n", PACKAGE_VERSION, csr_commit,
-           OCI_SPEC_VERSION, FEATURES);
+  /* runc's first three lines, which tools parse ("NAME version X", "commit:",
+   * "spec:"), NAME being what csrun was started as; then the features. */
+  fprintf (f, "%s version %s\ncommit: %s\nspec: %s\n%s\n", oci_prog_name (), PACKAGE_VERSION,
+           csr_commit, OCI_SPEC_VERSION, FEATURES);
 }
-void (*argp_program_version_hook) (FILE *, struct argp_state *) = print_version;
 
 enum
 {
@@ -72,6 +76,8 @@ enum
   OPT_SYSTEMD_CGROUP,
   OPT_CGROUP_MANAGER,
   OPT_ROOTLESS,
+  OPT_HELP = 'h',
+  OPT_VERSION = 'v',
 };
 
 static struct argp_option global_options[] = {
@@ -88,6 +94,8 @@ static struct argp_option global_options[] = {
     "OCI: accepted (csrun "
     "detects it)",
     0 },
+  { "help", OPT_HELP, NULL, 0, "Print the commands and global options", 0 },
+  { "version", OPT_VERSION, NULL, 0, "Print the version (runc's format) and the features", 0 },
   { NULL, 0, NULL, 0, NULL, 0 },
 };
 
@@ -150,6 +158,12 @@ parse_global (int key, char *arg, struct argp_state *state)
       p->g.rootless = arg ? arg : "true";
       p->g.oci_flags = true;
       break;
+    case OPT_HELP:
+      oci_help_global (stdout);
+      exit (0);
+    case OPT_VERSION:
+      print_version (stdout, state);
+      exit (0);
     case ARGP_KEY_ARG:
       p->cmd_index = state->next - 1;
       state->next = state->argc;
@@ -167,6 +181,30 @@ parse_global (int key, char *arg, struct argp_state *state)
 static struct argp global_argp
     = { global_options, parse_global, "COMMAND [OPTIONS...]", global_doc, NULL, NULL, NULL };
 
+/* csrun help [COMMAND]: the global help, or COMMAND's (as COMMAND --help). */
+static int
+help_command (struct csr_global *g, int argc, char **argv)
+{
+  if (argc < 2)
+    {
+      oci_help_global (stdout);
+      return 0;
+    }
+  const char *name = argv[1];
+  if (oci_help_exists (name))
+    return oci_help (name, stdout) < 0 ? 1 : 0;
+  for (const struct command *c = commands; c->name; c++)
+    if (strcmp (c->name, name) == 0)
+      {
+        char prog[64];
+        snprintf (prog, sizeof prog, "csrun %s", c->name);
+        char *sub[] = { prog, (char *)"--help", NULL };
+        return c->fn (g, 2, sub);
+      }
+  fprintf (stderr, "csrun: No help topic for '%s'\n", name);
+  return 2;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -179,19 +217,37 @@ main (int argc, char **argv)
   memset (&p, 0, sizeof p);
   p.cmd_index = -1;
   argp_err_exit_status = 2;
-  argp_parse (&global_argp, argc, argv, ARGP_IN_ORDER, NULL, &p);
+  /* -h/--help and -v/--version are runc's (argp's own --help has another
+   * layout and no -h). */
+  argp_parse (&global_argp, argc, argv, ARGP_IN_ORDER | ARGP_NO_HELP, NULL, &p);
   if (p.cmd_index < 0)
     return 2;
+  if (oci_log_init (&p.g) != 0)
+    return 1;
   const char *name = argv[p.cmd_index];
+  int sub_argc = argc - p.cmd_index;
+  char **sub = argv + p.cmd_index;
+  if (strcmp (name, "help") == 0)
+    return help_command (&p.g, sub_argc, sub);
+  bool help = sub_argc > 1 && (strcmp (sub[1], "-h") == 0 || strcmp (sub[1], "--help") == 0);
   for (const struct command *c = commands; c->name; c++)
     if (strcmp (c->name, name) == 0)
       {
+        /* run is the OCI run only with a bundle (or an OCI global option). */
+        bool oci = oci_help_exists (c->name)
+                   && (strcmp (c->name, "run") != 0 || oci_run_is_bundle (&p.g, sub_argc, sub));
+        if (help && oci)
+          return oci_help (c->name, stdout) < 0 ? 1 : 0;
+        if (help)
+          sub[1] = (char *)"--help"; /* argp's parsers know --help, not -h */
         char prog[64];
         snprintf (prog, sizeof prog, "csrun %s", c->name);
-        char **sub = argv + p.cmd_index;
         sub[0] = prog;
-        return c->fn (&p.g, argc - p.cmd_index, sub);
+        return c->fn (&p.g, sub_argc, sub);
       }
-  fprintf (stderr, "csrun: unknown command '%s' (try 'csrun --help')\n", name);
+  if (help)
+    fprintf (stderr, "csrun: No help topic for '%s'\n", name);
+  else
+    fprintf (stderr, "csrun: unknown command '%s' (try 'csrun --help')\n", name);
   return 2;
 }

@@ -14,15 +14,28 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "oci/cgroup.h"
 #include "oci/devices.h"
 #include "oci/hooks.h"
+#include "oci/stats.h"
+#include "util/parse.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
 #include "util/syscalls.h"
+
+/* The help of "csrun CMD" (argv[0]); 0 (the exit status). */
+static int
+help_of (const char *argv0)
+{
+  const char *sp = strchr (argv0, ' ');
+  if (oci_help (sp ? sp + 1 : argv0, stdout) < 0)
+    printf ("Usage: %s\nSee csrun-oci(8).\n", argv0);
+  return 0;
+}
 
 /* Parse "csrun CMD [flags] ID [MORE]": FLAGS lists the boolean flags the
  * command accepts as (long, short) pairs ("--force", "-f"); other words
@@ -45,11 +58,7 @@ simple_parse (const struct csr_global *g, int argc, char **argv, const char *con
     {
       const char *w = argv[i];
       if (strcmp (w, "--help") == 0 || strcmp (w, "-h") == 0)
-        {
-          printf ("Usage: %s%s%s\nSee csrun-oci(8).\n", argv[0], want_id ? " ID" : "",
-                  allow_more ? " [ARG]" : "");
-          exit (0);
-        }
+        exit (help_of (argv[0]));
       if (allow_format && (strcmp (w, "--format") == 0 || strcmp (w, "-f") == 0) && i + 1 < argc)
         {
           a->format = argv[++i];
@@ -293,6 +302,19 @@ namespace_pids (pid_t pid, pid_t *out, size_t cap)
   return n;
 }
 
+/* Thaw a paused container's cgroup (after SIGKILL, so that it dies). */
+static void
+thaw (const struct csr_global *g, const struct oci_state *st)
+{
+  struct oci_cgroup cg;
+  csr_error *e = NULL;
+  if (state_cgroup (st, &cg) && oci_cgroup_freeze (&cg, false, &e) < 0)
+    {
+      oci_warn (g, "container '%s': thaw: %s", st->id, csr_error_text (e));
+      csr_error_free (e);
+    }
+}
+
 int
 cmd_oci_kill (struct csr_global *g, int argc, char **argv)
 {
@@ -312,7 +334,17 @@ cmd_oci_kill (struct csr_global *g, int argc, char **argv)
     return 1;
   enum oci_status s = oci_state_status (&st);
   int rc = 0;
-  if (s == OCI_STOPPED || s == OCI_CREATING)
+  if (a.flag[0] && s == OCI_STOPPED)
+    {
+      /* --all on a stopped container signals what is left in its cgroup
+       * (usually nothing) and succeeds, as runc does. */
+      pid_t pids[4096];
+      struct oci_cgroup cg;
+      size_t n = state_cgroup (&st, &cg) ? container_pids (&st, pids, 4096) : 0;
+      for (size_t i = 0; i < n; i++)
+        kill (pids[i], sig);
+    }
+  else if (s == OCI_STOPPED || s == OCI_CREATING)
     rc = oci_failf (g, "container '%s' is not running", a.id);
   else if (a.flag[0])
     {
@@ -325,6 +357,9 @@ cmd_oci_kill (struct csr_global *g, int argc, char **argv)
     }
   else if (kill (st.pid, sig) < 0)
     rc = oci_failf (g, "kill container '%s' (pid %d): %s", a.id, (int)st.pid, strerror (errno));
+  /* A frozen process gets SIGKILL only when thawed (cgroup v1's freezer). */
+  if (rc == 0 && s == OCI_PAUSED && sig == SIGKILL)
+    thaw (g, &st);
   oci_state_release (&st);
   return rc;
 }
@@ -380,6 +415,8 @@ cmd_oci_delete (struct csr_global *g, int argc, char **argv)
           for (size_t i = 0; i < n; i++)
             kill (pids[i], SIGKILL);
           kill (st.pid, SIGKILL);
+          if (s == OCI_PAUSED)
+            thaw (g, &st);
           if (!wait_gone (&st, 5000))
             oci_warn (g, "container '%s': pid %d did not go away", a.id, (int)st.pid);
         }
@@ -405,7 +442,7 @@ cmd_oci_list (struct csr_global *g, int argc, char **argv)
   struct simple_args a;
   if (simple_parse (g, argc, argv, flags, 2, false, false, true, &a))
     return 1;
-  bool json = a.format && strcmp (a.format, "json") == 0;
+  bool json = a.format && strcmp (a.format, "json") == 0 && !a.flag[0];
   if (a.format && !json && strcmp (a.format, "table") != 0)
     return oci_failf (g, "list: unknown format '%s' (table or json)", a.format);
   cleanup_free char *root = oci_root (g);
@@ -416,6 +453,7 @@ cmd_oci_list (struct csr_global *g, int argc, char **argv)
   csr_error *e = NULL;
   if (oci_state_list (root, &ids, &n, &e) < 0)
     return oci_fail (g, e);
+  size_t shown = 0;
   if (json)
     fputs ("[", stdout);
   else if (!a.flag[0])
@@ -434,8 +472,8 @@ cmd_oci_list (struct csr_global *g, int argc, char **argv)
         puts (st.id);
       else if (json)
         {
-          cleanup_free char *doc = oci_state_json (&st);
-          printf ("%s%s", i ? "," : "", doc ? doc : "null");
+          cleanup_free char *doc = oci_state_json_compact (&st);
+          printf ("%s%s", shown++ ? "," : "", doc ? doc : "null");
         }
       else
         {
@@ -454,28 +492,191 @@ cmd_oci_list (struct csr_global *g, int argc, char **argv)
   return 0;
 }
 
+/* Run ps(1) with ARGS (NULL-terminated, argv[0] "ps"); its stdout and
+ * stderr together in *OUT.  0, or -1 with the reason (and ps's output). */
+static int
+run_ps (char **args, char **out, csr_error **err)
+{
+  *out = NULL;
+  int p[2];
+  if (pipe2 (p, O_CLOEXEC) < 0)
+    return csr_error_errno (err, "pipe");
+  pid_t pid = fork ();
+  if (pid < 0)
+    {
+      close (p[0]);
+      close (p[1]);
+      return csr_error_errno (err, "fork");
+    }
+  if (pid == 0)
+    {
+      if (dup2 (p[1], 1) < 0 || dup2 (p[1], 2) < 0)
+        _exit (127);
+      execvp ("ps", args);
+      dprintf (2, "exec ps: %s", strerror (errno));
+      _exit (127);
+    }
+  close (p[1]);
+  size_t len = 0, cap = 0;
+  char *buf = NULL;
+  for (;;)
+    {
+      if (len + 4096 + 1 > cap)
+        {
+          cap = cap ? cap * 2 : 16384;
+          char *nb = cap <= (64u << 20) ? realloc (buf, cap) : NULL;
+          if (nb == NULL)
+            break;
+          buf = nb;
+        }
+      ssize_t r = read (p[0], buf + len, cap - len - 1);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r <= 0)
+        break;
+      len += (size_t)r;
+    }
+  close (p[0]);
+  int status = 0;
+  while (waitpid (pid, &status, 0) < 0)
+    if (errno != EINTR)
+      {
+        free (buf);
+        return csr_error_errno (err, "wait for ps");
+      }
+  if (buf == NULL)
+    return csr_error_set (err, ENOMEM, "ps output");
+  buf[len] = '\0';
+  if (!WIFEXITED (status) || WEXITSTATUS (status) != 0)
+    {
+      while (len > 0 && buf[len - 1] == '\n')
+        buf[--len] = '\0';
+      csr_error_set (err, 0, "ps failed (exit %d): %s",
+                     WIFEXITED (status) ? WEXITSTATUS (status) : 128 + WTERMSIG (status), buf);
+      free (buf);
+      return -1;
+    }
+  *out = buf;
+  return 0;
+}
+
+/* Field N (0-based, blank-separated) of LINE as a pid, or -1. */
+static long
+pid_field (const char *line, int n)
+{
+  const char *c = line;
+  for (int f = 0;; f++)
+    {
+      while (*c == ' ' || *c == '\t')
+        c++;
+      if (*c == '\0' || *c == '\n')
+        return -1;
+      if (f == n)
+        {
+          char *end;
+          long v = strtol (c, &end, 10);
+          return end != c && (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\0') ? v : -1;
+        }
+      while (*c && *c != ' ' && *c != '\t' && *c != '\n')
+        c++;
+    }
+}
+
+/* csrun ps [-f table|json] ID [PS-OPTIONS...]: as runc, ps(1)'s table (by
+ * default `ps -ef`) filtered to the container's processes, found by the
+ * column titled PID; or, with -f json, the host pids as a JSON array.
+ * Options after ID all go to ps (a "--" right after ID is dropped). */
 int
 cmd_oci_ps (struct csr_global *g, int argc, char **argv)
 {
-  struct simple_args a;
-  cleanup_free char *root = NULL;
-  struct oci_state st;
-  if (open_container (g, argc, argv, true, &a, &root, &st))
+  const char *format = "table", *id = NULL;
+  int i = 1;
+  for (; i < argc && id == NULL; i++)
+    {
+      const char *w = argv[i];
+      if (strcmp (w, "--help") == 0 || strcmp (w, "-h") == 0)
+        return help_of (argv[0]);
+      if ((strcmp (w, "--format") == 0 || strcmp (w, "-f") == 0))
+        {
+          if (i + 1 >= argc)
+            return oci_failf (g, "%s: %s needs a value (table or json)", argv[0], w);
+          format = argv[++i];
+        }
+      else if (strncmp (w, "--format=", 9) == 0)
+        format = w + 9;
+      else if (strcmp (w, "--") == 0)
+        continue;
+      else if (w[0] == '-' && w[1] != '\0')
+        return oci_failf (g, "%s: unknown option '%s'", argv[0], w);
+      else
+        id = w;
+    }
+  if (id == NULL)
+    return oci_failf (g, "%s: missing container ID", argv[0]);
+  bool json = strcmp (format, "json") == 0;
+  if (!json && strcmp (format, "table") != 0)
+    return oci_failf (g, "%s: unknown format '%s' (table or json)", argv[0], format);
+  if (i < argc && strcmp (argv[i], "--") == 0)
+    i++;
+  cleanup_free char *root = oci_root (g);
+  if (root == NULL)
     return 1;
-  pid_t pids[4096];
+  struct oci_state st;
+  if (load (g, root, id, &st))
+    return 1;
+  static pid_t pids[4096];
   size_t n = oci_state_status (&st) == OCI_STOPPED ? 0 : container_pids (&st, pids, 4096);
   oci_state_release (&st);
-  if (a.format && strcmp (a.format, "json") == 0)
+  if (json)
     {
       fputs ("[", stdout);
-      for (size_t i = 0; i < n; i++)
-        printf ("%s%d", i ? "," : "", (int)pids[i]);
+      for (size_t k = 0; k < n; k++)
+        printf ("%s%d", k ? "," : "", (int)pids[k]);
       fputs ("]\n", stdout);
       return 0;
     }
-  puts ("PID");
-  for (size_t i = 0; i < n; i++)
-    printf ("%d\n", (int)pids[i]);
+  cleanup_free char **args = calloc ((size_t)(argc - i) + 3, sizeof (char *));
+  if (args == NULL)
+    return oci_failf (g, "out of memory");
+  size_t na = 0;
+  args[na++] = (char *)"ps";
+  if (i >= argc)
+    args[na++] = (char *)"-ef";
+  for (; i < argc; i++)
+    args[na++] = argv[i];
+  cleanup_free char *out = NULL;
+  csr_error *e = NULL;
+  if (run_ps (args, &out, &e) < 0)
+    return oci_fail (g, e);
+  char *line = out;
+  char *end = strchr (line, '\n');
+  if (end)
+    *end = '\0';
+  /* The PID column: its index among the title's words. */
+  cleanup_free char *title = strdup (line);
+  if (title == NULL)
+    return oci_failf (g, "out of memory");
+  int col = -1, k = 0;
+  for (char *save = NULL, *t = strtok_r (title, " \t", &save); t && col < 0;
+       t = strtok_r (NULL, " \t", &save), k++)
+    if (strcmp (t, "PID") == 0)
+      col = k;
+  if (col < 0)
+    return oci_failf (g, "ps: no PID column in the output of ps %s", args[1] ? args[1] : "");
+  puts (line);
+  for (line = end ? end + 1 : NULL; line && *line; line = end ? end + 1 : NULL)
+    {
+      end = strchr (line, '\n');
+      if (end)
+        *end = '\0';
+      long p = pid_field (line, col);
+      for (size_t q = 0; q < n && p > 0; q++)
+        if (pids[q] == (pid_t)p)
+          {
+            puts (line);
+            break;
+          }
+    }
   return 0;
 }
 
@@ -732,6 +933,126 @@ cmd_oci_update (struct csr_global *g, int argc, char **argv)
                         "cannot update container '%s': linux.resources.devices: no devices "
                         "controller in its cgroup",
                         id);
+    }
+  oci_state_release (&st);
+  return rc;
+}
+
+/* One event line on stdout, flushed (a reader follows it live). */
+static int
+print_event (const char *line)
+{
+  if (line == NULL || printf ("%s\n", line) < 0 || fflush (stdout) != 0)
+    return -1;
+  return 0;
+}
+
+/* csrun events [--stats] [--interval DURATION] ID: the container's cgroup
+ * statistics as {"type":"stats",...} lines (once with --stats, else every
+ * interval, default 5 s) and {"type":"oom","id":ID} when the OOM killer acted
+ * in it, until the container stops or is deleted (runc's events). */
+int
+cmd_oci_events (struct csr_global *g, int argc, char **argv)
+{
+  bool once = false;
+  double interval = 5;
+  const char *id = NULL;
+  csr_error *e = NULL;
+  for (int i = 1; i < argc; i++)
+    {
+      const char *w = argv[i], *val = NULL;
+      if (strcmp (w, "--help") == 0 || strcmp (w, "-h") == 0)
+        return help_of (argv[0]);
+      if (strcmp (w, "--stats") == 0)
+        once = true;
+      else if (strcmp (w, "--interval") == 0)
+        {
+          if (i + 1 >= argc)
+            return oci_failf (g, "events: --interval needs a value (e.g. 5s, 100ms)");
+          val = argv[++i];
+        }
+      else if (strncmp (w, "--interval=", 11) == 0)
+        val = w + 11;
+      else if (w[0] == '-' && w[1])
+        return oci_failf (g, "events: unknown option '%s'", w);
+      else if (id == NULL)
+        id = w;
+      else
+        return oci_failf (g, "events: unexpected argument '%s'", w);
+      if (val && csr_parse_duration (val, 86400, &interval, &e) < 0)
+        {
+          csr_error_wrap (&e, "events: --interval");
+          return oci_fail (g, e);
+        }
+    }
+  if (id == NULL)
+    return oci_failf (g, "events: missing container ID");
+  cleanup_free char *root = oci_root (g);
+  if (root == NULL)
+    return 1;
+  struct oci_state st;
+  if (load (g, root, id, &st))
+    return 1;
+  int rc = 0;
+  struct oci_cgroup cg;
+  struct oci_cgroup_stats stats;
+  if (oci_state_status (&st) == OCI_STOPPED)
+    rc = oci_failf (g, "events: container '%s' is not running", id);
+  else if (!state_cgroup (&st, &cg))
+    rc = oci_failf (g, "events: container '%s' has no cgroup (no statistics)", id);
+  else if (oci_cgroup_stats (&cg, &stats, &e) < 0)
+    {
+      csr_error_wrap (&e, "events: %s", id);
+      rc = oci_fail (g, e);
+    }
+  else if (once)
+    {
+      cleanup_free char *line = oci_stats_event_json (id, &stats);
+      if (print_event (line) < 0)
+        rc = oci_failf (g, "events: write: %s", strerror (errno));
+    }
+  else
+    {
+      /* Statistics every INTERVAL; the OOM count and the container's life
+       * every 100 ms (or every interval when shorter). */
+      uint64_t ooms = stats.oom_kills;
+      long step_ms = interval < 0.1 ? (long)(interval * 1000) : 100;
+      if (step_ms < 1)
+        step_ms = 1;
+      double since = interval; /* the first line at once */
+      while (rc == 0 && oci_state_status (&st) != OCI_STOPPED)
+        {
+          if (oci_cgroup_stats (&cg, &stats, &e) < 0)
+            {
+              csr_error_freep (&e); /* gone meanwhile: stop at the next check */
+              stats.has_oom = false;
+            }
+          else if (since >= interval)
+            {
+              cleanup_free char *line = oci_stats_event_json (id, &stats);
+              if (print_event (line) < 0)
+                rc = oci_failf (g, "events: write: %s", strerror (errno));
+              since = 0;
+            }
+          if (rc == 0 && stats.has_oom && stats.oom_kills > ooms)
+            {
+              char line[512];
+              /* ids are [A-Za-z0-9_.+-]: nothing to escape */
+              snprintf (line, sizeof line, "{\"type\":\"oom\",\"id\":\"%s\"}", id);
+              if (print_event (line) < 0)
+                rc = oci_failf (g, "events: write: %s", strerror (errno));
+            }
+          if (stats.has_oom)
+            ooms = stats.oom_kills;
+          struct timespec ts = { step_ms / 1000, (step_ms % 1000) * 1000000L };
+          nanosleep (&ts, NULL);
+          since += (double)step_ms / 1000;
+          /* Deleted (by delete -f) while we watch: stop. */
+          cleanup_free char *dir = oci_state_dir (root, id);
+          struct stat sb;
+          if (dir && stat (dir, &sb) < 0 && errno == ENOENT)
+            break;
+        }
     }
   oci_state_release (&st);
   return rc;

@@ -16,19 +16,35 @@
 #include <yajl/yajl_gen.h>
 
 #include "util/cleanup.h"
+#include "util/log.h"
+
+/* The --log file, opened once by oci_log_init (close-on-exec: no container
+ * process inherits it, and the jail's child closes it with the rest). */
+static int log_fd = -1;
 
 static void
 log_line (const struct csr_global *g, const char *level, const char *msg)
 {
-  if (g->log_path == NULL)
+  if (g->log_path == NULL || log_fd < 0)
     return;
-  cleanup_close int fd = open (g->log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0)
-    return;
+  int fd = log_fd;
   cleanup_free char *now = oci_now_rfc3339 ();
   if (!g->log_json)
     {
-      dprintf (fd, "%s %s: %s\n", now ? now : "-", level, msg);
+      /* key=value as runc's text log: time="T" level=L msg="M" (quoted, with
+       * \" and \\ escaped). */
+      cleanup_free char *q = malloc (2 * strlen (msg) + 1);
+      if (q == NULL)
+        return;
+      char *o = q;
+      for (const char *m = msg; *m; m++)
+        {
+          if (*m == '"' || *m == '\\')
+            *o++ = '\\';
+          *o++ = *m == '\n' ? ' ' : *m;
+        }
+      *o = '\0';
+      dprintf (fd, "time=\"%s\" level=%s msg=\"%s\"\n", now ? now : "", level, q);
       return;
     }
   yajl_gen y = yajl_gen_alloc (NULL);
@@ -47,6 +63,31 @@ log_line (const struct csr_global *g, const char *level, const char *msg)
   if (yajl_gen_get_buf (y, &buf, &len) == yajl_gen_status_ok)
     dprintf (fd, "%.*s\n", (int)len, (const char *)buf);
   yajl_gen_free (y);
+}
+
+static void
+log_sink (enum csr_log_level level, const char *msg, void *data)
+{
+  static const char *const names[] = { "error", "warning", "info", "debug" };
+  log_line (data, names[level], msg);
+}
+
+int
+oci_log_init (const struct csr_global *g)
+{
+  if (g->log_path == NULL)
+    return 0;
+  /* The file exists from the start, whatever happens later (runc makes it
+   * when it parses --log; containerd and podman read it after a failure). */
+  log_fd = open (g->log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (log_fd < 0)
+    {
+      fprintf (stderr, "csrun: --log %s: %s\n", g->log_path, strerror (errno));
+      return 1;
+    }
+  /* --debug (and the library's warnings) then go to the log, not stderr. */
+  csr_log_set_sink (log_sink, (void *)g);
+  return 0;
 }
 
 int

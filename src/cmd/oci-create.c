@@ -39,6 +39,8 @@ struct create_opts
   uint64_t preserve_fds;
   bool no_pivot;
   bool detach;
+  bool keep;
+  bool run;
   const char *id;
 };
 
@@ -50,6 +52,7 @@ enum
   OPT_NO_PIVOT,
   OPT_NO_NEW_KEYRING,
   OPT_NO_SUBREAPER,
+  OPT_KEEP,
 };
 
 static struct argp_option create_options[] = {
@@ -64,6 +67,8 @@ static struct argp_option create_options[] = {
   { "no-new-keyring", OPT_NO_NEW_KEYRING, NULL, 0, "Accepted (csrun makes no session keyring)", 0 },
   { "detach", 'd', NULL, 0, "run: start the container and return at once", 0 },
   { "no-subreaper", OPT_NO_SUBREAPER, NULL, 0, "run: accepted for runc compatibility", 0 },
+  { "keep", OPT_KEEP, NULL, 0, "run: keep the stopped container (delete it later)", 0 },
+  { "help", 'h', NULL, 0, "Show this help", 0 },
   { NULL, 0, NULL, 0, NULL, 0 },
 };
 
@@ -102,6 +107,11 @@ parse_create (int key, char *arg, struct argp_state *state)
     case 'd':
       o->detach = true;
       break;
+    case OPT_KEEP:
+      o->keep = true;
+      break;
+    case 'h':
+      exit (oci_help (o->run ? "run" : "create", stdout) < 0 ? 1 : 0);
     case ARGP_KEY_ARG:
       if (o->id)
         argp_failure (state, 1, 0, "unexpected argument '%s'", arg);
@@ -162,6 +172,12 @@ make_cgroup (struct creation *c, const char *id, csr_error **err)
     warn_devices (c, true);
   const struct oci_config *k = &c->cfg;
   bool systemd = c->g->systemd_cgroup;
+  /* runc refuses --systemd-cgroup without systemd; csrun makes the same
+   * cgroup directly (the path systemd would have used), and says so. */
+  struct stat sd;
+  if (systemd && stat ("/run/systemd/system", &sd) < 0)
+    oci_warn (c->g, "--systemd-cgroup: systemd is not running here: managing the cgroup "
+                    "directly (cgroupfs) at the path systemd would use");
   cleanup_free char *path = NULL;
   if (oci_cgroup_path (k->cgroups_path, id, systemd, &path, err) < 0)
     return -1;
@@ -371,7 +387,7 @@ creation_release (struct creation *c, bool failed, const char *id)
 static int
 do_create (struct csr_global *g, int argc, char **argv, bool run)
 {
-  struct create_opts o = { 0 };
+  struct create_opts o = { .run = run };
   static const char create_doc[]
       = "Create a container from an OCI bundle; it waits for `csrun start ID`.\v"
         "See csrun-oci(8).";
@@ -381,7 +397,9 @@ do_create (struct csr_global *g, int argc, char **argv, bool run)
   struct argp argp
       = { create_options, parse_create, "ID", run ? run_doc : create_doc, NULL, NULL, NULL };
   argp_err_exit_status = 1;
-  argp_parse (&argp, argc, argv, ARGP_IN_ORDER, NULL, &o);
+  argp_parse (&argp, argc, argv, ARGP_IN_ORDER | ARGP_NO_HELP, NULL, &o);
+  if (o.keep && !run)
+    return oci_failf (g, "create: --keep is an option of run");
   cleanup_free char *root = oci_root (g);
   if (root == NULL)
     return 1;
@@ -411,8 +429,10 @@ do_create (struct csr_global *g, int argc, char **argv, bool run)
   while (waitpid (pid, &status, 0) < 0)
     if (errno != EINTR)
       return oci_failf (g, "wait for the container: %s", strerror (errno));
+  /* --keep leaves the stopped container for `delete` (runc). */
   char *delete_argv[] = { (char *)"csrun delete", (char *)o.id, NULL };
-  (void)cmd_oci_delete (g, 2, delete_argv);
+  if (!o.keep)
+    (void)cmd_oci_delete (g, 2, delete_argv);
   if (WIFEXITED (status))
     return WEXITSTATUS (status);
   return 128 + WTERMSIG (status);

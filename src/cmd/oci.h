@@ -4,6 +4,7 @@
 #define CSRUN_CMD_OCI_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "cmd.h"
 #include "oci/config.h"
@@ -16,6 +17,9 @@
 int oci_fail (const struct csr_global *g, csr_error *e);
 int oci_failf (const struct csr_global *g, const char *fmt, ...)
     __attribute__ ((format (printf, 2, 3)));
+/* With --log: create the file now, and send the library's messages (--debug)
+ * there instead of stderr.  0, or 1 after reporting a failure. */
+int oci_log_init (const struct csr_global *g);
 /* A warning in the same places (level "warning"). */
 void oci_warn (const struct csr_global *g, const char *fmt, ...)
     __attribute__ ((format (printf, 2, 3)));
@@ -31,6 +35,16 @@ char *oci_root (const struct csr_global *g);
  * -b/--bundle given, an OCI global flag was used, or the single operand is
  * not a file while ./config.json exists. */
 bool oci_run_is_bundle (const struct csr_global *g, int argc, char **argv);
+
+/* Help in runc's layout (see oci-help.c).  oci_prog_name is the name csrun
+ * was started as; oci_help prints COMMAND's help (-1: no such topic). */
+const char *oci_prog_name (void);
+bool oci_help_exists (const char *cmd);
+int oci_help (const char *cmd, FILE *out);
+void oci_help_global (FILE *out);
+/* checkpoint, restore: their help, else "not supported" (exit 1). */
+int cmd_oci_unsupported (struct csr_global *g, int argc, char **argv);
+int cmd_oci_events (struct csr_global *g, int argc, char **argv);
 
 int cmd_oci_create (struct csr_global *g, int argc, char **argv);
 int cmd_oci_run (struct csr_global *g, int argc, char **argv);

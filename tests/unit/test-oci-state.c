@@ -958,6 +958,7 @@ Test (signal, good)
     { "kill", SIGKILL },
     { "sigterm", SIGTERM },
     { "SigHup", SIGHUP },
+    { "0", 0 },
     { "1", 1 },
     { "64", 64 },
     { "15", SIGTERM },
@@ -987,9 +988,9 @@ Test (signal, bad)
 {
   char rt_over[32];
   fmt (rt_over, sizeof rt_over, "RTMIN+%d", SIGRTMAX - SIGRTMIN + 1);
-  const char *bad[] = { "0",       "65",      "-1",    "FOO",      "",         "SIG",
-                        "+9",      "9x",      " 9",    "1000",     "SIGKILLX", "RTMIN+",
-                        "RTMAX+1", "RTMIN-1", rt_over, "RTMIN+3x", "SIGSIG",   "SIG9" };
+  const char *bad[]
+      = { "65",       "-1",     "FOO",     "",        "SIG",   "+9",       "9x",     " 9",  "1000",
+          "SIGKILLX", "RTMIN+", "RTMAX+1", "RTMIN-1", rt_over, "RTMIN+3x", "SIGSIG", "SIG9" };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
     {
       int sig = -7;

@@ -762,8 +762,8 @@ user_name (uid_t uid)
   return strdup ("");
 }
 
-char *
-oci_state_json (const struct oci_state *s)
+static char *
+state_json (const struct oci_state *s, bool pretty)
 {
   enum oci_status status = oci_state_status (s);
   cleanup_free char *owner = user_name (s->owner);
@@ -772,8 +772,11 @@ oci_state_json (const struct oci_state *s)
   cleanup_gen yajl_gen g = yajl_gen_alloc (NULL);
   if (g == NULL)
     return NULL;
-  yajl_gen_config (g, yajl_gen_beautify, 1);
-  yajl_gen_config (g, yajl_gen_indent_string, "  ");
+  if (pretty)
+    {
+      yajl_gen_config (g, yajl_gen_beautify, 1);
+      yajl_gen_config (g, yajl_gen_indent_string, "  ");
+    }
   yajl_gen_status st = yajl_gen_map_open (g);
   /* runc's order: ociVersion id pid status bundle rootfs created annotations owner. */
   g_key (g, &st, "ociVersion");
@@ -811,6 +814,23 @@ oci_state_json (const struct oci_state *s)
   if (!nl)
     out[len++] = '\n';
   out[len] = '\0';
+  return out;
+}
+
+char *
+oci_state_json (const struct oci_state *s)
+{
+  return state_json (s, true);
+}
+
+char *
+oci_state_json_compact (const struct oci_state *s)
+{
+  /* No trailing newline: list joins these into one line. */
+  char *out = state_json (s, false);
+  size_t len = out ? strlen (out) : 0;
+  if (len > 0 && out[len - 1] == '\n')
+    out[len - 1] = '\0';
   return out;
 }
 
@@ -916,7 +936,8 @@ oci_parse_signal (const char *s, int *sig, csr_error **err)
   int num = small_number (s);
   if (num >= 0)
     {
-      if (num < 1 || num >= NSIG)
+      /* 0 only checks that the process exists (kill(1), runc and crun). */
+      if (num >= NSIG)
         return csr_error_set (err, EINVAL, "unknown signal '%s'", s);
       *sig = num;
       return 0;

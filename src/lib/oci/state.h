@@ -88,6 +88,8 @@ int oci_state_list (const char *root, char ***ids, size_t *n, csr_error **err);
  * Malloc'ed, pretty-printed (2 spaces, as runc), ending in a newline; NULL
  * only when out of memory. */
 char *oci_state_json (const struct oci_state *s);
+/* The same on one line, without the newline (list --format json). */
+char *oci_state_json_compact (const struct oci_state *s);
 
 /* Start time of PID from /proc/PID/stat (field 22), or 0 when it has no
  * such process. ZOMBIE (may be NULL) says whether it is a zombie. */

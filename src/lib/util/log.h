@@ -14,6 +14,10 @@ enum csr_log_level
 void csr_log_set_level (enum csr_log_level level);
 void csr_log (enum csr_log_level level, const char *fmt, ...)
     __attribute__ ((format (printf, 2, 3)));
+/* Send messages to FN instead of stderr (NULL: stderr again); FN gets the
+ * level and the formatted message without a newline. */
+typedef void (*csr_log_sink) (enum csr_log_level level, const char *msg, void *data);
+void csr_log_set_sink (csr_log_sink fn, void *data);
 #define csr_warn(...) csr_log (CSR_LOG_WARNING, __VA_ARGS__)
 #define csr_debug(...) csr_log (CSR_LOG_DEBUG, __VA_ARGS__)
 
