@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pwd.h>
+#include <regex.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -283,6 +284,17 @@ namespace_pids (pid_t pid, pid_t *out, size_t cap)
   snprintf (path, sizeof path, "/proc/%d/ns/pid", (int)pid);
   if (stat (path, &ns) < 0)
     return 0;
+  /* A container in our own pid namespace (none of its own): its process
+   * only, never every process of the host's namespace. */
+  struct stat self;
+  if (stat ("/proc/self/ns/pid", &self) < 0
+      || (self.st_ino == ns.st_ino && self.st_dev == ns.st_dev))
+    {
+      if (cap == 0)
+        return 0;
+      out[0] = pid;
+      return 1;
+    }
   cleanup_dir DIR *d = opendir ("/proc");
   if (d == NULL)
     return 0;
@@ -315,26 +327,16 @@ thaw (const struct csr_global *g, const struct oci_state *st)
     }
 }
 
-int
-cmd_oci_kill (struct csr_global *g, int argc, char **argv)
+/* Signal one container (--all: every process of it). */
+static int
+kill_one (struct csr_global *g, const char *root, const char *id, int sig, bool all)
 {
-  static const char *const flags[] = { "--all", "-a" };
-  struct simple_args a;
-  if (simple_parse (g, argc, argv, flags, 2, true, true, false, &a))
-    return 1;
-  int sig = SIGTERM;
-  csr_error *e = NULL;
-  if (a.more && oci_parse_signal (a.more, &sig, &e) < 0)
-    return oci_fail (g, e);
-  cleanup_free char *root = oci_root (g);
-  if (root == NULL)
-    return 1;
   struct oci_state st;
-  if (load (g, root, a.id, &st))
+  if (load (g, root, id, &st))
     return 1;
   enum oci_status s = oci_state_status (&st);
   int rc = 0;
-  if (a.flag[0] && s == OCI_STOPPED)
+  if (all && s == OCI_STOPPED)
     {
       /* --all on a stopped container signals what is left in its cgroup
        * (usually nothing) and succeeds, as runc does. */
@@ -345,8 +347,8 @@ cmd_oci_kill (struct csr_global *g, int argc, char **argv)
         kill (pids[i], sig);
     }
   else if (s == OCI_STOPPED || s == OCI_CREATING)
-    rc = oci_failf (g, "container '%s' is not running", a.id);
-  else if (a.flag[0])
+    rc = oci_failf (g, "container '%s' is not running", id);
+  else if (all)
     {
       pid_t pids[4096];
       size_t n = container_pids (&st, pids, 4096);
@@ -356,12 +358,79 @@ cmd_oci_kill (struct csr_global *g, int argc, char **argv)
         rc = oci_failf (g, "kill %d: %s", (int)st.pid, strerror (errno));
     }
   else if (kill (st.pid, sig) < 0)
-    rc = oci_failf (g, "kill container '%s' (pid %d): %s", a.id, (int)st.pid, strerror (errno));
+    rc = oci_failf (g, "kill container '%s' (pid %d): %s", id, (int)st.pid, strerror (errno));
   /* A frozen process gets SIGKILL only when thawed (cgroup v1's freezer). */
   if (rc == 0 && s == OCI_PAUSED && sig == SIGKILL)
     thaw (g, &st);
   oci_state_release (&st);
   return rc;
+}
+
+/* --regex (crun's): apply FN to every container whose id matches the
+ * extended regular expression PATTERN (unanchored, as crun). */
+static int
+for_each_matching (struct csr_global *g, const char *root, const char *pattern,
+                   int (*fn) (struct csr_global *, const char *, const char *, void *), void *data)
+{
+  regex_t re;
+  int r = regcomp (&re, pattern, REG_EXTENDED | REG_NOSUB);
+  if (r != 0)
+    {
+      char msg[256];
+      regerror (r, &re, msg, sizeof msg);
+      return oci_failf (g, "invalid --regex '%s': %s", pattern, msg);
+    }
+  char **ids = NULL;
+  size_t n = 0;
+  csr_error *e = NULL;
+  if (oci_state_list (root, &ids, &n, &e) < 0)
+    {
+      regfree (&re);
+      return oci_fail (g, e);
+    }
+  int rc = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      if (regexec (&re, ids[i], 0, NULL, 0) == 0 && fn (g, root, ids[i], data) != 0)
+        rc = 1;
+      free (ids[i]);
+    }
+  free (ids);
+  regfree (&re);
+  return rc;
+}
+
+struct kill_req
+{
+  int sig;
+  bool all;
+};
+
+static int
+kill_matching (struct csr_global *g, const char *root, const char *id, void *data)
+{
+  const struct kill_req *k = data;
+  return kill_one (g, root, id, k->sig, k->all);
+}
+
+/* csrun kill [--all] [--regex] ID [SIGNAL] */
+int
+cmd_oci_kill (struct csr_global *g, int argc, char **argv)
+{
+  static const char *const flags[] = { "--all", "-a", "--regex", "-r" };
+  struct simple_args a;
+  if (simple_parse (g, argc, argv, flags, 4, true, true, false, &a))
+    return 1;
+  struct kill_req k = { .sig = SIGTERM, .all = a.flag[0] };
+  csr_error *e = NULL;
+  if (a.more && oci_parse_signal (a.more, &k.sig, &e) < 0)
+    return oci_fail (g, e);
+  cleanup_free char *root = oci_root (g);
+  if (root == NULL)
+    return 1;
+  if (a.flag[1])
+    return for_each_matching (g, root, a.id, kill_matching, &k);
+  return kill_one (g, root, a.id, k.sig, k.all);
 }
 
 /* Wait until the container's process is gone (it is not our child). */
@@ -378,23 +447,18 @@ wait_gone (const struct oci_state *st, int ms)
   return false;
 }
 
-int
-cmd_oci_delete (struct csr_global *g, int argc, char **argv)
+/* Delete one container: created or stopped ones, and with FORCE running
+ * or paused ones (killed first). */
+static int
+delete_one (struct csr_global *g, const char *root, const char *id, bool force)
 {
-  static const char *const flags[] = { "--force", "-f" };
-  struct simple_args a;
-  if (simple_parse (g, argc, argv, flags, 2, true, false, false, &a))
-    return 1;
-  cleanup_free char *root = oci_root (g);
-  if (root == NULL)
-    return 1;
   csr_error *e = NULL;
   struct oci_state st;
-  if (oci_id_check (a.id, &e) < 0)
+  if (oci_id_check (id, &e) < 0)
     return oci_fail (g, e);
-  if (oci_state_load (root, a.id, &st, &e) < 0)
+  if (oci_state_load (root, id, &st, &e) < 0)
     {
-      if (a.flag[0] && e->status == ENOENT)
+      if (force && e->status == ENOENT)
         {
           csr_error_free (e);
           return 0;
@@ -403,11 +467,14 @@ cmd_oci_delete (struct csr_global *g, int argc, char **argv)
     }
   int rc = 0;
   enum oci_status s = oci_state_status (&st);
-  if (s != OCI_STOPPED && s != OCI_CREATED && !a.flag[0])
-    rc = oci_failf (g, "cannot delete container '%s' that is not stopped: %s", a.id,
+  struct oci_cgroup cg;
+  bool has_cg = state_cgroup (&st, &cg);
+  if (s != OCI_STOPPED && s != OCI_CREATED && !force)
+    rc = oci_failf (g, "cannot delete container '%s' that is not stopped: %s", id,
                     oci_status_name (s));
   else
     {
+      bool gone = true;
       if (s != OCI_STOPPED && st.pid > 0)
         {
           pid_t pids[4096];
@@ -417,22 +484,49 @@ cmd_oci_delete (struct csr_global *g, int argc, char **argv)
           kill (st.pid, SIGKILL);
           if (s == OCI_PAUSED)
             thaw (g, &st);
-          if (!wait_gone (&st, 5000))
-            oci_warn (g, "container '%s': pid %d did not go away", a.id, (int)st.pid);
+          gone = wait_gone (&st, 5000);
+          if (!gone && !has_cg)
+            oci_warn (g, "container '%s': pid %d did not go away", id, (int)st.pid);
         }
-      struct oci_cgroup cg;
-      if (state_cgroup (&st, &cg) && oci_cgroup_destroy (&cg, &e) < 0)
+      if (has_cg && oci_cgroup_destroy (&cg, &e) < 0)
         {
-          oci_warn (g, "container '%s': %s", a.id, csr_error_text (e));
+          /* Processes that can't die (frozen in another freezer cgroup, say)
+           * keep the cgroup busy: it is left, the state goes (crun too). */
+          if (!gone || e->status == ETIMEDOUT)
+            e->status = EBUSY;
+          oci_warn (g, "container '%s': its cgroup is left: %s", id, csr_error_text (e));
           csr_error_freep (&e);
         }
-      if (oci_state_remove (root, a.id, &e) < 0)
+      if (oci_state_remove (root, id, &e) < 0)
         rc = oci_fail (g, e);
       else
         run_hooks_logged (g, &st, OCI_HOOK_POSTSTOP);
     }
   oci_state_release (&st);
   return rc;
+}
+
+static int
+delete_matching (struct csr_global *g, const char *root, const char *id, void *data)
+{
+  return delete_one (g, root, id, *(bool *)data);
+}
+
+/* csrun delete [--force] [--regex] ID */
+int
+cmd_oci_delete (struct csr_global *g, int argc, char **argv)
+{
+  static const char *const flags[] = { "--force", "-f", "--regex", "-r" };
+  struct simple_args a;
+  if (simple_parse (g, argc, argv, flags, 4, true, false, false, &a))
+    return 1;
+  cleanup_free char *root = oci_root (g);
+  if (root == NULL)
+    return 1;
+  bool force = a.flag[0];
+  if (a.flag[1])
+    return for_each_matching (g, root, a.id, delete_matching, &force);
+  return delete_one (g, root, a.id, force);
 }
 
 int

@@ -91,13 +91,19 @@ oci_log_init (const struct csr_global *g)
 }
 
 int
-oci_fail (const struct csr_global *g, csr_error *e)
+oci_fail_status (const struct csr_global *g, int status, csr_error *e)
 {
   const char *msg = e ? csr_error_text (e) : "unknown error";
   fprintf (stderr, "csrun: %s\n", msg);
   log_line (g, "error", msg);
   csr_error_free (e);
-  return 1;
+  return status;
+}
+
+int
+oci_fail (const struct csr_global *g, csr_error *e)
+{
+  return oci_fail_status (g, OCI_EXIT_ERROR, e);
 }
 
 int

@@ -15,6 +15,13 @@
  * with --log, a line in the log file ({"msg","level","time"} with
  * --log-format json).  Returns 1 (the exit status of a failed command). */
 int oci_fail (const struct csr_global *g, csr_error *e);
+/* The exit statuses of the OCI commands: 1 for an error (oci_fail), 255
+ * for exec's runtime failures (runc's, as distinct from the 0-254 of the
+ * process that ran).  oci_fail_status reports E as oci_fail does and
+ * returns STATUS: the one helper for both. */
+#define OCI_EXIT_ERROR 1
+#define OCI_EXIT_RUNTIME 255
+int oci_fail_status (const struct csr_global *g, int status, csr_error *e);
 int oci_failf (const struct csr_global *g, const char *fmt, ...)
     __attribute__ ((format (printf, 2, 3)));
 /* With --log: create the file now, and send the library's messages (--debug)

@@ -164,7 +164,28 @@ if "${C[@]}" delete cr1 && ! "${C[@]}" state cr1 >/dev/null 2>&1 &&
 else
   not_ok "delete created" "$("${C[@]}" state cr1 2>&1)"
 fi
+# --regex (crun's): every container whose id matches.
+"${C[@]}" run -d -b "$S" rx-a >/dev/null 2>&1 </dev/null
+"${C[@]}" run -d -b "$S" rx-b >/dev/null 2>&1 </dev/null
+"${C[@]}" kill --regex '^rx-' 0 && "${C[@]}" delete -f --regex '^rx-' &&
+  [ "$("${C[@]}" list -q | grep -c '^rx-')" = 0 ] && "${C[@]}" state l2 >/dev/null &&
+  ok "kill --regex and delete -f --regex act on the matching ids only" ||
+  not_ok "--regex" "$("${C[@]}" list 2>&1)"
+
 if is_root; then
+  # A container in the caller's pid namespace: delete -f (and kill --all
+  # without a cgroup) hit its processes only, never the rest of that namespace (here a throwaway
+  # one, so that a regression kills nothing else).
+  make_bundle "$T/nopid" "$(args 'import time; time.sleep(60)'); without('pid')"
+  out=$(unshare -p -f -m --propagation private --mount-proc bash -c '
+    sleep 60 & sib=$!
+    "$@" run -d -b "'"$T/nopid"'" np1 </dev/null >/dev/null 2>&1
+    "$@" delete -f np1 >/dev/null 2>&1; echo "delete=$?"
+    echo "sibling=$(cut -d" " -f3 /proc/$sib/stat 2>/dev/null)"
+    kill $sib' bash "${C[@]}" 2>&1)
+  [ "$out" = $'delete=0\nsibling=S' ] &&
+    ok "no pid namespace: delete -f leaves the caller's other processes alone" ||
+    not_ok "no pid namespace: delete -f" "$out"
   "${C[@]}" pause l2 && [ "$(status_of l2)" = paused ] || not_ok "pause l2" "$(status_of l2)"
   out=$("${C[@]}" events --stats l2)
   [[ $out == '{"type":"stats","id":"l2","data":{'*'"memory":'*'"pids":{"current":1'* ]] &&
