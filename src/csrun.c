@@ -76,6 +76,7 @@ enum
   OPT_SYSTEMD_CGROUP,
   OPT_CGROUP_MANAGER,
   OPT_ROOTLESS,
+  OPT_USAGE,
   OPT_HELP = 'h',
   OPT_VERSION = 'v',
 };
@@ -96,6 +97,10 @@ static struct argp_option global_options[] = {
     0 },
   { "help", OPT_HELP, NULL, 0, "Print the commands and global options", 0 },
   { "version", OPT_VERSION, NULL, 0, "Print the version (runc's format) and the features", 0 },
+  /* argp's names before csrun followed runc: still accepted. */
+  { NULL, 'V', NULL, OPTION_HIDDEN, NULL, 0 },
+  { NULL, '?', NULL, OPTION_HIDDEN, NULL, 0 },
+  { "usage", OPT_USAGE, NULL, OPTION_HIDDEN, NULL, 0 },
   { NULL, 0, NULL, 0, NULL, 0 },
 };
 
@@ -159,8 +164,14 @@ parse_global (int key, char *arg, struct argp_state *state)
       p->g.oci_flags = true;
       break;
     case OPT_HELP:
+    case '?':
       oci_help_global (stdout);
       exit (0);
+    case OPT_USAGE:
+      printf ("Usage: %s [GLOBAL-OPTIONS] COMMAND [OPTIONS...]  (try '%s --help')\n",
+              oci_prog_name (), oci_prog_name ());
+      exit (0);
+    case 'V':
     case OPT_VERSION:
       print_version (stdout, state);
       exit (0);
