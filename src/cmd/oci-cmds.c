@@ -137,34 +137,52 @@ container_pids (const struct oci_state *st, pid_t *out, size_t cap)
   return namespace_pids (st->pid, out, cap);
 }
 
+/* The hooks of STAGE from CFG, with ST's state on their stdin, in the
+ * bundle directory; a failure is a warning. */
+static void
+run_hooks_cfg (const struct csr_global *g, const struct oci_state *st, const struct oci_config *cfg,
+               int stage)
+{
+  if (cfg->n_hooks[stage] == 0)
+    return;
+  csr_error *e = NULL;
+  cleanup_free char *json = oci_state_json (st);
+  cleanup_close int cwd = open (".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (st->bundle && chdir (st->bundle) == 0)
+    {
+      if (oci_hooks_run (cfg, stage, json, &e) < 0)
+        {
+          oci_warn (g, "%s", csr_error_text (e));
+          csr_error_free (e);
+        }
+      if (cwd >= 0)
+        (void)!fchdir (cwd);
+    }
+}
+
+/* The container's config as create kept it (false when it can't be read). */
+static bool
+load_kept_config (const struct oci_state *st, struct oci_config *cfg)
+{
+  memset (cfg, 0, sizeof *cfg);
+  csr_error *e = NULL;
+  if (st->config_path == NULL)
+    return false;
+  if (oci_config_load (st->config_path, cfg, &e) < 0)
+    {
+      csr_error_free (e);
+      return false;
+    }
+  return true;
+}
+
 static void
 run_hooks_logged (const struct csr_global *g, const struct oci_state *st, int stage)
 {
-  if (st->config_path == NULL)
-    return;
   struct oci_config cfg;
-  memset (&cfg, 0, sizeof cfg);
-  csr_error *e = NULL;
-  if (oci_config_load (st->config_path, &cfg, &e) < 0)
-    {
-      csr_error_free (e);
-      return;
-    }
-  if (cfg.n_hooks[stage])
-    {
-      cleanup_free char *json = oci_state_json (st);
-      cleanup_close int cwd = open (".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-      if (st->bundle && chdir (st->bundle) == 0)
-        {
-          if (oci_hooks_run (&cfg, stage, json, &e) < 0)
-            {
-              oci_warn (g, "%s", csr_error_text (e));
-              csr_error_free (e);
-            }
-          if (cwd >= 0)
-            (void)!fchdir (cwd);
-        }
-    }
+  if (!load_kept_config (st, &cfg))
+    return;
+  run_hooks_cfg (g, st, &cfg, stage);
   oci_config_release (&cfg);
 }
 
@@ -497,10 +515,16 @@ delete_one (struct csr_global *g, const char *root, const char *id, bool force)
           oci_warn (g, "container '%s': its cgroup is left: %s", id, csr_error_text (e));
           csr_error_freep (&e);
         }
+      /* The poststop hooks run after the state is gone, from the config
+       * kept in it: read it first. */
+      struct oci_config cfg;
+      bool have_cfg = load_kept_config (&st, &cfg);
       if (oci_state_remove (root, id, &e) < 0)
         rc = oci_fail (g, e);
-      else
-        run_hooks_logged (g, &st, OCI_HOOK_POSTSTOP);
+      else if (have_cfg)
+        run_hooks_cfg (g, &st, &cfg, OCI_HOOK_POSTSTOP);
+      if (have_cfg)
+        oci_config_release (&cfg);
     }
   oci_state_release (&st);
   return rc;

@@ -253,6 +253,24 @@ absolute (const char *path, csr_error **err)
   return r;
 }
 
+/* Copy the config at CFGP to DIR/config.json; *OUT is the copy's path. */
+static int
+snapshot_config (const char *cfgp, const char *dir, char **out, csr_error **err)
+{
+  cleanup_free char *text = NULL;
+  size_t len = 0;
+  /* 4 MiB: the bound oci_config_load already checked. */
+  if (csr_read_file (cfgp, (size_t)4 << 20, &text, &len, err) < 0)
+    return -1;
+  cleanup_free char *path = NULL;
+  if (asprintf (&path, "%s/config.json", dir) < 0)
+    return csr_error_set (err, ENOMEM, "state paths");
+  if (csr_write_file_atomic (path, text, len, 0600, err) < 0)
+    return csr_error_wrap (err, "keep a copy of %s", cfgp);
+  *out = steal_pointer (&path);
+  return 0;
+}
+
 /* Everything up to a container waiting on its exec FIFO. */
 static int
 create_container (struct creation *c, const struct create_opts *o, pid_t *pid, csr_error **err)
@@ -299,7 +317,12 @@ create_container (struct creation *c, const struct create_opts *o, pid_t *pid, c
   c->st.rootfs = strdup (rootfs);
   c->st.created = oci_now_rfc3339 ();
   c->st.owner = geteuid ();
-  c->st.config_path = realpath (cfgp, NULL);
+  /* A copy of config.json in the state directory (the owner's, 0700) is
+   * what start, exec and delete read later (hooks, the process defaults):
+   * edits to the bundle after create must not affect the container
+   * (runtime-spec "Lifecycle"; runc keeps it in its state.json). */
+  if (snapshot_config (cfgp, dir, &c->st.config_path, err) < 0)
+    return -1;
   c->st.systemd_cgroup = c->g->systemd_cgroup;
   if (c->cfg.n_annotations)
     {

@@ -105,6 +105,15 @@ rc=$?
 [ "$rc" = 7 ] && ! "${C[@]}" state ex7 >/dev/null 2>&1 &&
   ok "run exits with the container's status and deletes it" || not_ok "run exit status" "exit $rc"
 
+# ---------------------------------------------------------------- config.json changed after create
+make_bundle "$T/snap" "$(args 'import time; time.sleep(60)'); c[\"hooks\"] = {\"poststop\": [{\"path\": \"/bin/sh\", \"args\": [\"sh\", \"-c\", \"echo done > $T/poststop.out\"]}]}"
+"${C[@]}" create -b "$T/snap" snap1 >/dev/null 2>&1 </dev/null
+echo '{"ociVersion": "1.0.0"}' >"$T/snap/config.json"
+"${C[@]}" start snap1 && [ "$(status_of snap1)" = running ] && "${C[@]}" delete -f snap1 &&
+  [ "$(cat "$T/poststop.out" 2>/dev/null)" = done ] &&
+  ok "config.json edited after create does not affect the container (its hooks still run)" ||
+  not_ok "config.json edited after create" "$(ls -l "$T" 2>&1)"
+
 # ---------------------------------------------------------------- list, ps, kill
 S=$T/sleep
 make_bundle "$S" "$(args 'import time; time.sleep(60)')$(cgpath l1)"
