@@ -49,7 +49,6 @@ static const struct command commands[] = {
   { "exec", cmd_oci_exec, "OCI: run a process in a container" },
   { "update", cmd_oci_update, "OCI: change a container's resource limits" },
   { "hook", cmd_hook, "OCI hook: gate a container's Python, scan its log" },
-  { "events", cmd_oci_events, "OCI: a container's statistics and OOM events" },
   { "checkpoint", cmd_oci_unsupported, "OCI: not supported (no CRIU)" },
   { "restore", cmd_oci_unsupported, "OCI: not supported (no CRIU)" },
   { NULL, NULL, NULL },

@@ -22,8 +22,6 @@
 #include "oci/cgroup.h"
 #include "oci/devices.h"
 #include "oci/hooks.h"
-#include "oci/stats.h"
-#include "util/parse.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
 #include "util/syscalls.h"
@@ -1051,126 +1049,6 @@ cmd_oci_update (struct csr_global *g, int argc, char **argv)
                         "cannot update container '%s': linux.resources.devices: no devices "
                         "controller in its cgroup",
                         id);
-    }
-  oci_state_release (&st);
-  return rc;
-}
-
-/* One event line on stdout, flushed (a reader follows it live). */
-static int
-print_event (const char *line)
-{
-  if (line == NULL || printf ("%s\n", line) < 0 || fflush (stdout) != 0)
-    return -1;
-  return 0;
-}
-
-/* csrun events [--stats] [--interval DURATION] ID: the container's cgroup
- * statistics as {"type":"stats",...} lines (once with --stats, else every
- * interval, default 5 s) and {"type":"oom","id":ID} when the OOM killer acted
- * in it, until the container stops or is deleted (runc's events). */
-int
-cmd_oci_events (struct csr_global *g, int argc, char **argv)
-{
-  bool once = false;
-  double interval = 5;
-  const char *id = NULL;
-  csr_error *e = NULL;
-  for (int i = 1; i < argc; i++)
-    {
-      const char *w = argv[i], *val = NULL;
-      if (strcmp (w, "--help") == 0 || strcmp (w, "-h") == 0)
-        return help_of (argv[0]);
-      if (strcmp (w, "--stats") == 0)
-        once = true;
-      else if (strcmp (w, "--interval") == 0)
-        {
-          if (i + 1 >= argc)
-            return oci_failf (g, "events: --interval needs a value (e.g. 5s, 100ms)");
-          val = argv[++i];
-        }
-      else if (strncmp (w, "--interval=", 11) == 0)
-        val = w + 11;
-      else if (w[0] == '-' && w[1])
-        return oci_failf (g, "events: unknown option '%s'", w);
-      else if (id == NULL)
-        id = w;
-      else
-        return oci_failf (g, "events: unexpected argument '%s'", w);
-      if (val && csr_parse_duration (val, 86400, &interval, &e) < 0)
-        {
-          csr_error_wrap (&e, "events: --interval");
-          return oci_fail (g, e);
-        }
-    }
-  if (id == NULL)
-    return oci_failf (g, "events: missing container ID");
-  cleanup_free char *root = oci_root (g);
-  if (root == NULL)
-    return 1;
-  struct oci_state st;
-  if (load (g, root, id, &st))
-    return 1;
-  int rc = 0;
-  struct oci_cgroup cg;
-  struct oci_cgroup_stats stats;
-  if (oci_state_status (&st) == OCI_STOPPED)
-    rc = oci_failf (g, "events: container '%s' is not running", id);
-  else if (!state_cgroup (&st, &cg))
-    rc = oci_failf (g, "events: container '%s' has no cgroup (no statistics)", id);
-  else if (oci_cgroup_stats (&cg, &stats, &e) < 0)
-    {
-      csr_error_wrap (&e, "events: %s", id);
-      rc = oci_fail (g, e);
-    }
-  else if (once)
-    {
-      cleanup_free char *line = oci_stats_event_json (id, &stats);
-      if (print_event (line) < 0)
-        rc = oci_failf (g, "events: write: %s", strerror (errno));
-    }
-  else
-    {
-      /* Statistics every INTERVAL; the OOM count and the container's life
-       * every 100 ms (or every interval when shorter). */
-      uint64_t ooms = stats.oom_kills;
-      long step_ms = interval < 0.1 ? (long)(interval * 1000) : 100;
-      if (step_ms < 1)
-        step_ms = 1;
-      double since = interval; /* the first line at once */
-      while (rc == 0 && oci_state_status (&st) != OCI_STOPPED)
-        {
-          if (oci_cgroup_stats (&cg, &stats, &e) < 0)
-            {
-              csr_error_freep (&e); /* gone meanwhile: stop at the next check */
-              stats.has_oom = false;
-            }
-          else if (since >= interval)
-            {
-              cleanup_free char *line = oci_stats_event_json (id, &stats);
-              if (print_event (line) < 0)
-                rc = oci_failf (g, "events: write: %s", strerror (errno));
-              since = 0;
-            }
-          if (rc == 0 && stats.has_oom && stats.oom_kills > ooms)
-            {
-              char line[512];
-              /* ids are [A-Za-z0-9_.+-]: nothing to escape */
-              snprintf (line, sizeof line, "{\"type\":\"oom\",\"id\":\"%s\"}", id);
-              if (print_event (line) < 0)
-                rc = oci_failf (g, "events: write: %s", strerror (errno));
-            }
-          if (stats.has_oom)
-            ooms = stats.oom_kills;
-          struct timespec ts = { step_ms / 1000, (step_ms % 1000) * 1000000L };
-          nanosleep (&ts, NULL);
-          since += (double)step_ms / 1000;
-          /* Deleted (by delete -f) while we watch: stop. */
-          cleanup_free char *dir = oci_state_dir (root, id);
-          struct stat sb;
-          if (dir && stat (dir, &sb) < 0 && errno == ENOENT)
-            break;
-        }
     }
   oci_state_release (&st);
   return rc;

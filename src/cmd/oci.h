@@ -51,7 +51,6 @@ int oci_help (const char *cmd, FILE *out);
 void oci_help_global (FILE *out);
 /* checkpoint, restore: their help, else "not supported" (exit 1). */
 int cmd_oci_unsupported (struct csr_global *g, int argc, char **argv);
-int cmd_oci_events (struct csr_global *g, int argc, char **argv);
 
 int cmd_oci_create (struct csr_global *g, int argc, char **argv);
 int cmd_oci_run (struct csr_global *g, int argc, char **argv);
