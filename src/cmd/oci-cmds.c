@@ -135,52 +135,34 @@ container_pids (const struct oci_state *st, pid_t *out, size_t cap)
   return namespace_pids (st->pid, out, cap);
 }
 
-/* The hooks of STAGE from CFG, with ST's state on their stdin, in the
- * bundle directory; a failure is a warning. */
-static void
-run_hooks_cfg (const struct csr_global *g, const struct oci_state *st, const struct oci_config *cfg,
-               int stage)
-{
-  if (cfg->n_hooks[stage] == 0)
-    return;
-  csr_error *e = NULL;
-  cleanup_free char *json = oci_state_json (st);
-  cleanup_close int cwd = open (".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (st->bundle && chdir (st->bundle) == 0)
-    {
-      if (oci_hooks_run (cfg, stage, json, &e) < 0)
-        {
-          oci_warn (g, "%s", csr_error_text (e));
-          csr_error_free (e);
-        }
-      if (cwd >= 0)
-        (void)!fchdir (cwd);
-    }
-}
-
-/* The container's config as create kept it (false when it can't be read). */
-static bool
-load_kept_config (const struct oci_state *st, struct oci_config *cfg)
-{
-  memset (cfg, 0, sizeof *cfg);
-  csr_error *e = NULL;
-  if (st->config_path == NULL)
-    return false;
-  if (oci_config_load (st->config_path, cfg, &e) < 0)
-    {
-      csr_error_free (e);
-      return false;
-    }
-  return true;
-}
-
 static void
 run_hooks_logged (const struct csr_global *g, const struct oci_state *st, int stage)
 {
-  struct oci_config cfg;
-  if (!load_kept_config (st, &cfg))
+  if (st->config_path == NULL)
     return;
-  run_hooks_cfg (g, st, &cfg, stage);
+  struct oci_config cfg;
+  memset (&cfg, 0, sizeof cfg);
+  csr_error *e = NULL;
+  if (oci_config_load (st->config_path, &cfg, &e) < 0)
+    {
+      csr_error_free (e);
+      return;
+    }
+  if (cfg.n_hooks[stage])
+    {
+      cleanup_free char *json = oci_state_json (st);
+      cleanup_close int cwd = open (".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (st->bundle && chdir (st->bundle) == 0)
+        {
+          if (oci_hooks_run (&cfg, stage, json, &e) < 0)
+            {
+              oci_warn (g, "%s", csr_error_text (e));
+              csr_error_free (e);
+            }
+          if (cwd >= 0)
+            (void)!fchdir (cwd);
+        }
+    }
   oci_config_release (&cfg);
 }
 
@@ -463,6 +445,45 @@ wait_gone (const struct oci_state *st, int ms)
   return false;
 }
 
+/* The container's config as create kept it (false when it can't be read). */
+static bool
+load_kept_config (const struct oci_state *st, struct oci_config *cfg)
+{
+  memset (cfg, 0, sizeof *cfg);
+  csr_error *e = NULL;
+  if (st->config_path == NULL)
+    return false;
+  if (oci_config_load (st->config_path, cfg, &e) < 0)
+    {
+      csr_error_free (e);
+      return false;
+    }
+  return true;
+}
+
+/* delete's poststop hooks, from CFG read before the state (and the config
+ * kept in it) was removed; as run_hooks_logged otherwise. */
+static void
+run_poststop_hooks (const struct csr_global *g, const struct oci_state *st,
+                    const struct oci_config *cfg)
+{
+  if (cfg->n_hooks[OCI_HOOK_POSTSTOP] == 0)
+    return;
+  csr_error *e = NULL;
+  cleanup_free char *json = oci_state_json (st);
+  cleanup_close int cwd = open (".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (st->bundle && chdir (st->bundle) == 0)
+    {
+      if (oci_hooks_run (cfg, OCI_HOOK_POSTSTOP, json, &e) < 0)
+        {
+          oci_warn (g, "%s", csr_error_text (e));
+          csr_error_free (e);
+        }
+      if (cwd >= 0)
+        (void)!fchdir (cwd);
+    }
+}
+
 /* Delete one container: created or stopped ones, and with FORCE running
  * or paused ones (killed first). */
 static int
@@ -520,7 +541,7 @@ delete_one (struct csr_global *g, const char *root, const char *id, bool force)
       if (oci_state_remove (root, id, &e) < 0)
         rc = oci_fail (g, e);
       else if (have_cfg)
-        run_hooks_cfg (g, &st, &cfg, OCI_HOOK_POSTSTOP);
+        run_poststop_hooks (g, &st, &cfg);
       if (have_cfg)
         oci_config_release (&cfg);
     }
