@@ -67,6 +67,13 @@ else
   not_ok "-v/--version as runc" "$v" "$h"
 fi
 
+# ---------------------------------------------------------------- spec
+mkdir -p "$T/spec" && (cd "$T/spec" && "$CSRUN" spec)
+ns=$(json_get "$T/spec/config.json" '" ".join(n["type"] for n in j["linux"]["namespaces"])')
+if [ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ]; then want="pid network ipc uts mount cgroup"; else want="pid network ipc uts mount"; fi
+[ "$ns" = "$want" ] && ok "spec: runc's namespaces, and cgroup on a cgroup v2 host only (crun)" ||
+  not_ok "spec namespaces" "got '$ns', want '$want'"
+
 # ---------------------------------------------------------------- --log, checkpoint
 H=$T/hello
 make_bundle "$H" "$(args 'print("Hello World")')"

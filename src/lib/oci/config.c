@@ -17,6 +17,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <linux/capability.h>
+#include <linux/magic.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
@@ -1784,8 +1786,7 @@ oci_config_default_json (bool rootless, uid_t uid, gid_t gid)
                                         NULL };
   static const char *const readonly[]
       = { "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", NULL };
-  static const char *const namespaces[]
-      = { "pid", "network", "ipc", "uts", "mount", "cgroup", NULL };
+  static const char *const namespaces[] = { "pid", "network", "ipc", "uts", "mount", NULL };
 
   cleanup_yajl_gen yajl_gen g = yajl_gen_alloc (NULL);
   if (g == NULL)
@@ -1899,6 +1900,16 @@ oci_config_default_json (bool rootless, uid_t uid, gid_t gid)
     {
       j_open (j);
       j_kv (j, "type", *ns);
+      j_close (j);
+    }
+  /* A cgroup namespace only on a cgroup v2 (unified) host, as `crun spec`
+   * (runc's has none): on v1 and hybrid hosts runc's tests add one, and a
+   * second entry is an error for runc, crun and csrun alike. */
+  struct statfs sfs;
+  if (statfs ("/sys/fs/cgroup", &sfs) == 0 && sfs.f_type == CGROUP2_SUPER_MAGIC)
+    {
+      j_open (j);
+      j_kv (j, "type", "cgroup");
       j_close (j);
     }
   if (rootless)

@@ -204,7 +204,8 @@ bool oci_config_has_namespace (const struct oci_config *c, int flag, const char 
  * spec`): process "sh" with a terminal, rootfs "rootfs" read-only, the usual
  * mounts (proc, /dev tmpfs, devpts, shm, mqueue, sysfs, cgroup), default
  * capabilities (AUDIT_WRITE, KILL, NET_BIND_SERVICE), RLIMIT_NOFILE 1024,
- * masked and read-only paths; ROOTLESS adds a user namespace mapping the
+ * masked and read-only paths, namespaces pid network ipc uts mount (and
+ * cgroup on a cgroup v2 host, as crun); ROOTLESS adds a user namespace mapping the
  * caller's uid and gid to 0, binds sysfs instead of mounting it, and drops
  * what a user namespace can't mount (devpts's gid=5 option, the cgroup mount)
  * and the device cgroup rule.  Returns malloc'ed, pretty-printed JSON ending in
