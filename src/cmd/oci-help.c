@@ -102,15 +102,26 @@ static const struct oci_help_entry entries[] = {
     "   --detach, -d                do not wait for the process\n"
     "   --pid-file value            write the process's host pid to this file\n"
     "   --preserve-fds value        pass N more descriptors to the process\n"
+    "   --apparmor value            the AppArmor profile (recorded, not applied)\n"
+    "   --process-label value       the SELinux label (recorded, not applied)\n"
+    "   --cgroup value              run in this sub-cgroup: [CONTROLLER[,...]:]PATH\n"
+    "   --ignore-paused             exec even when the container is paused\n"
     "   --help, -h                  show this help\n" },
-  { "update", "change a running container's resource limits", "<container-id>", NULL,
+  { "update", "change a running (or paused) container's resource limits", "<container-id>",
+    "Only what is given is written (a --cpu-quota alone keeps the period).\n"
+    "   Sizes are bytes or 64M, 1G; -1 is unlimited.",
     "   --resources value, -r value  a linux.resources JSON object (a file, or - for stdin)\n"
-    "   --memory value              the memory limit in bytes\n"
-    "   --memory-swap value         the memory+swap limit in bytes\n"
+    "   --memory value              the memory limit\n"
+    "   --memory-swap value         the memory+swap limit\n"
+    "   --memory-reservation value  the soft memory limit\n"
+    "   --kernel-memory value, --kernel-memory-tcp value  (where the kernel has them)\n"
     "   --pids-limit value          the maximum number of processes\n"
     "   --cpu-quota value           CPU time in microseconds per period\n"
     "   --cpu-period value          the CPU period in microseconds\n"
     "   --cpu-share value           the CPU weight (shares)\n"
+    "   --cpu-rt-period value, --cpu-rt-runtime value  realtime scheduling (cgroup v1)\n"
+    "   --cpuset-cpus value, --cpuset-mems value  CPUs and memory nodes (0-2,4)\n"
+    "   --blkio-weight value        10..1000\n"
     "   --help, -h                  show this help\n" },
   { "checkpoint", "checkpoint a running container (not supported by csrun)", "<container-id>",
     "csrun does not checkpoint process memory (no CRIU support): the command\n"
