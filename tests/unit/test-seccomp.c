@@ -322,12 +322,20 @@ Test (parse, unknown_names)
                            "\"SCMP_ACT_ALLOW\", \"comment\": \"ignored\"}")));
 }
 
-Test (parse, one_comparison_per_argument)
+Test (parse, repeated_argument_is_one_rule_per_comparison)
 {
-  expect_error (PROFILE ("{\"names\": [\"ioctl\"], \"action\": \"SCMP_ACT_ALLOW\", \"args\": ["
-                         "{\"index\": 1, \"value\": 21522, \"op\": \"SCMP_CMP_NE\"},"
-                         "{\"index\": 1, \"value\": 21532, \"op\": \"SCMP_CMP_NE\"}]}"),
-                "syscalls[0].args[1]: argument 1 is compared twice in one entry");
+  /* runtime-tools' default profile: one entry, arg 0 compared three times.
+   * runc and crun add one rule per comparison (ORed); so does csrun. */
+  csr_seccomp_free (compile_ok (
+      PROFILE ("{\"names\": [\"personality\"], \"action\": \"SCMP_ACT_ALLOW\", \"args\": ["
+               "{\"index\": 0, \"value\": 0, \"op\": \"SCMP_CMP_EQ\"},"
+               "{\"index\": 0, \"value\": 8, \"op\": \"SCMP_CMP_EQ\"},"
+               "{\"index\": 0, \"value\": 4294967295, \"op\": \"SCMP_CMP_EQ\"}]}")));
+  csr_seccomp_free (
+      compile_ok (PROFILE ("{\"names\": [\"ioctl\"], \"action\": \"SCMP_ACT_ALLOW\", \"args\": ["
+                           "{\"index\": 1, \"value\": 21522, \"op\": \"SCMP_CMP_NE\"},"
+                           "{\"index\": 1, \"value\": 21532, \"op\": \"SCMP_CMP_NE\"},"
+                           "{\"index\": 0, \"value\": 1, \"op\": \"SCMP_CMP_EQ\"}]}")));
 }
 
 Test (parse, conflicting_rules)
@@ -943,6 +951,21 @@ Test (filter, personality)
   WORKS (s, p_personality_query);
   WORKS (s, p_personality_linux);
   WORKS (s, p_personality_norandom);
+  csr_seccomp_free (s);
+}
+
+/* An entry comparing arg 0 twice matches when either comparison holds. */
+Test (filter, repeated_argument_ors)
+{
+  struct csr_seccomp *s = compile_ok (
+      "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [{\"names\": [\"personality\"], "
+      "\"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 22, \"args\": ["
+      "{\"index\": 0, \"value\": 6, \"op\": \"SCMP_CMP_EQ\"},"      /* PER_BSD */
+      "{\"index\": 0, \"value\": 8, \"op\": \"SCMP_CMP_EQ\"}]}]}"); /* PER_LINUX32 */
+  ERRNO (s, p_personality_bsd, EINVAL);
+  ERRNO (s, p_personality_linux32, EINVAL);
+  WORKS (s, p_personality_query);
+  WORKS (s, p_personality_linux);
   csr_seccomp_free (s);
 }
 

@@ -11,8 +11,11 @@
  *    without capabilities: an entry that includes capabilities never applies,
  *    excluded capabilities never exclude; "arches" is matched against the
  *    native architecture; "minKernel" against uname(2).
- *  - the args of one entry are ANDed (libseccomp compares each argument at
- *    most once per rule: use several entries for an OR).
+ *  - the args of one entry are ANDed, unless one argument is compared more
+ *    than once: libseccomp allows one comparison per argument and rule, so
+ *    such an entry becomes one rule per comparison, ORed.  The runtime spec
+ *    is silent; runc and crun both do this, and runtime-tools' default
+ *    profile relies on it (personality with three SCMP_CMP_EQ on arg 0).
  *  - a syscall name libseccomp does not know on any architecture is an
  *    error; a name it knows but this architecture lacks is skipped.
  *  - an unconditional rule and another rule with a different action for the
@@ -465,14 +468,16 @@ entry_applies (const struct compiler *c, yajl_val entry, const char *where, bool
 
 /* ------------------------------------------------------------ one syscalls[] entry */
 
+/* *REPEATED: some argument is compared more than once (see the header). */
 static int
-parse_args (yajl_val args, const char *where, struct scmp_arg_cmp *out, unsigned *n,
+parse_args (yajl_val args, const char *where, struct scmp_arg_cmp *out, unsigned *n, bool *repeated,
             csr_error **err)
 {
   static const char *const arg_keys[] = { "index", "value", "valueTwo", "op", "comment", NULL };
   char w[128];
   bool seen[6] = { false };
   *n = 0;
+  *repeated = false;
   if (args == NULL || YAJL_IS_NULL (args))
     return 0;
   if (!YAJL_IS_ARRAY (args))
@@ -514,11 +519,7 @@ parse_args (yajl_val args, const char *where, struct scmp_arg_cmp *out, unsigned
       if (k == sizeof ops / sizeof ops[0])
         return csr_error_set (err, 0, "%s: unknown op \"%s\"", w, opname);
       if (seen[index])
-        return csr_error_set (err, 0,
-                              "%s: argument %u is compared twice in one entry (the comparisons "
-                              "of an entry are ANDed and libseccomp allows one per argument: "
-                              "use separate entries)",
-                              w, (unsigned)index);
+        *repeated = true;
       seen[index] = true;
       /* For SCMP_CMP_MASKED_EQ, value is the mask and valueTwo the datum. */
       out[(*n)++] = (struct scmp_arg_cmp){
@@ -532,7 +533,7 @@ parse_args (yajl_val args, const char *where, struct scmp_arg_cmp *out, unsigned
  * architecture lacks are skipped. */
 static int
 add_name (struct compiler *c, const char *name, size_t idx, uint32_t action,
-          const struct scmp_arg_cmp *args, unsigned n_args, csr_error **err)
+          const struct scmp_arg_cmp *args, unsigned n_args, bool one_rule_each, csr_error **err)
 {
   int nr = seccomp_syscall_resolve_name (name);
   if (nr == __NR_SCMP_ERROR)
@@ -557,9 +558,20 @@ add_name (struct compiler *c, const char *name, size_t idx, uint32_t action,
     return rec < 0 ? -1 : 0;
   if (action == c->def_action)
     return 0; /* what happens anyway; libseccomp refuses it */
-  int r = seccomp_rule_add_array (c->ctx, action, nr, n_args, args);
-  if (r < 0)
-    return csr_error_set (err, -r, "syscalls[%zu]: cannot add the rule for %s", idx, name);
+  if (!one_rule_each)
+    {
+      int r = seccomp_rule_add_array (c->ctx, action, nr, n_args, args);
+      if (r < 0)
+        return csr_error_set (err, -r, "syscalls[%zu]: cannot add the rule for %s", idx, name);
+      return 0;
+    }
+  for (unsigned i = 0; i < n_args; i++)
+    {
+      int r = seccomp_rule_add_array (c->ctx, action, nr, 1, &args[i]);
+      if (r < 0)
+        return csr_error_set (err, -r, "syscalls[%zu]: cannot add the rule for %s (args[%u])", idx,
+                              name, i);
+    }
   return 0;
 }
 
@@ -603,7 +615,8 @@ compile_entry (struct compiler *c, yajl_val entry, size_t idx, csr_error **err)
 
   struct scmp_arg_cmp args[6];
   unsigned n_args;
-  if (parse_args (obj_get (entry, "args"), where, args, &n_args, err) < 0)
+  bool repeated;
+  if (parse_args (obj_get (entry, "args"), where, args, &n_args, &repeated, err) < 0)
     return -1;
   bool applies;
   if (entry_applies (c, entry, where, &applies, err) < 0)
@@ -614,10 +627,14 @@ compile_entry (struct compiler *c, yajl_val entry, size_t idx, csr_error **err)
       return 0;
     }
 
-  if (name && add_name (c, name->u.string, idx, action, args, n_args, err) < 0)
+  if (repeated)
+    csr_debug ("seccomp: %s compares an argument more than once: one rule per comparison (OR)",
+               where);
+  if (name && add_name (c, name->u.string, idx, action, args, n_args, repeated, err) < 0)
     return -1;
   for (size_t i = 0; i < arr_len (names); i++)
-    if (add_name (c, names->u.array.values[i]->u.string, idx, action, args, n_args, err) < 0)
+    if (add_name (c, names->u.array.values[i]->u.string, idx, action, args, n_args, repeated, err)
+        < 0)
       return -1;
   return 0;
 }
