@@ -5,6 +5,7 @@
 #include "oci.h"
 
 #include <argp.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -28,6 +29,11 @@
 #include "util/fs.h"
 #include "util/parse.h"
 
+/* runc's exit status for an exec that failed in the runtime (no such
+ * container, a paused one, a program that could not be started, ...): the
+ * process's own statuses are 0-254 (and 128+N for signals). */
+#define EXEC_RUNTIME_ERROR 255
+
 struct exec_opts
 {
   const char *process;
@@ -37,6 +43,15 @@ struct exec_opts
   const char *user;
   const char *env[64];
   size_t n_env;
+  const char *caps[64]; /* --cap: added to every set of the container's process */
+  size_t n_caps;
+  uint32_t gids[64]; /* --additional-gids */
+  size_t n_gids;
+  const char *cgroups[16]; /* --cgroup [CONTROLLER[,CONTROLLER]:]PATH */
+  size_t n_cgroups;
+  const char *apparmor, *process_label;
+  int no_new_privs; /* -1: the container's setting */
+  bool ignore_paused;
   uint64_t preserve_fds;
   bool detach;
   bool tty;
@@ -52,9 +67,11 @@ enum
   OPT_CONSOLE_SOCKET,
   OPT_PRESERVE_FDS,
   OPT_CWD,
-  OPT_ENV,
-  OPT_IGNORED_ARG,
-  OPT_IGNORED,
+  OPT_NO_NEW_PRIVS,
+  OPT_APPARMOR,
+  OPT_PROCESS_LABEL,
+  OPT_CGROUP,
+  OPT_IGNORE_PAUSED,
 };
 
 static struct argp_option exec_options[] = {
@@ -66,13 +83,22 @@ static struct argp_option exec_options[] = {
   { "detach", 'd', NULL, 0, "Return once the process runs", 0 },
   { "preserve-fds", OPT_PRESERVE_FDS, "N", 0, "Pass N more descriptors (3 ..)", 0 },
   { "cwd", OPT_CWD, "DIR", 0, "Working directory (without --process)", 0 },
-  { "env", OPT_ENV, "KEY=VALUE", 0, "Environment variable (without --process); repeatable", 0 },
-  { "user", 'u', "UID[:GID]", 0, "User (without --process)", 0 },
-  { "cap", 'c', "CAP", 0, "Accepted for runc compatibility (the container's capabilities apply)",
+  { "env", 'e', "KEY=VALUE", 0, "Environment variable (without --process); repeatable", 0 },
+  { "user", 'u', "UID[:GID]", 0, "User (without --process; GID defaults to the container's)", 0 },
+  { "additional-gids", 'g', "GID", 0, "Another supplementary group (without --process); repeatable",
     0 },
-  { "no-new-privs", OPT_IGNORED, NULL, 0, "Accepted (the container's setting applies)", 0 },
-  { "apparmor", OPT_IGNORED_ARG, "PROFILE", 0, "Accepted, ignored", 0 },
-  { "process-label", OPT_IGNORED_ARG, "LABEL", 0, "Accepted, ignored", 0 },
+  { "cap", 'c', "CAP", 0,
+    "Add a capability to the container's sets (without --process); repeatable", 0 },
+  { "no-new-privs", OPT_NO_NEW_PRIVS, NULL, 0,
+    "Set no_new_privs (without --process; default: the container's setting)", 0 },
+  { "apparmor", OPT_APPARMOR, "PROFILE", 0,
+    "process.apparmorProfile (without --process; recorded, not applied)", 0 },
+  { "process-label", OPT_PROCESS_LABEL, "LABEL", 0,
+    "process.selinuxLabel (without --process; recorded, not applied)", 0 },
+  { "cgroup", OPT_CGROUP, "[CTRL[,CTRL]:]PATH", 0,
+    "Run in this sub-cgroup of the container's (v1: of those controllers); repeatable", 0 },
+  { "ignore-paused", OPT_IGNORE_PAUSED, NULL, 0,
+    "Exec even into a paused container (the process starts frozen)", 0 },
   { NULL, 0, NULL, 0, NULL, 0 },
 };
 
@@ -108,7 +134,7 @@ parse_exec (int key, char *arg, struct argp_state *state)
     case OPT_CWD:
       o->cwd = arg;
       break;
-    case OPT_ENV:
+    case 'e':
       if (o->n_env < 64)
         o->env[o->n_env++] = arg;
       break;
@@ -116,8 +142,40 @@ parse_exec (int key, char *arg, struct argp_state *state)
       o->user = arg;
       break;
     case 'c':
-    case OPT_IGNORED:
-    case OPT_IGNORED_ARG:
+      if (o->n_caps == sizeof o->caps / sizeof o->caps[0])
+        argp_failure (state, 1, 0, "too many --cap options");
+      o->caps[o->n_caps++] = arg;
+      break;
+    case 'g':
+      {
+        uint64_t gid;
+        if (o->n_gids == sizeof o->gids / sizeof o->gids[0])
+          argp_failure (state, 1, 0, "too many --additional-gids options");
+        else if (csr_parse_uint (arg, 0, UINT32_MAX - 1, &gid, &e) < 0)
+          {
+            argp_failure (state, 1, 0, "invalid --additional-gids '%s': %s", arg, e->msg);
+            csr_error_free (e);
+          }
+        else
+          o->gids[o->n_gids++] = (uint32_t)gid;
+      }
+      break;
+    case OPT_NO_NEW_PRIVS:
+      o->no_new_privs = 1;
+      break;
+    case OPT_APPARMOR:
+      o->apparmor = arg;
+      break;
+    case OPT_PROCESS_LABEL:
+      o->process_label = arg;
+      break;
+    case OPT_CGROUP:
+      if (o->n_cgroups == sizeof o->cgroups / sizeof o->cgroups[0])
+        argp_failure (state, 1, 0, "too many --cgroup options");
+      o->cgroups[o->n_cgroups++] = arg;
+      break;
+    case OPT_IGNORE_PAUSED:
+      o->ignore_paused = true;
       break;
     case ARGP_KEY_ARG:
       o->id = arg;
@@ -137,8 +195,54 @@ parse_exec (int key, char *arg, struct argp_state *state)
   return 0;
 }
 
-/* A config document around the process: from --process, else from the
- * command line and the container's own process (env, user, capabilities). */
+/* --process FILE: any readable file, also a pipe or a FIFO (/dev/fd/N, as
+ * runc and crun read it), never a directory. */
+static int
+read_process_file (const char *path, char **text, size_t *len, csr_error **err)
+{
+  cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0)
+    return csr_error_errno (err, "read '%s'", path);
+  struct stat st;
+  if (fstat (fd, &st) < 0)
+    return csr_error_errno (err, "read '%s': fstat", path);
+  if (S_ISDIR (st.st_mode))
+    return csr_error_set (err, EISDIR, "read '%s'", path);
+  if (csr_read_fd (fd, 4 << 20, text, len, err) < 0)
+    return csr_error_wrap (err, "'%s'", path);
+  return 0;
+}
+
+/* -u UID[:GID]: numbers, as runc takes them; GID stays the container's
+ * when only UID is given. */
+static int
+parse_user (const char *user, unsigned long *uid, unsigned long *gid, csr_error **err)
+{
+  cleanup_free char *copy = strdup (user);
+  if (copy == NULL)
+    return csr_error_errno (err, "--user");
+  char *colon = strchr (copy, ':');
+  if (colon)
+    *colon = '\0';
+  uint64_t n;
+  if (csr_parse_uint (copy, 0, UINT32_MAX - 1, &n, err) < 0)
+    return csr_error_wrap (err, "--user '%s': the uid must be a number", user);
+  *uid = (unsigned long)n;
+  if (colon)
+    {
+      if (csr_parse_uint (colon + 1, 0, UINT32_MAX - 1, &n, err) < 0)
+        return csr_error_wrap (err, "--user '%s': the gid must be a number", user);
+      *gid = (unsigned long)n;
+    }
+  return 0;
+}
+
+/* A config document around the process: from --process as it is, else (as
+ * runc does) the container's own process with the command line's changes:
+ * args, cwd, env added, user, supplementary groups added, capabilities
+ * added (--cap), terminal, no_new_privs, AppArmor profile, SELinux label.  What the
+ * document does not carry (the container's capabilities, rlimits,
+ * oomScoreAdj, umask) inherit_process adds after parsing. */
 static char *
 process_document (const struct exec_opts *o, const struct oci_config *ctr, csr_error **err)
 {
@@ -146,7 +250,7 @@ process_document (const struct exec_opts *o, const struct oci_config *ctr, csr_e
     {
       cleanup_free char *text = NULL;
       size_t len = 0;
-      if (csr_read_file (o->process, 4 << 20, &text, &len, err) < 0)
+      if (read_process_file (o->process, &text, &len, err) < 0)
         return NULL;
       char *doc = NULL;
       if (asprintf (&doc, "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"/\"},\"process\":%s}",
@@ -155,6 +259,9 @@ process_document (const struct exec_opts *o, const struct oci_config *ctr, csr_e
         csr_error_set (err, ENOMEM, "process document");
       return doc;
     }
+  unsigned long uid = ctr->uid, gid = ctr->gid;
+  if (o->user && parse_user (o->user, &uid, &gid, err) < 0)
+    return NULL;
   yajl_gen y = yajl_gen_alloc (NULL);
   if (y == NULL)
     return csr_error_set (err, ENOMEM, "process document"), NULL;
@@ -187,20 +294,51 @@ process_document (const struct exec_opts *o, const struct oci_config *ctr, csr_e
   yajl_gen_array_close (y);
   STR ("user");
   yajl_gen_map_open (y);
-  unsigned long uid = ctr->uid, gid = ctr->gid;
-  if (o->user)
-    {
-      char *end;
-      uid = strtoul (o->user, &end, 10);
-      gid = *end == ':' ? strtoul (end + 1, NULL, 10) : uid;
-    }
   STR ("uid");
   yajl_gen_integer (y, (long long)uid);
   STR ("gid");
   yajl_gen_integer (y, (long long)gid);
+  STR ("additionalGids");
+  yajl_gen_array_open (y);
+  for (size_t i = 0; i < ctr->n_additional_gids; i++)
+    yajl_gen_integer (y, (long long)ctr->additional_gids[i]);
+  for (size_t i = 0; i < o->n_gids; i++)
+    yajl_gen_integer (y, (long long)o->gids[i]);
+  yajl_gen_array_close (y);
   yajl_gen_map_close (y);
+  if (o->n_caps > 0)
+    {
+      /* Parsed (and checked) here, ORed into the container's sets later.
+       * Bounding, effective and permitted, as crun does (runc adds them to
+       * the ambient set too, where without the inheritable one they have no
+       * effect). */
+      static const char *const sets[] = { "bounding", "effective", "permitted" };
+      STR ("capabilities");
+      yajl_gen_map_open (y);
+      for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++)
+        {
+          STR (sets[k]);
+          yajl_gen_array_open (y);
+          for (size_t i = 0; i < o->n_caps; i++)
+            STR (o->caps[i]);
+          yajl_gen_array_close (y);
+        }
+      yajl_gen_map_close (y);
+    }
   STR ("noNewPrivileges");
-  yajl_gen_bool (y, ctr->no_new_privileges);
+  yajl_gen_bool (y, o->no_new_privs > 0 || ctr->no_new_privileges);
+  const char *aa = o->apparmor ? o->apparmor : ctr->apparmor_profile;
+  const char *label = o->process_label ? o->process_label : ctr->selinux_label;
+  if (aa)
+    {
+      STR ("apparmorProfile");
+      STR (aa);
+    }
+  if (label)
+    {
+      STR ("selinuxLabel");
+      STR (label);
+    }
   yajl_gen_map_close (y);
   yajl_gen_map_close (y);
 #undef STR
@@ -213,6 +351,43 @@ process_document (const struct exec_opts *o, const struct oci_config *ctr, csr_e
   if (doc == NULL)
     csr_error_set (err, ENOMEM, "process document");
   return doc;
+}
+
+/* The rest of the container's process for an exec without --process (runc
+ * starts from the container's process object): its capabilities (with
+ * --cap's added), rlimits, oomScoreAdj and umask. */
+static int
+inherit_process (struct oci_config *p, const struct oci_config *ctr, csr_error **err)
+{
+  if (ctr->has_caps)
+    {
+      const struct oci_caps *c = &ctr->caps;
+      p->caps.bounding |= c->bounding;
+      p->caps.effective |= c->effective;
+      p->caps.inheritable |= c->inheritable;
+      p->caps.permitted |= c->permitted;
+      p->caps.ambient |= c->ambient;
+      p->has_caps = true;
+    }
+  if (ctr->n_rlimits > 0 && p->n_rlimits == 0)
+    {
+      p->rlimits = calloc (ctr->n_rlimits, sizeof *p->rlimits);
+      if (p->rlimits == NULL)
+        return csr_error_errno (err, "the container's rlimits");
+      memcpy (p->rlimits, ctr->rlimits, ctr->n_rlimits * sizeof *p->rlimits);
+      p->n_rlimits = ctr->n_rlimits;
+    }
+  if (ctr->has_oom_score_adj && !p->has_oom_score_adj)
+    {
+      p->has_oom_score_adj = true;
+      p->oom_score_adj = ctr->oom_score_adj;
+    }
+  if (ctr->has_umask && !p->has_umask)
+    {
+      p->has_umask = true;
+      p->umask = ctr->umask;
+    }
+  return 0;
 }
 
 static const struct
@@ -297,8 +472,180 @@ open_procs (struct exec_ctx *x, const char *dir, csr_error **err)
   snprintf (path, sizeof path, "%s/cgroup.procs", dir);
   int fd = open (path, O_WRONLY | O_CLOEXEC);
   if (fd < 0)
-    return csr_error_errno (err, "open %s", path);
+    {
+      /* runc's words, which scripts match ("... no such file or directory") */
+      char msg[128];
+      snprintf (msg, sizeof msg, "%s", strerror (errno));
+      msg[0] = (char)tolower ((unsigned char)msg[0]);
+      return csr_error_set (err, 0, "adding pid to cgroups: open %s: %s", path, msg);
+    }
   x->procs[x->n_procs++] = fd;
+  return 0;
+}
+
+/* BASE + "/" + SUB with SUB's "." and ".." resolved lexically; ".." may not
+ * climb above BASE (runc: "... is not a sub cgroup path"). */
+static int
+sub_cgroup (const char *base, const char *sub, char **out, csr_error **err)
+{
+  size_t cap = strlen (base) + strlen (sub) + 2;
+  cleanup_free char *buf = malloc (cap);
+  if (buf == NULL)
+    return csr_error_errno (err, "--cgroup");
+  size_t base_len = strlen (base);
+  while (base_len > 1 && base[base_len - 1] == '/')
+    base_len--;
+  memcpy (buf, base, base_len);
+  size_t len = base_len;
+  for (const char *p = sub; *p;)
+    {
+      while (*p == '/')
+        p++;
+      const char *end = strchrnul (p, '/');
+      size_t n = (size_t)(end - p);
+      if (n == 0 || (n == 1 && p[0] == '.'))
+        ;
+      else if (n == 2 && p[0] == '.' && p[1] == '.')
+        {
+          if (len == base_len)
+            return csr_error_set (err, 0, "%s is not a sub cgroup path", sub);
+          while (len > base_len && buf[len - 1] != '/')
+            len--;
+          len--;
+        }
+      else
+        {
+          buf[len++] = '/';
+          memcpy (buf + len, p, n);
+          len += n;
+        }
+      p = end;
+    }
+  buf[len] = '\0';
+  *out = steal_pointer (&buf);
+  return 0;
+}
+
+/* The controllers of the v1 hierarchy that holds DIR ("cpu,cpuacct"): the
+ * super options of the longest cgroup mount point above it. */
+static int
+v1_controllers (const char *dir, char *out, size_t size)
+{
+  cleanup_file FILE *f = fopen ("/proc/self/mountinfo", "re");
+  if (f == NULL)
+    return -1;
+  cleanup_free char *line = NULL;
+  size_t cap = 0, best = 0;
+  *out = '\0';
+  while (getline (&line, &cap, f) > 0)
+    {
+      char *save = NULL, *mnt = NULL;
+      char *tok = strtok_r (line, " \n", &save);
+      for (int i = 0; tok && i < 4; i++) /* id, parent, major:minor, root */
+        tok = strtok_r (NULL, " \n", &save);
+      mnt = tok;
+      while (tok && strcmp (tok, "-") != 0)
+        tok = strtok_r (NULL, " \n", &save);
+      char *fstype = tok ? strtok_r (NULL, " \n", &save) : NULL;
+      char *source = fstype ? strtok_r (NULL, " \n", &save) : NULL;
+      char *opts = source ? strtok_r (NULL, " \n", &save) : NULL;
+      if (mnt == NULL || opts == NULL || strcmp (fstype, "cgroup") != 0)
+        continue;
+      csr_mountinfo_unescape (mnt);
+      size_t n = strlen (mnt);
+      if (n <= best || strncmp (dir, mnt, n) != 0 || (dir[n] != '/' && dir[n] != '\0'))
+        continue;
+      best = n;
+      size_t used = 0;
+      out[0] = '\0';
+      char *save2 = NULL;
+      for (char *o = strtok_r (opts, ",", &save2); o; o = strtok_r (NULL, ",", &save2))
+        if (strcmp (o, "rw") != 0 && strcmp (o, "ro") != 0 && strncmp (o, "name=", 5) != 0
+            && strchr (o, '=') == NULL && used + strlen (o) + 2 < size)
+          used += (size_t)snprintf (out + used, size - used, "%s%s", used ? "," : "", o);
+    }
+  return 0;
+}
+
+static bool
+list_has (const char *list, const char *word)
+{
+  size_t n = strlen (word);
+  for (const char *p = list; *p;)
+    {
+      const char *end = strchrnul (p, ',');
+      if ((size_t)(end - p) == n && strncmp (p, word, n) == 0)
+        return true;
+      p = *end ? end + 1 : end;
+    }
+  return false;
+}
+
+/* The cgroup.procs files the process joins: the container's cgroup
+ * directories, or with --cgroup (as runc takes it: one PATH for every
+ * hierarchy, or CTRL[,CTRL]:PATH per v1 controller) sub-cgroups of them. */
+static int
+open_cgroups (const struct exec_opts *o, struct exec_ctx *x, csr_error **err)
+{
+  const char *all = NULL;
+  for (size_t i = 0; i < o->n_cgroups; i++)
+    {
+      const char *colon = strchr (o->cgroups[i], ':');
+      if (colon && strchr (colon + 1, ':'))
+        return csr_error_set (err, 0, "invalid --cgroup argument: %s", o->cgroups[i]);
+      if (colon == NULL)
+        {
+          if (o->n_cgroups != 1)
+            return csr_error_set (err, 0,
+                                  "invalid --cgroup argument: %s (missing <controller>: prefix)",
+                                  o->cgroups[i]);
+          all = o->cgroups[i];
+        }
+    }
+  size_t n_dirs = x->st.n_cgroup_v1 + (x->st.cgroup_v2 ? 1 : 0);
+  char ctrls[17][256];
+  for (size_t d = 0; d < x->st.n_cgroup_v1 && d < 17; d++)
+    if (o->n_cgroups > 0 && all == NULL && v1_controllers (x->st.cgroup_v1[d], ctrls[d], 256) < 0)
+      return csr_error_errno (err, "read /proc/self/mountinfo");
+  /* Every controller named must be one of the container's hierarchies. */
+  for (size_t i = 0; i < o->n_cgroups && all == NULL; i++)
+    {
+      const char *arg = o->cgroups[i], *colon = strchr (arg, ':');
+      cleanup_free char *names = strndup (arg, (size_t)(colon - arg));
+      if (names == NULL)
+        return csr_error_errno (err, "--cgroup");
+      char *save = NULL;
+      for (char *c = strtok_r (names, ",", &save); c; c = strtok_r (NULL, ",", &save))
+        {
+          bool found = false;
+          for (size_t d = 0; d < x->st.n_cgroup_v1 && d < 17 && !found; d++)
+            found = list_has (ctrls[d], c);
+          if (!found)
+            return csr_error_set (err, 0, "unknown controller %s in --cgroup %s", c, arg);
+        }
+    }
+  for (size_t d = 0; d < n_dirs; d++)
+    {
+      bool v2 = d == x->st.n_cgroup_v1;
+      const char *dir = v2 ? x->st.cgroup_v2 : x->st.cgroup_v1[d];
+      const char *sub = all;
+      for (size_t i = 0; i < o->n_cgroups && all == NULL && !v2 && d < 17; i++)
+        {
+          const char *arg = o->cgroups[i], *colon = strchr (arg, ':');
+          cleanup_free char *names = strndup (arg, (size_t)(colon - arg));
+          if (names == NULL)
+            return csr_error_errno (err, "--cgroup");
+          char *save = NULL;
+          for (char *c = strtok_r (names, ",", &save); c; c = strtok_r (NULL, ",", &save))
+            if (list_has (ctrls[d], c))
+              sub = colon + 1;
+        }
+      cleanup_free char *path = NULL;
+      if (sub && sub_cgroup (dir, sub, &path, err) < 0)
+        return -1;
+      if (open_procs (x, path ? path : dir, err) < 0)
+        return -1;
+    }
   return 0;
 }
 
@@ -310,7 +657,12 @@ prepare (const struct csr_global *g, const struct exec_opts *o, const char *root
   if (oci_id_check (o->id, err) < 0 || oci_state_load (root, o->id, &x->st, err) < 0)
     return -1;
   enum oci_status s = oci_state_status (&x->st);
-  if (s != OCI_RUNNING && s != OCI_CREATED)
+  /* runc's rule: a paused container only with --ignore-paused (the
+   * process joins the frozen cgroup and starts when it is resumed). */
+  if (s == OCI_PAUSED && !o->ignore_paused)
+    return csr_error_set (err, 0,
+                          "cannot exec in a paused container (use --ignore-paused to override)");
+  if (s != OCI_RUNNING && s != OCI_CREATED && s != OCI_PAUSED)
     return csr_error_set (err, 0, "cannot exec in container '%s': it is %s", o->id,
                           oci_status_name (s));
   if (x->st.config_path == NULL || oci_config_load (x->st.config_path, &x->ctr, err) < 0)
@@ -320,6 +672,8 @@ prepare (const struct csr_global *g, const struct exec_opts *o, const char *root
     return csr_error_wrap (err, "%s", o->process ? o->process : "the process");
   if (!x->proc.has_process)
     return csr_error_set (err, EINVAL, "no process to run");
+  if (o->process == NULL && inherit_process (&x->proc, &x->ctr, err) < 0)
+    return -1;
   cleanup_free char *cache = NULL;
   if (asprintf (&cache, "%s/@cache", root) < 0)
     cache = NULL;
@@ -343,11 +697,8 @@ prepare (const struct csr_global *g, const struct exec_opts *o, const char *root
         return csr_error_errno (err, "pid file %s", o->pid_file);
     }
   (void)g;
-  if (x->st.cgroup_v2 && open_procs (x, x->st.cgroup_v2, err) < 0)
+  if (open_cgroups (o, x, err) < 0)
     return -1;
-  for (size_t i = 0; i < x->st.n_cgroup_v1; i++)
-    if (open_procs (x, x->st.cgroup_v1[i], err) < 0)
-      return -1;
   if (open_namespaces (x->st.pid, x->ns, err) < 0)
     return -1;
   /* A container without a mount namespace of its own runs chrooted into
@@ -375,23 +726,23 @@ spawn (const struct csr_global *g, const struct exec_opts *o, struct exec_ctx *x
     if (x->ns[i] >= 0 && setns (x->ns[i], ns_kinds[i].flag) < 0)
       {
         csr_error_errno (&e, "join the container's %s namespace", ns_kinds[i].name);
-        return oci_fail (g, e);
+        return oci_fail (g, e), EXEC_RUNTIME_ERROR;
       }
   int go[2], stp[2];
   if (pipe2 (go, O_CLOEXEC) < 0 || pipe2 (stp, O_CLOEXEC) < 0)
     {
-      return oci_failf (g, "pipe: %s", strerror (errno));
+      return oci_failf (g, "pipe: %s", strerror (errno)), EXEC_RUNTIME_ERROR;
     }
   /* The child's end of the status pipe above the fds --preserve-fds keeps
    * (their close-on-exec flag is cleared). */
   int st_w = fcntl (stp[1], F_DUPFD_CLOEXEC, 3 + (int)o->preserve_fds + 8);
   if (st_w < 0)
-    return oci_failf (g, "dup: %s", strerror (errno));
+    return oci_failf (g, "dup: %s", strerror (errno)), EXEC_RUNTIME_ERROR;
   close (stp[1]);
   pid_t pid = fork ();
   if (pid < 0)
     {
-      return oci_failf (g, "fork: %s", strerror (errno));
+      return oci_failf (g, "fork: %s", strerror (errno)), EXEC_RUNTIME_ERROR;
     }
   if (pid == 0)
     {
@@ -437,7 +788,7 @@ spawn (const struct csr_global *g, const struct exec_opts *o, struct exec_ctx *x
   if (write (go[1], "g", 1) != 1)
     {
       kill (pid, SIGKILL);
-      return oci_failf (g, "exec: the process did not start");
+      return oci_failf (g, "exec: the process did not start"), EXEC_RUNTIME_ERROR;
     }
   close (go[1]);
   if (o->detach)
@@ -452,14 +803,22 @@ spawn (const struct csr_global *g, const struct exec_opts *o, struct exec_ctx *x
       if (n == 1)
         while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
           ;
-      return n == 1 ? code : 0;
+      return n == 1 ? EXEC_RUNTIME_ERROR : 0;
     }
   /* (kept open until the child is gone: its failure byte must not SIGPIPE it) */
   int status;
   while (waitpid (pid, &status, 0) < 0)
     if (errno != EINTR)
-      return oci_failf (g, "wait: %s", strerror (errno));
+      return oci_failf (g, "wait: %s", strerror (errno)), EXEC_RUNTIME_ERROR;
+  /* A byte: the process failed before its execve (the message is on
+   * stderr); end-of-file: it ran, and its status is the answer. */
+  unsigned char code;
+  ssize_t n;
+  while ((n = read (stp[0], &code, 1)) < 0 && errno == EINTR)
+    ;
   close (stp[0]);
+  if (n == 1)
+    return EXEC_RUNTIME_ERROR;
   if (WIFEXITED (status))
     return WEXITSTATUS (status);
   return 128 + WTERMSIG (status);
@@ -474,7 +833,7 @@ cmd_oci_exec (struct csr_global *g, int argc, char **argv)
   argp_parse (&argp, argc, argv, ARGP_IN_ORDER, NULL, &o);
   cleanup_free char *root = oci_root (g);
   if (root == NULL)
-    return 1;
+    return EXEC_RUNTIME_ERROR;
   struct exec_ctx x;
   memset (&x, 0, sizeof x);
   x.console = x.pid_file = x.root = -1;
@@ -484,7 +843,8 @@ cmd_oci_exec (struct csr_global *g, int argc, char **argv)
   if (prepare (g, &o, root, &x, &e) < 0)
     {
       exec_ctx_release (&x);
-      return oci_fail (g, e);
+      oci_fail (g, e);
+      return EXEC_RUNTIME_ERROR;
     }
   /* From here on csrun is in the container's namespaces: it leaves with
    * _exit, without the at-exit machinery (a sanitizer's leak checker would
