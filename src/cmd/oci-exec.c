@@ -25,6 +25,7 @@
 #include "jail/oci-child.h"
 #include "jail/seccomp.h"
 #include "oci/cgroup.h"
+#include "oci/console.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
 #include "util/parse.h"
@@ -436,7 +437,8 @@ struct exec_ctx
   struct oci_config proc;
   struct csr_seccomp *seccomp;
   int ns[N_NS];
-  int console;
+  int console;      /* what the child sends the terminal over */
+  int console_ours; /* the other end, when we copy the terminal to our stdio */
   int pid_file;
   int root; /* the container's root, when it shares our mount namespace (it was chrooted) */
   int procs[OCI_CG_MAX_DIRS + 1]; /* cgroup.procs of the container's cgroup dirs */
@@ -455,6 +457,8 @@ exec_ctx_release (struct exec_ctx *x)
       close (x->ns[i]);
   if (x->console >= 0)
     close (x->console);
+  if (x->console_ours >= 0)
+    close (x->console_ours);
   if (x->pid_file >= 0)
     close (x->pid_file);
   if (x->root >= 0)
@@ -684,10 +688,16 @@ prepare (const struct csr_global *g, const struct exec_opts *o, const char *root
     return csr_error_wrap (err, "linux.seccomp");
   if (x->proc.terminal)
     {
+      /* As runc: without --console-socket, a foreground exec copies
+       * between the terminal and our own stdio. */
+      if (o->console_socket == NULL && o->detach)
+        return csr_error_set (err, 0, "exec -d with a terminal needs --console-socket");
       if (o->console_socket == NULL)
-        return csr_error_set (err, EINVAL, "a terminal needs --console-socket");
-      x->console = oci_connect_console (o->console_socket, err);
-      if (x->console < 0)
+        {
+          if (oci_console_pair (&x->console_ours, &x->console, err) < 0)
+            return -1;
+        }
+      else if ((x->console = oci_connect_console (o->console_socket, err)) < 0)
         return -1;
     }
   if (o->pid_file)
@@ -776,6 +786,12 @@ spawn (const struct csr_global *g, const struct exec_opts *o, struct exec_ctx *x
     }
   close (st_w);
   close (go[0]);
+  if (x->console >= 0)
+    {
+      /* the child's copy is the one it sends over: EOF if it dies first */
+      close (x->console);
+      x->console = -1;
+    }
   /* Into the container's cgroup before it runs anything (the files were
    * opened before we entered its mount namespace). */
   char pidtext[24];
@@ -804,6 +820,17 @@ spawn (const struct csr_global *g, const struct exec_opts *o, struct exec_ctx *x
         while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
           ;
       return n == 1 ? EXEC_RUNTIME_ERROR : 0;
+    }
+  if (x->console_ours >= 0)
+    {
+      csr_error *te = NULL;
+      cleanup_close int master = oci_console_recv (x->console_ours, &te);
+      if (master >= 0)
+        {
+          if (oci_console_proxy (master, STDIN_FILENO, STDOUT_FILENO, pid, &te) < 0)
+            oci_warn (g, "exec: %s", csr_error_text (te));
+        }
+      csr_error_free (te); /* no terminal: the child failed, and says why */
     }
   /* (kept open until the child is gone: its failure byte must not SIGPIPE it) */
   int status;
@@ -836,7 +863,7 @@ cmd_oci_exec (struct csr_global *g, int argc, char **argv)
     return EXEC_RUNTIME_ERROR;
   struct exec_ctx x;
   memset (&x, 0, sizeof x);
-  x.console = x.pid_file = x.root = -1;
+  x.console = x.console_ours = x.pid_file = x.root = -1;
   for (size_t i = 0; i < N_NS; i++)
     x.ns[i] = -1;
   csr_error *e = NULL;

@@ -76,12 +76,50 @@ xp=$(cat "$T/x.pid" 2>/dev/null)
 [ -n "$xp" ] && [ "$xp" != "$pid" ] && [ -d "/proc/$xp" ] && ok "exec -d --pid-file: the new process's pid" ||
   not_ok "exec -d --pid-file" "pid file '$xp', init $pid"
 
+# ---------------------------------------------------------------- terminals without --console-socket
+# runc: `run` and `exec -t` in the foreground give the process a terminal of
+# its own and copy it to their stdio (tty.bats).
+TTYPROBE='import os; print(*[os.readlink("/proc/self/fd/%d" % i) for i in range(3)], os.isatty(0)); raise SystemExit(5)'
+make_bundle "$T/bt" "$(args "$TTYPROBE"); c[\"process\"][\"terminal\"] = True"
+out=$("${C[@]}" run -b "$T/bt" t1 </dev/null 2>&1)
+rc=$?
+out=${out//$'\r'/}
+[ "$rc" = 5 ] && [ "$out" = "/dev/pts/0 /dev/pts/0 /dev/pts/0 True" ] &&
+  ok "run with process.terminal and no --console-socket: a terminal, copied to stdout" ||
+  not_ok "run with a terminal without --console-socket" "exit $rc: $out"
+out=$("${C[@]}" exec -t e1 "$PY" -c "$TTYPROBE" </dev/null 2>&1)
+rc=$?
+out=${out//$'\r'/}
+[ "$rc" = 5 ] && [[ $out == "/dev/pts/"*" True" ]] && ok "exec -t without --console-socket: a terminal, copied to stdout" ||
+  not_ok "exec -t without --console-socket" "exit $rc: $out"
+out=$(printf 'hello\n' | "${C[@]}" exec -t e1 "$PY" -c 'print("got", input())' 2>&1)
+[[ ${out//$'\r'/} == *"got hello"* ]] && ok "exec -t: our stdin reaches the terminal" || not_ok "exec -t stdin" "$out"
+out=$("${C[@]}" exec -t -d e1 true 2>&1)
+rc=$?
+[ "$rc" = 255 ] && [[ $out == *"--console-socket"* ]] && ok "exec -t -d without --console-socket is refused" ||
+  not_ok "exec -t -d without --console-socket" "exit $rc: $out"
+if command -v script >/dev/null; then
+  # With a terminal as stdin (script(1) makes one): it is raw meanwhile, and restored.
+  out=$(SHELL=/bin/sh script -q -e -c "stty -g; ${C[*]} exec -t e1 $PY -c 'print(42)'; stty -g" /dev/null 2>&1 </dev/null)
+  out=${out//$'\r'/}
+  a=$(sed -n 1p <<<"$out") b=$(sed -n 3p <<<"$out")
+  [[ $(sed -n 2p <<<"$out") == *42 ]] && [ -n "$a" ] && [ "$a" = "$b" ] &&
+    ok "exec -t from a terminal: output arrives, the terminal's settings are restored" ||
+    not_ok "exec -t from a terminal" "$out"
+else
+  skip "exec -t from a terminal" "script(1) is not installed"
+fi
+
 # ---------------------------------------------------------------- root: groups, pause, --cgroup
 if is_root; then
   out=$("${C[@]}" exec --user 1000:1000 --additional-gids 100 -g 65534 e1 "$PY" -c 'import os; print(os.getuid(), os.getgid(), *sorted(os.getgroups()))' 2>&1)
   [ "$out" = "1000 1000 100 65534" ] && ok "exec --user UID:GID --additional-gids" || not_ok "exec --additional-gids" "$out"
   out=$("${C[@]}" exec --user 1000 e1 "$PY" -c 'import os; print(os.getuid(), os.getgid())' 2>&1)
   [ "$out" = "1000 0" ] && ok "exec --user UID keeps the container's gid (runc)" || not_ok "exec --user UID" "$out"
+
+  out=$("${C[@]}" exec -t --user 1000:100 e1 "$PY" -c 'import os; s = os.fstat(0); print(s.st_uid)' </dev/null 2>&1)
+  [ "${out//$'\r'/}" = 1000 ] && ok "exec -t --user 1000: the process's user owns its terminal (runc)" ||
+    not_ok "exec -t --user 1000: terminal owner" "$out"
 
   out=$("${C[@]}" exec --cgroup .. e1 true 2>&1)
   rc=$?

@@ -142,6 +142,11 @@ setup_terminal (const struct oci_config *c, int console, csr_error **err)
   cleanup_close int slave = open (name, O_RDWR | O_NOCTTY | O_CLOEXEC);
   if (slave < 0)
     return csr_error_errno (err, "open %s", name);
+  /* The process's user owns its terminal, the group stays devpts' (runc
+   * does this for its stdio; an unmapped id or a read-only /dev leaves the
+   * owner as it is, as there). */
+  if (fchown (slave, c->uid, (gid_t)-1) < 0 && errno != EINVAL && errno != EPERM && errno != EROFS)
+    return csr_error_errno (err, "chown %s", name);
   if (c->has_console_size)
     {
       struct winsize ws = { .ws_row = (unsigned short)c->console_height,
