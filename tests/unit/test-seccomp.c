@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <glob.h>
 #include <linux/seccomp.h>
+#include <seccomp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -27,7 +28,7 @@
 #include "util/fs.h"
 #include "util/trust.h"
 
-/* The cache entry's header: "csrun-seccomp-cache 2\\n", "key <64 hex>\\n", "bpf <64 hex>\\n". */
+/* The cache entry's header: "csrun-seccomp-cache 3\\n", "key <64 hex>\\n", "bpf <64 hex>\\n". */
 #define CACHE_HEADER (22 + 69 + 69)
 
 /* ------------------------------------------------------------- helpers */
@@ -1210,6 +1211,51 @@ Test (cache, bad_entries_are_replaced_and_a_good_one_skips_the_compiler)
   cr_assert_eq (csr_rm_rf (dir, NULL), 0);
   free (good);
   free (file);
+  free (dir);
+  free (profile);
+}
+
+/* An entry written by an older csrun (cache version 2, whose compiler
+ * refused or translated some profiles differently: a repeated argument)
+ * is another key, never used.  The program planted there allows all. */
+Test (cache, entries_of_an_older_compiler_are_not_used)
+{
+  char *dir = make_tmpdir (), *profile = default_profile_path ();
+  char *text = NULL, digest[65], keyhex[65], bpfhex[65];
+  size_t len = 0;
+  cr_assert_eq (csr_read_file (profile, 1 << 22, &text, &len, NULL), 0);
+  cr_assert_eq (csr_sha256_buf (text, len, digest, NULL), 0);
+  const struct scmp_version *v = seccomp_version ();
+  char *key = NULL, *sub = NULL, *file = NULL, *hdr = NULL;
+  cr_assert_geq (asprintf (&key, "csrun-seccomp-cache 2\n%s\nlibseccomp %u.%u.%u\narch %u\n",
+                           digest, v->major, v->minor, v->micro, seccomp_arch_native ()),
+                 0);
+  cr_assert_eq (csr_sha256_buf (key, strlen (key), keyhex, NULL), 0);
+  struct sock_filter allow_all[] = {
+    BPF_STMT (BPF_LD | BPF_W | BPF_ABS, 4),
+    BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  cr_assert_eq (csr_sha256_buf (allow_all, sizeof allow_all, bpfhex, NULL), 0);
+  cr_assert_geq (asprintf (&sub, "%s/seccomp", dir), 0);
+  cr_assert_eq (mkdir (sub, 0700), 0);
+  cr_assert_geq (asprintf (&file, "%s/%s.bpf", sub, keyhex), 0);
+  cr_assert_geq (asprintf (&hdr, "csrun-seccomp-cache 2\nkey %s\nbpf %s\n", keyhex, bpfhex), 0);
+  cr_assert_eq (strlen (hdr), CACHE_HEADER);
+  char out[CACHE_HEADER + sizeof allow_all];
+  memcpy (out, hdr, CACHE_HEADER);
+  memcpy (out + CACHE_HEADER, allow_all, sizeof allow_all);
+  cr_assert_eq (csr_write_file_atomic (file, out, sizeof out, 0600, NULL), 0);
+  struct csr_seccomp *a = NULL;
+  cr_assert_eq (csr_seccomp_load (profile, dir, &a, NULL), 0);
+  cr_expect_gt (a->bpf_len, sizeof allow_all, "the old entry was used");
+  ERRNO (a, p_keyctl, EPERM);
+  csr_seccomp_free (a);
+  cr_assert_eq (csr_rm_rf (dir, NULL), 0);
+  free (text);
+  free (key);
+  free (sub);
+  free (file);
+  free (hdr);
   free (dir);
   free (profile);
 }

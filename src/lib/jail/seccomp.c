@@ -945,7 +945,10 @@ csr_seccomp_compile_oci (const char *json, size_t len, struct csr_seccomp **out,
  * else, no symlink followed), so only we can have written an entry; the
  * header (the key and the program's sha256) and check_bpf() then catch a torn,
  * stale or foreign file, which is recompiled and replaced, never loaded. */
-#define CACHE_MAGIC "csrun-seccomp-cache 2\n"
+/* Version 3: an entry comparing one argument more than once is one rule per
+ * comparison (version 2 refused it).  Bump it whenever the same profile
+ * compiles to another program, or an older csrun's entries would be used. */
+#define CACHE_MAGIC "csrun-seccomp-cache 3\n"
 #define CACHE_HEADER_LEN (sizeof CACHE_MAGIC - 1 + 2 * (4 + CSR_SHA256_HEX_LEN + 1))
 
 static int
@@ -953,9 +956,9 @@ cache_key (const char *digest, bool lenient, char keyhex[CSR_SHA256_HEX_LEN + 1]
 {
   const struct scmp_version *v = seccomp_version ();
   char key[256];
-  int n = snprintf (key, sizeof key, "csrun-seccomp-cache 2\n%s%s\nlibseccomp %u.%u.%u\narch %u\n",
-                    digest, lenient ? "-oci" : "", v ? v->major : 0, v ? v->minor : 0,
-                    v ? v->micro : 0, seccomp_arch_native ());
+  int n = snprintf (key, sizeof key, CACHE_MAGIC "%s%s\nlibseccomp %u.%u.%u\narch %u\n", digest,
+                    lenient ? "-oci" : "", v ? v->major : 0, v ? v->minor : 0, v ? v->micro : 0,
+                    seccomp_arch_native ());
   return csr_sha256_buf (key, (size_t)n, keyhex, err);
 }
 
