@@ -22,7 +22,9 @@
 
 #include <yajl/yajl_gen.h>
 
+#include "jail/child.h"
 #include "jail/oci-child.h"
+#include "jail/seccomp-notify.h"
 #include "jail/seccomp.h"
 #include "oci/cgroup.h"
 #include "oci/console.h"
@@ -437,7 +439,11 @@ struct exec_ctx
   struct oci_config proc;
   struct csr_seccomp *seccomp;
   int ns[N_NS];
-  int console;      /* what the child sends the terminal over */
+  char *listener_path, *listener_metadata; /* linux.seccomp.listenerPath, or NULL */
+  int listener[2];                         /* ours, the child's: its seccomp listener */
+  int agent;                               /* connected to listenerPath (before setns) */
+  char *agent_state;                       /* the container's state for the agent */
+  int console;                             /* what the child sends the terminal over */
   int console_ours; /* the other end, when we copy the terminal to our stdio */
   int pid_file;
   int root; /* the container's root, when it shares our mount namespace (it was chrooted) */
@@ -459,6 +465,14 @@ exec_ctx_release (struct exec_ctx *x)
     close (x->console);
   if (x->console_ours >= 0)
     close (x->console_ours);
+  for (int i = 0; i < 2; i++)
+    if (x->listener[i] >= 0)
+      close (x->listener[i]);
+  if (x->agent >= 0)
+    close (x->agent);
+  free (x->agent_state);
+  free (x->listener_path);
+  free (x->listener_metadata);
   if (x->pid_file >= 0)
     close (x->pid_file);
   if (x->root >= 0)
@@ -686,6 +700,18 @@ prepare (const struct csr_global *g, const struct exec_opts *o, const char *root
                                          &x->seccomp, err)
              < 0)
     return csr_error_wrap (err, "linux.seccomp");
+  if (x->seccomp
+      && csr_seccomp_listener_config (x->ctr.seccomp_json, strlen (x->ctr.seccomp_json),
+                                      &x->listener_path, &x->listener_metadata, err)
+             < 0)
+    return -1;
+  if (x->listener_path && socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, x->listener) < 0)
+    return csr_error_errno (err, "socketpair");
+  /* listenerPath is a host path: connect before we enter the container. */
+  if (x->listener_path && (x->agent = csr_seccomp_agent_connect (x->listener_path, err)) < 0)
+    return -1;
+  if (x->listener_path && (x->agent_state = oci_state_json (&x->st)) == NULL)
+    return csr_error_set (err, ENOMEM, "the container's state");
   if (x->proc.terminal)
     {
       /* As runc: without --console-socket, a foreground exec copies
@@ -722,6 +748,28 @@ prepare (const struct csr_global *g, const struct exec_opts *o, const char *root
         return csr_error_errno (err, "open %s", path);
     }
   return 0;
+}
+
+/* The seccomp listener of the new process to the agent at listenerPath
+ * (with the container's state); nothing when the child failed first. */
+static int
+pass_listener (const struct csr_global *g, struct exec_ctx *x, pid_t pid)
+{
+  csr_error *e = NULL;
+  struct csr_sync_msg m;
+  int fd = -1;
+  ssize_t n = csr_seccomp_recv_fd (x->listener[0], &m, sizeof m, &fd, &e);
+  cleanup_close int listener = fd;
+  if (n <= 0 || listener < 0)
+    {
+      csr_error_free (e);
+      return 0; /* it failed before it loaded the filter, and says why */
+    }
+  if (csr_seccomp_agent_send (x->agent, listener, pid, x->listener_metadata, x->agent_state, &e)
+      == 0)
+    return 0;
+  oci_fail (g, e);
+  return -1;
 }
 
 /* In the container's namespaces: fork the process, put it in the
@@ -771,8 +819,9 @@ spawn (const struct csr_global *g, const struct exec_opts *o, struct exec_ctx *x
           _exit (code);
         }
       char exe[PATH_MAX];
-      if (csr_oci_prepare_process (&x->proc, x->seccomp ? &x->seccomp->prog : NULL, x->console,
-                                   (int)o->preserve_fds, exe, sizeof exe, &e)
+      if (csr_oci_prepare_process_notify (&x->proc, x->seccomp ? &x->seccomp->prog : NULL,
+                                          x->listener[1], x->console, (int)o->preserve_fds, exe,
+                                          sizeof exe, &e)
           < 0)
         {
           int st = e->status; /* csr_error_text folds it into the message */
@@ -782,7 +831,8 @@ spawn (const struct csr_global *g, const struct exec_opts *o, struct exec_ctx *x
             fprintf (stderr, "csrun: report the failure: %s\n", strerror (errno));
           _exit (code);
         }
-      csr_oci_exec_process (&x->proc, x->seccomp ? &x->seccomp->prog : NULL, exe, st_w);
+      csr_oci_exec_process (&x->proc, x->seccomp && x->listener[1] < 0 ? &x->seccomp->prog : NULL,
+                            exe, st_w);
     }
   close (st_w);
   close (go[0]);
@@ -791,6 +841,11 @@ spawn (const struct csr_global *g, const struct exec_opts *o, struct exec_ctx *x
       /* the child's copy is the one it sends over: EOF if it dies first */
       close (x->console);
       x->console = -1;
+    }
+  if (x->listener[1] >= 0)
+    {
+      close (x->listener[1]);
+      x->listener[1] = -1;
     }
   /* Into the container's cgroup before it runs anything (the files were
    * opened before we entered its mount namespace). */
@@ -807,6 +862,13 @@ spawn (const struct csr_global *g, const struct exec_opts *o, struct exec_ctx *x
       return oci_failf (g, "exec: the process did not start"), EXEC_RUNTIME_ERROR;
     }
   close (go[1]);
+  if (x->listener[0] >= 0 && pass_listener (g, x, pid) < 0)
+    {
+      kill (pid, SIGKILL);
+      while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+      return EXEC_RUNTIME_ERROR;
+    }
   if (o->detach)
     {
       /* Detached: exit 0 once the execve happened (end-of-file on the
@@ -864,6 +926,7 @@ cmd_oci_exec (struct csr_global *g, int argc, char **argv)
   struct exec_ctx x;
   memset (&x, 0, sizeof x);
   x.console = x.console_ours = x.pid_file = x.root = -1;
+  x.listener[0] = x.listener[1] = x.agent = -1;
   for (size_t i = 0; i < N_NS; i++)
     x.ns[i] = -1;
   csr_error *e = NULL;

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "jail/seccomp.h"
+#include "jail/seccomp-notify.h"
 #include "util/digest.h"
 #include "util/fs.h"
 #include "util/trust.h"
@@ -212,7 +213,7 @@ Test (parse, top_level)
   expect_error ("{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"flags\": [\"SECCOMP_FILTER_FLAG_X\"]}",
                 "flags: unknown flag \"SECCOMP_FILTER_FLAG_X\"");
   expect_error ("{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"listenerPath\": \"/run/x.sock\"}",
-                "listenerPath is not supported");
+                "listenerPath is only for OCI configs");
   expect_error ("{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"archMap\": [{\"architecture\": 1}]}",
                 "archMap[0].architecture must be a string");
 }
@@ -221,9 +222,63 @@ Test (parse, unsupported_actions)
 {
   expect_error ("{\"defaultAction\": \"SCMP_ACT_TRACE\"}", "SCMP_ACT_TRACE is not supported");
   expect_error (PROFILE ("{\"names\": [\"read\"], \"action\": \"SCMP_ACT_NOTIFY\"}"),
-                "syscalls[0]: SCMP_ACT_NOTIFY is not supported");
+                "syscalls[0]: SCMP_ACT_NOTIFY needs a listenerPath");
   expect_error (PROFILE ("{\"names\": [\"read\"], \"action\": \"ALLOW\"}"),
                 "syscalls[0]: unknown action \"ALLOW\"");
+}
+
+static void
+expect_oci_error (const char *json, const char *want)
+{
+  struct csr_seccomp *s = NULL;
+  csr_error *err = NULL;
+  cr_assert_lt (csr_seccomp_compile_oci (json, strlen (json), &s, &err), 0, "accepted: %s", json);
+  cr_expect (strstr (csr_error_text (err), want) != NULL, "%s\n-> \"%s\", expected \"%s\"", json,
+             csr_error_text (err), want);
+  csr_error_free (err);
+}
+
+#define NOTIFY_PROFILE(extra, syscalls)                                                            \
+  "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"listenerPath\": \"/run/agent.sock\"" extra            \
+  ", \"syscalls\": [" syscalls "]}"
+
+/* SCMP_ACT_NOTIFY in an OCI config with a listenerPath (runtime-spec). */
+Test (parse, notify_with_a_listener)
+{
+  const char *ok = NOTIFY_PROFILE (", \"listenerMetadata\": \"m\"",
+                                   "{\"names\": [\"mkdir\", \"openat\", \"write\"], \"action\": "
+                                   "\"SCMP_ACT_NOTIFY\"}");
+  struct csr_seccomp *s = NULL;
+  csr_error *err = NULL;
+  cr_assert_eq (csr_seccomp_compile_oci (ok, strlen (ok), &s, &err), 0, "%s",
+                err ? csr_error_text (err) : "");
+  /* The program returns SECCOMP_RET_USER_NOTIF somewhere. */
+  bool found = false;
+  const struct sock_filter *f = s->bpf;
+  for (size_t i = 0; i < s->prog.len; i++)
+    found |= BPF_CLASS (f[i].code) == BPF_RET && f[i].k == SECCOMP_RET_USER_NOTIF;
+  cr_expect (found, "no SECCOMP_RET_USER_NOTIF in the program");
+  csr_seccomp_free (s);
+  char *path = NULL, *meta = NULL;
+  cr_assert_eq (csr_seccomp_listener_config (ok, strlen (ok), &path, &meta, NULL), 0);
+  cr_expect_str_eq (path, "/run/agent.sock");
+  cr_expect_str_eq (meta, "m");
+  free (path);
+  free (meta);
+  const char *none = "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"listenerPath\": \"\"}";
+  cr_assert_eq (csr_seccomp_listener_config (none, strlen (none), &path, &meta, NULL), 0);
+  cr_expect_null (path);
+
+  expect_oci_error (NOTIFY_PROFILE ("", "{\"names\": [\"sendmsg\"], \"action\": "
+                                        "\"SCMP_ACT_NOTIFY\"}"),
+                    "SCMP_ACT_NOTIFY cannot be used for sendmsg");
+  expect_oci_error ("{\"defaultAction\": \"SCMP_ACT_NOTIFY\", \"listenerPath\": \"/a\"}",
+                    "defaultAction SCMP_ACT_NOTIFY is not supported");
+  expect_oci_error ("{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"listenerPath\": \"\", "
+                    "\"syscalls\": [{\"names\": [\"mkdir\"], \"action\": \"SCMP_ACT_NOTIFY\"}]}",
+                    "SCMP_ACT_NOTIFY needs a listenerPath");
+  expect_oci_error ("{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"listenerPath\": 1}",
+                    "listenerPath must be a string");
 }
 
 Test (parse, every_action)

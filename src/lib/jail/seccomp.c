@@ -301,7 +301,12 @@ parse_action (const char *name, bool has_ret, uint64_t ret, const char *where, u
         *out = simple_actions[i].action;
         return 0;
       }
-  if (strcmp (name, "SCMP_ACT_TRACE") == 0 || strcmp (name, "SCMP_ACT_NOTIFY") == 0)
+  if (strcmp (name, "SCMP_ACT_NOTIFY") == 0)
+    {
+      *out = SCMP_ACT_NOTIFY; /* the caller checks that a listener takes it */
+      return 0;
+    }
+  if (strcmp (name, "SCMP_ACT_TRACE") == 0)
     return csr_error_set (err, 0, "%s: %s is not supported (nothing traces the jail)", where, name);
   return csr_error_set (err, 0, "%s: unknown action \"%s\"", where, name);
 }
@@ -309,6 +314,8 @@ parse_action (const char *name, bool has_ret, uint64_t ret, const char *where, u
 static const char *
 action_name (uint32_t action, char *buf, size_t size)
 {
+  if (action == SCMP_ACT_NOTIFY)
+    return "SCMP_ACT_NOTIFY";
   if ((action & 0xffff0000u) == SCMP_ACT_ERRNO (0))
     {
       snprintf (buf, size, "SCMP_ACT_ERRNO(%u)", action & 0xffffu);
@@ -338,6 +345,7 @@ struct compiler
   uint32_t def_action;
   bool extra_arches; /* the filter holds arches besides the native one */
   bool lenient;      /* conflicting rules: the first wins (OCI configs) */
+  bool listener;     /* listenerPath is set: SCMP_ACT_NOTIFY may be used */
   unsigned kernel_major, kernel_minor;
   struct added *added;
   size_t n_added, cap_added;
@@ -553,6 +561,14 @@ add_name (struct compiler *c, const char *name, size_t idx, uint32_t action,
       csr_debug ("seccomp: syscalls[%zu]: %s does not exist on this architecture", idx, name);
       return 0;
     }
+  /* The jail hands the listener to csrun with sendmsg(2) right after it
+   * loaded the filter: notifying that call would wait for an agent that
+   * can't have the listener yet. */
+  if (action == SCMP_ACT_NOTIFY && strcmp (name, "sendmsg") == 0)
+    return csr_error_set (err, 0,
+                          "syscalls[%zu]: SCMP_ACT_NOTIFY cannot be used for sendmsg (csrun "
+                          "passes the listener to the agent with it)",
+                          idx);
   int rec = record_rule (c, name, nr, action, n_args > 0, idx, err);
   if (rec != 0)
     return rec < 0 ? -1 : 0;
@@ -612,6 +628,8 @@ compile_entry (struct compiler *c, yajl_val entry, size_t idx, csr_error **err)
   uint32_t action;
   if (parse_action (act->u.string, has_ret, errno_ret, where, &action, err) < 0)
     return -1;
+  if (action == SCMP_ACT_NOTIFY && !c->listener)
+    return csr_error_set (err, 0, "%s: SCMP_ACT_NOTIFY needs a listenerPath", where);
 
   struct scmp_arg_cmp args[6];
   unsigned n_args;
@@ -781,9 +799,16 @@ build_filter (struct compiler *c, yajl_val root, csr_error **err)
           "flags",         "comment",         "listenerPath",  "listenerMetadata", NULL };
   if (check_keys (root, top_keys, "profile", err) < 0)
     return -1;
-  yajl_val lp = obj_get (root, "listenerPath");
-  if (lp && !YAJL_IS_NULL (lp) && !(get_str (lp) && *lp->u.string == '\0'))
-    return csr_error_set (err, 0, "listenerPath is not supported (no SCMP_ACT_NOTIFY)");
+  /* listenerPath (OCI configs only): the jail sends the filter's listener
+   * to the agent there (csr_seccomp_listener_send); "" is no listener. */
+  yajl_val lp = obj_get (root, "listenerPath"), lm = obj_get (root, "listenerMetadata");
+  if (lp && !YAJL_IS_NULL (lp) && get_str (lp) == NULL)
+    return csr_error_set (err, 0, "listenerPath must be a string");
+  if (lm && !YAJL_IS_NULL (lm) && get_str (lm) == NULL)
+    return csr_error_set (err, 0, "listenerMetadata must be a string");
+  c->listener = get_str (lp) && *lp->u.string != '\0';
+  if (c->listener && !c->lenient)
+    return csr_error_set (err, 0, "listenerPath is only for OCI configs");
 
   yajl_val da = obj_get (root, "defaultAction"), dr = obj_get (root, "defaultErrnoRet");
   if (da == NULL)
@@ -796,6 +821,10 @@ build_filter (struct compiler *c, yajl_val root, csr_error **err)
     return -1;
   if (parse_action (da->u.string, has_ret, def_ret, "defaultAction", &c->def_action, err) < 0)
     return -1;
+  if (c->def_action == SCMP_ACT_NOTIFY)
+    return csr_error_set (err, 0,
+                          "defaultAction SCMP_ACT_NOTIFY is not supported (every call the jail "
+                          "makes after loading the filter would wait for the agent)");
   if (check_flags (root, err) < 0)
     return -1;
   yajl_val syscalls = obj_get (root, "syscalls");
