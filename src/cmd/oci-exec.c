@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sys/capability.h>
 #include <yajl/yajl_gen.h>
 
 #include "jail/child.h"
@@ -30,6 +31,7 @@
 #include "oci/console.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
+#include "util/log.h"
 #include "util/parse.h"
 
 /* runc's exit status for an exec that failed in the runtime (no such
@@ -240,6 +242,19 @@ parse_user (const char *user, unsigned long *uid, unsigned long *gid, csr_error 
   return 0;
 }
 
+/* A capability name this system knows ("CAP_KILL"); crun ignores others
+ * (with a warning), and so does exec --cap. */
+static bool
+known_cap (const char *name)
+{
+  cap_value_t v;
+  if (strncmp (name, "CAP_", 4) == 0 && name[4] != '\0' && strspn (name + 4, "0123456789") == 0
+      && cap_from_name (name, &v) == 0)
+    return true;
+  csr_warn ("exec: --cap %s: unknown capability, ignored", name);
+  return false;
+}
+
 /* A config document around the process: from --process as it is, else (as
  * runc does) the container's own process with the command line's changes:
  * args, cwd, env added, user, supplementary groups added, capabilities
@@ -323,7 +338,8 @@ process_document (const struct exec_opts *o, const struct oci_config *ctr, csr_e
           STR (sets[k]);
           yajl_gen_array_open (y);
           for (size_t i = 0; i < o->n_caps; i++)
-            STR (o->caps[i]);
+            if (known_cap (o->caps[i]))
+              STR (o->caps[i]);
           yajl_gen_array_close (y);
         }
       yajl_gen_map_close (y);

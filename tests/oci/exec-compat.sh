@@ -42,6 +42,9 @@ out=$("${C[@]}" exec e1 "$PY" -c 'import resource; print(resource.getrlimit(reso
 out=$("${C[@]}" exec --cap CAP_SYS_ADMIN --cap CAP_NET_RAW e1 "$PY" -c "$STATUS" 2>&1)
 [ "$out" = "0000000000000000 0000000000202021 0000000000202021 0000000000202021 0000000000000000 0" ] &&
   ok "exec --cap adds to the bounding, effective and permitted sets" || not_ok "exec --cap" "$out"
+out=$("${C[@]}" exec --cap CAP_NOSUCH e1 "$PY" -c "$STATUS" 2>"$T/cap.err")
+[ "$out" = "$init_caps" ] && grep -q "CAP_NOSUCH" "$T/cap.err" &&
+  ok "exec --cap with an unknown name: a warning, ignored (crun)" || not_ok "exec --cap CAP_NOSUCH" "$out" "$(cat "$T/cap.err")"
 out=$("${C[@]}" exec --no-new-privs e1 "$PY" -c "$STATUS" 2>&1)
 [[ $out == *" 1" ]] && ok "exec --no-new-privs sets no_new_privs" || not_ok "exec --no-new-privs" "$out"
 out=$("${C[@]}" exec -e FOO=bar --env X=y --cwd /tmp e1 "$PY" -c 'import os; print(os.environ["FOO"], os.environ["X"], os.getcwd(), "PATH" in os.environ)' 2>&1)
