@@ -97,6 +97,11 @@ out=${out//$'\r'/}
   not_ok "exec -t without --console-socket" "exit $rc: $out"
 out=$(printf 'hello\n' | "${C[@]}" exec -t e1 "$PY" -c 'print("got", input())' 2>&1)
 [[ ${out//$'\r'/} == *"got hello"* ]] && ok "exec -t: our stdin reaches the terminal" || not_ok "exec -t stdin" "$out"
+# More input than a terminal buffers, while its echo flows back.
+out=$(python3 -c 'print("\n".join("x" * 30 for _ in range(5000)))' |
+  "${C[@]}" exec -t e1 "$PY" -c 'print("total", sum(len(input()) for _ in range(5000)))' 2>&1 | tail -c 100)
+[[ ${out//$'\r'/} == *"total 150000"* ]] && ok "exec -t: 150 kB of input arrive whole" ||
+  not_ok "exec -t: a lot of input" "$out"
 out=$("${C[@]}" exec -t -d e1 true 2>&1)
 rc=$?
 [ "$rc" = 255 ] && [[ $out == *"--console-socket"* ]] && ok "exec -t -d without --console-socket is refused" ||

@@ -77,18 +77,46 @@ exited (pid_t pid)
   return si.si_pid == pid;
 }
 
-/* One read from FROM written whole to TO: 1 copied, 0 end (EOF, or EIO from
- * a master without slaves), -1 would block, -2 write error. */
+/* Copy what MASTER has to OUT: 1 something was copied, 0 end (EOF, or EIO:
+ * no slave is open any more), -1 nothing now, -2 OUT failed. */
 static int
-copy_once (int from, int to)
+drain_master (int master, int out)
 {
   char buf[8192];
-  ssize_t n = read (from, buf, sizeof buf);
+  ssize_t n = read (master, buf, sizeof buf);
   if (n < 0)
     return errno == EAGAIN || errno == EINTR ? -1 : 0;
   if (n == 0)
     return 0;
-  return csr_write_all (to, buf, (size_t)n, NULL) < 0 ? -2 : 1;
+  return csr_write_all (out, buf, (size_t)n, NULL) < 0 ? -2 : 1;
+}
+
+/* Input on its way to the terminal: MASTER is non-blocking, so what it
+ * can't take now waits here (and IN is not read meanwhile) while the
+ * output keeps flowing. */
+struct pending
+{
+  char buf[4096];
+  size_t off, len;
+};
+
+/* Write what is pending: false when MASTER failed (the input is dropped). */
+static bool
+flush_pending (struct pending *p, int master)
+{
+  while (p->off < p->len)
+    {
+      ssize_t n = write (master, p->buf + p->off, p->len - p->off);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0 && errno == EAGAIN)
+        return true;
+      if (n <= 0)
+        return false;
+      p->off += (size_t)n;
+    }
+  p->off = p->len = 0;
+  return true;
 }
 
 static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
@@ -127,12 +155,16 @@ oci_console_proxy (int master, int in, int out, pid_t pid, csr_error **err)
     (void)fcntl (master, F_SETFL, flags | O_NONBLOCK);
 
   bool in_open = in >= 0, done = false;
+  struct pending pend = { .off = 0, .len = 0 };
   int r = 0;
   while (!done)
     {
-      struct pollfd p[3] = { { master, POLLIN, 0 }, { sfd, POLLIN, 0 }, { in, POLLIN, 0 } };
+      bool waiting = pend.len > pend.off;
+      struct pollfd p[3] = { { master, (short)(POLLIN | (waiting ? POLLOUT : 0)), 0 },
+                             { sfd, POLLIN, 0 },
+                             { in, POLLIN, 0 } };
       /* The timeout only re-checks the child (its SIGCHLD may predate the mask). */
-      int n = poll (p, in_open ? 3 : 2, 500);
+      int n = poll (p, in_open && !waiting ? 3 : 2, 500);
       if (n < 0 && errno != EINTR)
         {
           r = csr_error_errno (err, "terminal: poll");
@@ -141,16 +173,27 @@ oci_console_proxy (int master, int in, int out, pid_t pid, csr_error **err)
       if (n > 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR)))
         {
           int c;
-          while ((c = copy_once (master, out)) == 1)
+          while ((c = drain_master (master, out)) == 1)
             ;
           if (c == 0)
             done = true; /* every slave closed */
         }
-      if (n > 0 && in_open && (p[2].revents & (POLLIN | POLLHUP | POLLERR)))
+      if (n > 0 && waiting && (p[0].revents & POLLOUT) && !flush_pending (&pend, master))
+        in_open = false, pend.off = pend.len = 0;
+      if (n > 0 && in_open && !waiting && (p[2].revents & (POLLIN | POLLHUP | POLLERR)))
         {
-          int c = copy_once (in, master);
-          if (c == 0 || c == -2)
+          ssize_t k = read (in, pend.buf, sizeof pend.buf);
+          if (k < 0 && (errno == EINTR || errno == EAGAIN))
+            k = -2;
+          if (k == 0 || k == -1)
             in_open = false; /* runc's behaviour: the terminal stays open */
+          else if (k > 0)
+            {
+              pend.off = 0;
+              pend.len = (size_t)k;
+              if (!flush_pending (&pend, master))
+                in_open = false, pend.off = pend.len = 0;
+            }
         }
       if (n > 0 && (p[1].revents & POLLIN))
         {
@@ -164,7 +207,7 @@ oci_console_proxy (int master, int in, int out, pid_t pid, csr_error **err)
       if (!done && exited (pid))
         {
           /* What it wrote before it exited is still in the terminal. */
-          while (copy_once (master, out) == 1)
+          while (drain_master (master, out) == 1)
             ;
           done = true;
         }
