@@ -29,7 +29,7 @@
 #include "util/fs.h"
 #include "util/trust.h"
 
-/* The cache entry's header: "csrun-seccomp-cache 3\\n", "key <64 hex>\\n", "bpf <64 hex>\\n". */
+/* The cache entry's header: "csrun-seccomp-cache 4\\n", "key <64 hex>\\n", "bpf <64 hex>\\n". */
 #define CACHE_HEADER (22 + 69 + 69)
 
 /* ------------------------------------------------------------- helpers */
@@ -1022,6 +1022,41 @@ Test (filter, repeated_argument_ors)
   ERRNO (s, p_personality_linux32, EINVAL);
   WORKS (s, p_personality_query);
   WORKS (s, p_personality_linux);
+  csr_seccomp_free (s);
+}
+
+static long
+p_syscall_1000 (void)
+{
+  return syscall (1000, 0, 0, 0);
+}
+
+/* runc's ENOSYS stub for OCI profiles: a call numbered above every one the
+ * profile names returns ENOSYS, one below is the default action. */
+Test (filter, oci_profiles_answer_enosys_above_their_newest_call)
+{
+  const char *p = "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"architectures\": "
+                  "[\"SCMP_ARCH_X86_64\", \"SCMP_ARCH_X86\", \"SCMP_ARCH_X32\"], \"syscalls\": ["
+                  "{\"names\": [\"write\", \"exit\", \"exit_group\", \"getpid\"], "
+                  "\"action\": \"SCMP_ACT_ALLOW\"}]}";
+  struct csr_seccomp *s = NULL;
+  csr_error *err = NULL;
+  cr_assert_eq (csr_seccomp_compile_oci (p, strlen (p), &s, &err), 0, "%s",
+                err ? csr_error_text (err) : "");
+  ERRNO (s, p_syscall_1000, ENOSYS);
+  ERRNO (s, p_getppid, EPERM); /* 110 < exit_group's 231: the profile's default */
+  WORKS (s, p_getpid);
+  csr_seccomp_free (s);
+  /* csrun's own profiles (csrun run) keep the default action. */
+  struct csr_seccomp *t = compile_ok (p);
+  ERRNO (t, p_syscall_1000, EPERM);
+  csr_seccomp_free (t);
+  /* A default allow needs no stub. */
+  const char *a = "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [{\"names\": "
+                  "[\"getppid\"], \"action\": \"SCMP_ACT_ERRNO\"}]}";
+  cr_assert_eq (csr_seccomp_compile_oci (a, strlen (a), &s, NULL), 0);
+  ERRNO (s, p_syscall_1000, ENOSYS); /* the kernel's own answer */
+  ERRNO (s, p_getppid, EPERM);
   csr_seccomp_free (s);
 }
 

@@ -346,6 +346,11 @@ struct compiler
   bool extra_arches; /* the filter holds arches besides the native one */
   bool lenient;      /* conflicting rules: the first wins (OCI configs) */
   bool listener;     /* listenerPath is set: SCMP_ACT_NOTIFY may be used */
+  /* The filter's architectures and the largest syscall number the profile
+   * names on each (-1: none): the ENOSYS stub's bounds. */
+  uint32_t arches[8];
+  long max_nr[8];
+  size_t n_arches;
   unsigned kernel_major, kernel_minor;
   struct added *added;
   size_t n_added, cap_added;
@@ -591,6 +596,19 @@ add_name (struct compiler *c, const char *name, size_t idx, uint32_t action,
   return 0;
 }
 
+/* Every name a profile lists counts for the ENOSYS stub's bounds, whatever
+ * its action and whether its entry applies here. */
+static void
+note_max_nr (struct compiler *c, const char *name)
+{
+  for (size_t i = 0; i < c->n_arches; i++)
+    {
+      int nr = seccomp_syscall_resolve_name_arch (c->arches[i], name);
+      if (nr >= 0 && nr > c->max_nr[i])
+        c->max_nr[i] = nr;
+    }
+}
+
 static int
 compile_entry (struct compiler *c, yajl_val entry, size_t idx, csr_error **err)
 {
@@ -636,6 +654,10 @@ compile_entry (struct compiler *c, yajl_val entry, size_t idx, csr_error **err)
   bool repeated;
   if (parse_args (obj_get (entry, "args"), where, args, &n_args, &repeated, err) < 0)
     return -1;
+  if (name)
+    note_max_nr (c, name->u.string);
+  for (size_t i = 0; i < arr_len (names); i++)
+    note_max_nr (c, names->u.array.values[i]->u.string);
   bool applies;
   if (entry_applies (c, entry, where, &applies, err) < 0)
     return -1;
@@ -659,6 +681,19 @@ compile_entry (struct compiler *c, yajl_val entry, size_t idx, csr_error **err)
 
 /* ------------------------------------------------------------ the profile */
 
+static void
+note_arch (struct compiler *c, uint32_t token)
+{
+  for (size_t i = 0; i < c->n_arches; i++)
+    if (c->arches[i] == token)
+      return;
+  if (c->n_arches < sizeof c->arches / sizeof c->arches[0])
+    {
+      c->arches[c->n_arches] = token;
+      c->max_nr[c->n_arches++] = -1;
+    }
+}
+
 static int
 add_arch (struct compiler *c, const char *name, csr_error **err)
 {
@@ -676,6 +711,7 @@ add_arch (struct compiler *c, const char *name, csr_error **err)
   if (r < 0 && r != -EEXIST)
     return csr_error_set (err, -r, "cannot add architecture %s", name);
   c->extra_arches = true;
+  note_arch (c, a->token);
   return 0;
 }
 
@@ -847,6 +883,7 @@ build_filter (struct compiler *c, yajl_val root, csr_error **err)
   if (r < 0)
     csr_debug ("seccomp: binary-tree optimization unavailable: %s", strerror (-r));
 
+  note_arch (c, c->native);
   if (add_arches (c, root, err) < 0)
     return -1;
   for (size_t i = 0; i < arr_len (syscalls); i++)
@@ -896,6 +933,87 @@ export_bpf (scmp_filter_ctx ctx, char **out, size_t *len, csr_error **err)
   return 0;
 }
 
+/* runc's answer to profiles older than the kernel and the C library: a
+ * system call numbered above every one the profile names (on that
+ * architecture) is one the profile's author could not know, and returns
+ * ENOSYS instead of the default action, so that the library falls back to an
+ * older call (clone3 -> clone) as it would on an older kernel.  (The runtime
+ * spec is silent; crun 1.8 does not do it.)  OCI profiles whose default
+ * action is not an allow get this stub in front of libseccomp's program:
+ *
+ *   ld arch; per architecture: jeq ARCH ? (ld nr; [x86_64: jset X32_BIT ->
+ *   the x32 bound]; jgt MAX -> ENOSYS : MAIN) : next; ...; ENOSYS: ret
+ *   errno(ENOSYS); MAIN: libseccomp's program (which starts with ld arch). */
+#define X32_SYSCALL_BIT 0x40000000u
+static int
+add_enosys_stub (const struct compiler *c, char **bpf, size_t *bpf_len, csr_error **err)
+{
+  struct sock_filter stub[64];
+  size_t n = 0;
+  long x32_max = -1;
+  for (size_t i = 0; i < c->n_arches; i++)
+    if (c->arches[i] == SCMP_ARCH_X32)
+      x32_max = c->max_nr[i];
+  /* Each block's jumps to ENOSYS and MAIN are fixed up at the end. */
+  size_t out_jumps[32], n_out = 0, block_start[8], n_blocks = 0;
+  stub[n++] = (struct sock_filter)BPF_STMT (BPF_LD | BPF_W | BPF_ABS, 4);
+  for (size_t i = 0; i < c->n_arches; i++)
+    {
+      uint32_t a = c->arches[i];
+      if (a == SCMP_ARCH_X32 || c->max_nr[i] < 0 || n > 48)
+        continue; /* x32 calls come as x86_64 ones with X32_SYSCALL_BIT */
+      block_start[n_blocks++] = n;
+      stub[n++] = (struct sock_filter)BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, a, 0, 0);
+      stub[n++] = (struct sock_filter)BPF_STMT (BPF_LD | BPF_W | BPF_ABS, 0);
+      if (a == SCMP_ARCH_X86_64)
+        {
+          /* jt: over the x86_64 bound to the x32 one (or to MAIN) */
+          stub[n++]
+              = (struct sock_filter)BPF_JUMP (BPF_JMP | BPF_JSET | BPF_K, X32_SYSCALL_BIT, 1, 0);
+          out_jumps[n_out++] = n;
+          stub[n++] = (struct sock_filter)BPF_JUMP (BPF_JMP | BPF_JGT | BPF_K,
+                                                    (uint32_t)c->max_nr[i], 0, 0);
+          out_jumps[n_out++] = n;
+          stub[n++] = (struct sock_filter)BPF_JUMP (
+              BPF_JMP | BPF_JGT | BPF_K, x32_max >= 0 ? (uint32_t)x32_max : UINT32_MAX, 0, 0);
+        }
+      else
+        {
+          out_jumps[n_out++] = n;
+          stub[n++] = (struct sock_filter)BPF_JUMP (BPF_JMP | BPF_JGT | BPF_K,
+                                                    (uint32_t)c->max_nr[i], 0, 0);
+        }
+    }
+  if (n_blocks == 0)
+    return 0;
+  size_t enosys = n, main = n + 1;
+  stub[n++] = (struct sock_filter)BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS);
+  /* A block's jeq, when the arch differs: the next block, or MAIN. */
+  for (size_t b = 0; b < n_blocks; b++)
+    {
+      size_t at = block_start[b], next = b + 1 < n_blocks ? block_start[b + 1] : main;
+      stub[at].jf = (uint8_t)(next - at - 1);
+    }
+  for (size_t j = 0; j < n_out; j++)
+    {
+      size_t at = out_jumps[j];
+      stub[at].jt = (uint8_t)(enosys - at - 1);
+      stub[at].jf = (uint8_t)(main - at - 1);
+    }
+  size_t add = n * sizeof stub[0];
+  if (*bpf_len + add > BPF_BYTES_MAX)
+    return csr_error_set (err, E2BIG, "seccomp: the program is too large");
+  char *nb = malloc (*bpf_len + add);
+  if (nb == NULL)
+    return csr_error_errno (err, "seccomp: out of memory");
+  memcpy (nb, stub, add);
+  memcpy (nb + add, *bpf, *bpf_len);
+  free (*bpf);
+  *bpf = nb;
+  *bpf_len += add;
+  return 0;
+}
+
 /* Takes ownership of BPF. */
 static int
 make_result (char *bpf, size_t len, const char *digest, struct csr_seccomp **out, csr_error **err)
@@ -931,6 +1049,13 @@ compile_to_bpf (const char *json, size_t len, bool lenient, char **bpf, size_t *
     return -1;
   if (export_bpf (ctx, bpf, bpf_len, err) < 0)
     return -1;
+  if (lenient && c.def_action != SCMP_ACT_ALLOW && c.def_action != SCMP_ACT_LOG
+      && add_enosys_stub (&c, bpf, bpf_len, err) < 0)
+    {
+      free (*bpf);
+      *bpf = NULL;
+      return -1;
+    }
   if (check_bpf (*bpf, *bpf_len, "seccomp", err) < 0)
     {
       free (*bpf);
@@ -974,10 +1099,11 @@ csr_seccomp_compile_oci (const char *json, size_t len, struct csr_seccomp **out,
  * else, no symlink followed), so only we can have written an entry; the
  * header (the key and the program's sha256) and check_bpf() then catch a torn,
  * stale or foreign file, which is recompiled and replaced, never loaded. */
-/* Version 3: an entry comparing one argument more than once is one rule per
- * comparison (version 2 refused it).  Bump it whenever the same profile
+/* Version 4: an entry comparing one argument more than once is one rule per
+ * comparison (version 2 refused it); OCI profiles get the ENOSYS stub (3
+ * did not).  Bump it whenever the same profile
  * compiles to another program, or an older csrun's entries would be used. */
-#define CACHE_MAGIC "csrun-seccomp-cache 3\n"
+#define CACHE_MAGIC "csrun-seccomp-cache 4\n"
 #define CACHE_HEADER_LEN (sizeof CACHE_MAGIC - 1 + 2 * (4 + CSR_SHA256_HEX_LEN + 1))
 
 static int
