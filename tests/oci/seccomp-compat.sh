@@ -21,6 +21,21 @@ out=$("${C[@]}" run -b "$T/b1" s1 </dev/null 2>&1)
 [ "$out" = "-1 -1 22 True" ] && ok "an entry comparing arg 0 twice: either value matches (runc, crun)" ||
   not_ok "an entry comparing arg 0 twice" "$out"
 
+# startContainer hooks run under the container's filter (runc, crun), also
+# with noNewPrivileges (where csrun loads the filter last).
+HOOK='import os
+try:
+    os.mkdir("/tmp/csrun-hook")
+except OSError:
+    pass'
+make_bundle "$T/bh" "$(args 'pass'); c[\"process\"][\"noNewPrivileges\"] = True; c[\"linux\"][\"seccomp\"] = {\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [{\"names\": [\"mkdir\", \"mkdirat\"], \"action\": \"SCMP_ACT_KILL\"}]}; c[\"hooks\"] = {\"startContainer\": [{\"path\": \"$PY\", \"args\": [\"python3\", \"-c\", $(python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$HOOK")]}]}"
+out=$("${C[@]}" run -b "$T/bh" h1 </dev/null 2>&1)
+rc=$?
+[ "$rc" != 0 ] && [[ $out == *"startContainer hook"*"signal 31"* ]] &&
+  ok "a startContainer hook runs under the container's seccomp filter" ||
+  not_ok "startContainer hook under seccomp" "exit $rc: $out"
+"${C[@]}" delete --force h1 >/dev/null 2>&1
+
 # ---------------------------------------------------------------- listenerPath, SCMP_ACT_NOTIFY
 if [ "$(uname -m)" != x86_64 ]; then
   skip "seccomp agent" "the test agent knows x86_64's syscall numbers only"

@@ -459,11 +459,24 @@ csr_oci_child_main (const struct jail_spec *spec, int syncfd, const int *cgroup_
       fprintf (stderr, "csrun: %s\n", csr_error_text (e));
       _exit (125);
     }
+  /* startContainer hooks run under the container's filter, as with runc
+   * and crun (without no_new_privs, or with a listener, it is loaded
+   * already). */
+  const void *bpf = listener_sock >= 0 ? NULL : spec->seccomp_bpf;
+  if (bpf && c->no_new_privileges && c->n_hooks[OCI_HOOK_START_CONTAINER] > 0)
+    {
+      if (csr_seccomp_load_filter (bpf, false, &e) < 0)
+        {
+          fprintf (stderr, "csrun: %s\n", csr_error_text (e));
+          _exit (125);
+        }
+      bpf = NULL;
+    }
   if (c->n_hooks[OCI_HOOK_START_CONTAINER] > 0
       && oci_hooks_run (c, OCI_HOOK_START_CONTAINER, state, &e) < 0)
     {
       fprintf (stderr, "csrun: %s\n", csr_error_text (e));
       _exit (125);
     }
-  csr_oci_exec_process (c, listener_sock >= 0 ? NULL : spec->seccomp_bpf, exe, -1);
+  csr_oci_exec_process (c, bpf, exe, -1);
 }
