@@ -29,6 +29,7 @@
 #include "jail/seccomp.h"
 #include "oci/cgroup.h"
 #include "oci/console.h"
+#include "oci/exec-cgroup.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
 #include "util/log.h"
@@ -517,170 +518,22 @@ open_procs (struct exec_ctx *x, const char *dir, csr_error **err)
   return 0;
 }
 
-/* BASE + "/" + SUB with SUB's "." and ".." resolved lexically; ".." may not
- * climb above BASE (runc: "... is not a sub cgroup path"). */
-static int
-sub_cgroup (const char *base, const char *sub, char **out, csr_error **err)
-{
-  size_t cap = strlen (base) + strlen (sub) + 2;
-  cleanup_free char *buf = malloc (cap);
-  if (buf == NULL)
-    return csr_error_errno (err, "--cgroup");
-  size_t base_len = strlen (base);
-  while (base_len > 1 && base[base_len - 1] == '/')
-    base_len--;
-  memcpy (buf, base, base_len);
-  size_t len = base_len;
-  for (const char *p = sub; *p;)
-    {
-      while (*p == '/')
-        p++;
-      const char *end = strchrnul (p, '/');
-      size_t n = (size_t)(end - p);
-      if (n == 0 || (n == 1 && p[0] == '.'))
-        ;
-      else if (n == 2 && p[0] == '.' && p[1] == '.')
-        {
-          if (len == base_len)
-            return csr_error_set (err, 0, "%s is not a sub cgroup path", sub);
-          while (len > base_len && buf[len - 1] != '/')
-            len--;
-          len--;
-        }
-      else
-        {
-          buf[len++] = '/';
-          memcpy (buf + len, p, n);
-          len += n;
-        }
-      p = end;
-    }
-  buf[len] = '\0';
-  *out = steal_pointer (&buf);
-  return 0;
-}
-
-/* The controllers of the v1 hierarchy that holds DIR ("cpu,cpuacct"): the
- * super options of the longest cgroup mount point above it. */
-static int
-v1_controllers (const char *dir, char *out, size_t size)
-{
-  cleanup_file FILE *f = fopen ("/proc/self/mountinfo", "re");
-  if (f == NULL)
-    return -1;
-  cleanup_free char *line = NULL;
-  size_t cap = 0, best = 0;
-  *out = '\0';
-  while (getline (&line, &cap, f) > 0)
-    {
-      char *save = NULL, *mnt = NULL;
-      char *tok = strtok_r (line, " \n", &save);
-      for (int i = 0; tok && i < 4; i++) /* id, parent, major:minor, root */
-        tok = strtok_r (NULL, " \n", &save);
-      mnt = tok;
-      while (tok && strcmp (tok, "-") != 0)
-        tok = strtok_r (NULL, " \n", &save);
-      char *fstype = tok ? strtok_r (NULL, " \n", &save) : NULL;
-      char *source = fstype ? strtok_r (NULL, " \n", &save) : NULL;
-      char *opts = source ? strtok_r (NULL, " \n", &save) : NULL;
-      if (mnt == NULL || opts == NULL || strcmp (fstype, "cgroup") != 0)
-        continue;
-      csr_mountinfo_unescape (mnt);
-      size_t n = strlen (mnt);
-      if (n <= best || strncmp (dir, mnt, n) != 0 || (dir[n] != '/' && dir[n] != '\0'))
-        continue;
-      best = n;
-      size_t used = 0;
-      out[0] = '\0';
-      char *save2 = NULL;
-      for (char *o = strtok_r (opts, ",", &save2); o; o = strtok_r (NULL, ",", &save2))
-        if (strcmp (o, "rw") != 0 && strcmp (o, "ro") != 0 && strncmp (o, "name=", 5) != 0
-            && strchr (o, '=') == NULL && used + strlen (o) + 2 < size)
-          used += (size_t)snprintf (out + used, size - used, "%s%s", used ? "," : "", o);
-    }
-  return 0;
-}
-
-static bool
-list_has (const char *list, const char *word)
-{
-  size_t n = strlen (word);
-  for (const char *p = list; *p;)
-    {
-      const char *end = strchrnul (p, ',');
-      if ((size_t)(end - p) == n && strncmp (p, word, n) == 0)
-        return true;
-      p = *end ? end + 1 : end;
-    }
-  return false;
-}
-
 /* The cgroup.procs files the process joins: the container's cgroup
- * directories, or with --cgroup (as runc takes it: one PATH for every
- * hierarchy, or CTRL[,CTRL]:PATH per v1 controller) sub-cgroups of them. */
+ * directories, or with --cgroup sub-cgroups of them (oci/exec-cgroup.h). */
 static int
 open_cgroups (const struct exec_opts *o, struct exec_ctx *x, csr_error **err)
 {
-  const char *all = NULL;
-  for (size_t i = 0; i < o->n_cgroups; i++)
-    {
-      const char *colon = strchr (o->cgroups[i], ':');
-      if (colon && strchr (colon + 1, ':'))
-        return csr_error_set (err, 0, "invalid --cgroup argument: %s", o->cgroups[i]);
-      if (colon == NULL)
-        {
-          if (o->n_cgroups != 1)
-            return csr_error_set (err, 0,
-                                  "invalid --cgroup argument: %s (missing <controller>: prefix)",
-                                  o->cgroups[i]);
-          all = o->cgroups[i];
-        }
-    }
-  size_t n_dirs = x->st.n_cgroup_v1 + (x->st.cgroup_v2 ? 1 : 0);
-  char ctrls[17][256];
-  for (size_t d = 0; d < x->st.n_cgroup_v1 && d < 17; d++)
-    if (o->n_cgroups > 0 && all == NULL && v1_controllers (x->st.cgroup_v1[d], ctrls[d], 256) < 0)
-      return csr_error_errno (err, "read /proc/self/mountinfo");
-  /* Every controller named must be one of the container's hierarchies. */
-  for (size_t i = 0; i < o->n_cgroups && all == NULL; i++)
-    {
-      const char *arg = o->cgroups[i], *colon = strchr (arg, ':');
-      cleanup_free char *names = strndup (arg, (size_t)(colon - arg));
-      if (names == NULL)
-        return csr_error_errno (err, "--cgroup");
-      char *save = NULL;
-      for (char *c = strtok_r (names, ",", &save); c; c = strtok_r (NULL, ",", &save))
-        {
-          bool found = false;
-          for (size_t d = 0; d < x->st.n_cgroup_v1 && d < 17 && !found; d++)
-            found = list_has (ctrls[d], c);
-          if (!found)
-            return csr_error_set (err, 0, "unknown controller %s in --cgroup %s", c, arg);
-        }
-    }
-  for (size_t d = 0; d < n_dirs; d++)
-    {
-      bool v2 = d == x->st.n_cgroup_v1;
-      const char *dir = v2 ? x->st.cgroup_v2 : x->st.cgroup_v1[d];
-      const char *sub = all;
-      for (size_t i = 0; i < o->n_cgroups && all == NULL && !v2 && d < 17; i++)
-        {
-          const char *arg = o->cgroups[i], *colon = strchr (arg, ':');
-          cleanup_free char *names = strndup (arg, (size_t)(colon - arg));
-          if (names == NULL)
-            return csr_error_errno (err, "--cgroup");
-          char *save = NULL;
-          for (char *c = strtok_r (names, ",", &save); c; c = strtok_r (NULL, ",", &save))
-            if (list_has (ctrls[d], c))
-              sub = colon + 1;
-        }
-      cleanup_free char *path = NULL;
-      if (sub && sub_cgroup (dir, sub, &path, err) < 0)
-        return -1;
-      if (open_procs (x, path ? path : dir, err) < 0)
-        return -1;
-    }
-  return 0;
+  char **dirs = NULL;
+  size_t n = 0;
+  if (oci_exec_cgroup_dirs (x->st.cgroup_v2, x->st.cgroup_v1, x->st.n_cgroup_v1, o->cgroups,
+                            o->n_cgroups, NULL, &dirs, &n, err)
+      < 0)
+    return -1;
+  int r = 0;
+  for (size_t i = 0; i < n && r == 0; i++)
+    r = open_procs (x, dirs[i], err);
+  oci_exec_cgroup_dirs_free (dirs, n);
+  return r;
 }
 
 /* Everything read from the host before we enter the container. */
