@@ -102,6 +102,13 @@ out=$(python3 -c 'print("\n".join("x" * 30 for _ in range(5000)))' |
   "${C[@]}" exec -t e1 "$PY" -c 'print("total", sum(len(input()) for _ in range(5000)))' 2>&1 | tail -c 100)
 [[ ${out//$'\r'/} == *"total 150000"* ]] && ok "exec -t: 150 kB of input arrive whole" ||
   not_ok "exec -t: a lot of input" "$out"
+# A reader that goes away: the terminal is drained into nothing, the status still passes.
+"${C[@]}" exec -t e1 "$PY" -c 'import sys
+for i in range(20000): print("x" * 100)
+sys.stdout.flush(); raise SystemExit(7)' </dev/null 2>/dev/null | head -c 10 >/dev/null
+rc=${PIPESTATUS[0]}
+[ "$rc" = 7 ] && ok "exec -t: stdout closed early, the process still finishes (status 7)" ||
+  not_ok "exec -t with stdout closed early" "exit $rc"
 out=$("${C[@]}" exec -t -d e1 true 2>&1)
 rc=$?
 [ "$rc" = 255 ] && [[ $out == *"--console-socket"* ]] && ok "exec -t -d without --console-socket is refused" ||

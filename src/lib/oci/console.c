@@ -77,10 +77,12 @@ exited (pid_t pid)
   return si.si_pid == pid;
 }
 
-/* Copy what MASTER has to OUT: 1 something was copied, 0 end (EOF, or EIO:
- * no slave is open any more), -1 nothing now, -2 OUT failed. */
+/* Copy what MASTER has to *OUT: 1 something was read, 0 end (EOF, or EIO:
+ * no slave is open any more), -1 nothing now.  Once *OUT fails (a closed
+ * pipe) it becomes -1 and the terminal is still drained, into nothing, so
+ * the process never blocks on a full terminal. */
 static int
-drain_master (int master, int out)
+drain_master (int master, int *out)
 {
   char buf[8192];
   ssize_t n = read (master, buf, sizeof buf);
@@ -88,7 +90,9 @@ drain_master (int master, int out)
     return errno == EAGAIN || errno == EINTR ? -1 : 0;
   if (n == 0)
     return 0;
-  return csr_write_all (out, buf, (size_t)n, NULL) < 0 ? -2 : 1;
+  if (*out >= 0 && csr_write_all (*out, buf, (size_t)n, NULL) < 0)
+    *out = -1;
+  return 1;
 }
 
 /* Input on its way to the terminal: MASTER is non-blocking, so what it
@@ -130,6 +134,7 @@ oci_console_proxy (int master, int in, int out, pid_t pid, csr_error **err)
     sigaddset (&set, forwarded[i]);
   sigaddset (&set, SIGWINCH);
   sigaddset (&set, SIGCHLD);
+  sigaddset (&set, SIGPIPE); /* a closed stdout is EPIPE, read and dropped below */
   if (sigprocmask (SIG_BLOCK, &set, &old) < 0)
     return csr_error_errno (err, "terminal: sigprocmask");
   cleanup_close int sfd = signalfd (-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -173,7 +178,7 @@ oci_console_proxy (int master, int in, int out, pid_t pid, csr_error **err)
       if (n > 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR)))
         {
           int c;
-          while ((c = drain_master (master, out)) == 1)
+          while ((c = drain_master (master, &out)) == 1)
             ;
           if (c == 0)
             done = true; /* every slave closed */
@@ -201,19 +206,24 @@ oci_console_proxy (int master, int in, int out, pid_t pid, csr_error **err)
           while (read (sfd, &si, sizeof si) == (ssize_t)sizeof si)
             if (si.ssi_signo == SIGWINCH)
               copy_size (size_src, master);
-            else if (si.ssi_signo != SIGCHLD)
+            else if (si.ssi_signo != SIGCHLD && si.ssi_signo != SIGPIPE)
               (void)kill (pid, (int)si.ssi_signo);
         }
       if (!done && exited (pid))
         {
           /* What it wrote before it exited is still in the terminal. */
-          while (drain_master (master, out) == 1)
+          while (drain_master (master, &out) == 1)
             ;
           done = true;
         }
     }
   if (raw)
     (void)tcsetattr (in, TCSANOW, &saved_tio);
+  /* What is still pending must not hit us once unblocked (a SIGPIPE from a
+   * reader that went away would kill csrun before it reports the status). */
+  struct signalfd_siginfo si;
+  while (read (sfd, &si, sizeof si) == (ssize_t)sizeof si)
+    ;
   sigprocmask (SIG_SETMASK, &old, NULL);
   return r;
 }
