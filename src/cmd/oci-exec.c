@@ -85,7 +85,8 @@ static struct argp_option exec_options[] = {
   { "pid-file", OPT_PID_FILE, "FILE", 0, "Write the new process's host pid to FILE", 0 },
   { "console-socket", OPT_CONSOLE_SOCKET, "SOCKET", 0,
     "Send the pseudo-terminal's master here (with --tty)", 0 },
-  { "tty", 't', NULL, 0, "Give the process a terminal", 0 },
+  { "tty", 't', NULL, 0,
+    "Give the process a terminal (without --console-socket: copied to csrun's own stdio)", 0 },
   { "detach", 'd', NULL, 0, "Return once the process runs", 0 },
   { "preserve-fds", OPT_PRESERVE_FDS, "N", 0, "Pass N more descriptors (3 ..)", 0 },
   { "cwd", OPT_CWD, "DIR", 0, "Working directory (without --process)", 0 },
@@ -141,8 +142,9 @@ parse_exec (int key, char *arg, struct argp_state *state)
       o->cwd = arg;
       break;
     case 'e':
-      if (o->n_env < 64)
-        o->env[o->n_env++] = arg;
+      if (o->n_env == sizeof o->env / sizeof o->env[0])
+        argp_failure (state, 1, 0, "too many --env options");
+      o->env[o->n_env++] = arg;
       break;
     case 'u':
       o->user = arg;
