@@ -54,8 +54,10 @@ def main():
         except ValueError:
             state = {"unparsable": msg.decode(errors="replace")}
         state["received_fds"] = len(fds)
-        with open("%s.%d" % (out, n), "w") as f:
+        # Whole or not at all: the test reads it as soon as it appears.
+        with open("%s.tmp" % out, "w") as f:
             json.dump(state, f)
+        os.rename("%s.tmp" % out, "%s.%d" % (out, n))
         for fd in fds:
             threading.Thread(target=serve, args=(fd,), daemon=True).start()
 

@@ -69,7 +69,10 @@ for nnp in True False; do
 done
 
 make_bundle "$T/b2" "$(args 'import time; time.sleep(60)'); c[\"linux\"][\"seccomp\"] = json.loads('$NOTIFY')"
+g=$(next_got)
 "${C[@]}" run -d -b "$T/b2" n2 </dev/null >"$T/n2.out" 2>&1 || not_ok "run -d n2" "$(cat "$T/n2.out")"
+# (the agent writes what it got for the container itself asynchronously)
+for _ in $(seq 100); do [ -e "$g" ] && break; sleep 0.1; done
 g=$(next_got)
 out=$("${C[@]}" exec n2 "$PY" -c "$MKDIR" 2>&1)
 got=$(json_get "$g" '(j["received_fds"], j["metadata"], j["state"]["status"], j["state"]["id"])' 2>&1)
@@ -81,6 +84,7 @@ got=$(json_get "$g" '(j["received_fds"], j["metadata"], j["state"]["status"], j[
 g=$(next_got)
 make_bundle "$T/b3" "$(args "$MKDIR"); c[\"linux\"][\"seccomp\"] = {\"defaultAction\": \"SCMP_ACT_ALLOW\", \"listenerPath\": \"$SOCK\"}; c[\"root\"][\"readonly\"] = False"
 out=$("${C[@]}" run -b "$T/b3" n3 </dev/null 2>&1)
+for _ in $(seq 100); do [ -e "$g" ] && break; sleep 0.1; done
 [[ $out == made* || $out == "File exists" ]] && [ -e "$g" ] && ok "listenerPath without SCMP_ACT_NOTIFY: a listener, nothing notified" ||
   not_ok "listenerPath without SCMP_ACT_NOTIFY" "$out"
 
