@@ -578,11 +578,6 @@ prepare (const struct csr_global *g, const struct exec_opts *o, const char *root
     return -1;
   if (x->listener_path && socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, x->listener) < 0)
     return csr_error_errno (err, "socketpair");
-  /* listenerPath is a host path: connect before we enter the container. */
-  if (x->listener_path && (x->agent = csr_seccomp_agent_connect (x->listener_path, err)) < 0)
-    return -1;
-  if (x->listener_path && (x->agent_state = oci_state_json (&x->st)) == NULL)
-    return csr_error_set (err, ENOMEM, "the container's state");
   if (x->proc.terminal)
     {
       /* As runc: without --console-socket, a foreground exec copies
@@ -618,6 +613,13 @@ prepare (const struct csr_global *g, const struct exec_opts *o, const char *root
       if (x->root < 0)
         return csr_error_errno (err, "open %s", path);
     }
+  /* listenerPath is a host path, and the state is read from the host's
+   * /proc: both before we enter the container (the last step here, so an
+   * agent sees no connection for an exec that failed earlier). */
+  if (x->listener_path && (x->agent_state = oci_state_json (&x->st)) == NULL)
+    return csr_error_set (err, ENOMEM, "the container's state");
+  if (x->listener_path && (x->agent = csr_seccomp_agent_connect (x->listener_path, err)) < 0)
+    return -1;
   return 0;
 }
 
