@@ -654,10 +654,14 @@ spawn (const struct csr_global *g, const struct exec_opts *o, struct exec_ctx *x
   /* Join the container's namespaces; the pid namespace takes effect in the
    * child forked below, which is the new process. */
   for (size_t i = 0; i < N_NS; i++)
-    if (x->ns[i] >= 0 && setns (x->ns[i], ns_kinds[i].flag) < 0)
+    if (x->ns[i] >= 0)
       {
-        csr_error_errno (&e, "join the container's %s namespace", ns_kinds[i].name);
-        return oci_fail (g, e), EXEC_RUNTIME_ERROR;
+        if (setns (x->ns[i], ns_kinds[i].flag) < 0)
+          {
+            csr_error_errno (&e, "join the container's %s namespace", ns_kinds[i].name);
+            return oci_fail (g, e), EXEC_RUNTIME_ERROR;
+          }
+        csr_debug ("exec: joined the %s namespace of pid %d", ns_kinds[i].name, (int)x->st.pid);
       }
   int go[2], stp[2];
   if (pipe2 (go, O_CLOEXEC) < 0 || pipe2 (stp, O_CLOEXEC) < 0)
@@ -704,6 +708,7 @@ spawn (const struct csr_global *g, const struct exec_opts *o, struct exec_ctx *x
             fprintf (stderr, "csrun: report the failure: %s\n", strerror (errno));
           _exit (code);
         }
+      csr_debug ("exec: about to execve %s", exe);
       csr_oci_exec_process (&x->proc, x->seccomp && x->listener[1] < 0 ? &x->seccomp->prog : NULL,
                             exe, st_w);
     }
@@ -727,8 +732,25 @@ spawn (const struct csr_global *g, const struct exec_opts *o, struct exec_ctx *x
   for (size_t i = 0; i < x->n_procs; i++)
     if (write (x->procs[i], pidtext, (size_t)pn) != pn)
       oci_warn (g, "exec: move pid %d into the container's cgroup: %s", (int)pid, strerror (errno));
+  csr_debug ("exec: process %d in %zu cgroup director%s", (int)pid, x->n_procs,
+             x->n_procs == 1 ? "y" : "ies");
   if (x->pid_file >= 0)
-    dprintf (x->pid_file, "%d", (int)pid);
+    {
+      bool written = write (x->pid_file, pidtext, (size_t)pn) == pn;
+      int saved = errno;
+      int closed = close (x->pid_file);
+      if (written)
+        saved = errno;
+      x->pid_file = -1;
+      if (!written || closed < 0)
+        {
+          kill (pid, SIGKILL);
+          while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+          return oci_failf (g, "exec: write the pid file %s: %s", o->pid_file, strerror (saved)),
+                 EXEC_RUNTIME_ERROR;
+        }
+    }
   if (write (go[1], "g", 1) != 1)
     {
       kill (pid, SIGKILL);
