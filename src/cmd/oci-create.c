@@ -23,6 +23,7 @@
 #include "jail/seccomp.h"
 #include "jail/spec.h"
 #include "oci/cgroup.h"
+#include "oci/console.h"
 #include "oci/devices.h"
 #include "oci/hooks.h"
 #include "oci/validate.h"
@@ -136,6 +137,8 @@ struct creation
   struct csr_seccomp *seccomp;
   struct oci_cgroup cg;
   bool dir_made;
+  bool foreground;  /* run without -d: a terminal may use our own stdio */
+  int console_ours; /* then our end of the console socket pair, else -1 */
 };
 
 /* linux.resources.devices can't be enforced here: say so (the reasons are
@@ -351,12 +354,19 @@ create_container (struct creation *c, const struct create_opts *o, pid_t *pid, c
   cleanup_close int console = -1;
   if (c->cfg.terminal)
     {
-      if (o->console_socket == NULL)
+      /* Without --console-socket, runc's rule: `run` in the foreground
+       * copies between the terminal and its own stdio; create and run -d
+       * can't (nothing would be left to hold the master). */
+      if (o->console_socket == NULL && !c->foreground)
         return csr_error_set (err, EINVAL,
                               "process.terminal is true but no --console-socket "
                               "was given");
-      console = oci_connect_console (o->console_socket, err);
-      if (console < 0)
+      if (o->console_socket == NULL)
+        {
+          if (oci_console_pair (&c->console_ours, &console, err) < 0)
+            return -1;
+        }
+      else if ((console = oci_connect_console (o->console_socket, err)) < 0)
         return -1;
       spec.oci_console = console;
     }
@@ -429,7 +439,8 @@ do_create (struct csr_global *g, int argc, char **argv, bool run)
   csr_error *e = NULL;
   if (oci_id_check (o.id, &e) < 0)
     return oci_fail (g, e);
-  struct creation c = { .g = g, .root = root };
+  struct creation c = { .g = g, .root = root, .foreground = run && !o.detach, .console_ours = -1 };
+  cleanup_close int console = -1;
   pid_t pid = 0;
   /* run waits for the container: be its parent even when an intermediate
    * process forked it (a pid namespace joined by path). */
@@ -438,9 +449,12 @@ do_create (struct csr_global *g, int argc, char **argv, bool run)
   if (create_container (&c, &o, &pid, &e) < 0)
     {
       creation_release (&c, true, o.id);
+      if (c.console_ours >= 0)
+        close (c.console_ours);
       return oci_fail (g, e);
     }
   creation_release (&c, false, o.id);
+  console = c.console_ours;
   if (!run)
     return 0;
   /* run: start it, then (unless detached) wait for it like a parent. */
@@ -448,6 +462,15 @@ do_create (struct csr_global *g, int argc, char **argv, bool run)
   int rc = cmd_oci_start (g, 2, start_argv);
   if (rc != 0 || o.detach)
     return rc;
+  if (console >= 0)
+    {
+      /* The container sent its terminal's master while it was created. */
+      cleanup_close int master = oci_console_recv (console, &e);
+      if (master < 0 || oci_console_proxy (master, STDIN_FILENO, STDOUT_FILENO, pid, &e) < 0)
+        oci_warn (g, "terminal: %s", csr_error_text (e));
+      csr_error_free (e);
+      e = NULL;
+    }
   int status;
   while (waitpid (pid, &status, 0) < 0)
     if (errno != EINTR)

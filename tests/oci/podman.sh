@@ -411,6 +411,15 @@ if [ $c1_ok = 1 ]; then
   prun exec c1 $PY -c 'raise SystemExit(3)'
   expect "podman exec: the exit code passes through (3)" 3 ""
 
+  # csrun exec exits 255 for a program it can't start (runc); podman maps
+  # the message to its own statuses.
+  prun exec c1 /no/such/program
+  [ "$rc" = 127 ] && ok "podman exec of a missing program: 127" ||
+    fail "podman exec of a missing program: 127" "exit $rc: $err"
+  prun exec c1 no-such-program
+  [ "$rc" = 127 ] && ok "podman exec of a program not in PATH: 127" ||
+    fail "podman exec of a program not in PATH: 127" "exit $rc: $err"
+
   PIN="$T/stdin.txt"
   prun exec -i c1 $PY -c 'import sys; print(sys.stdin.readline().strip()[::-1])'
   PIN=

@@ -92,7 +92,7 @@ out=$("${C[@]}" exec --process "$T/proc.json" c1 2>&1)
   not_ok "exec --process" "$out"
 out=$("${C[@]}" exec c1 /no/such/program 2>&1)
 rc=$?
-[ "$rc" = 127 ] && ok "exec of a missing program exits 127" || not_ok "exec of a missing program" "exit $rc: $out"
+[ "$rc" = 255 ] && ok "exec of a missing program exits 255 (runc)" || not_ok "exec of a missing program" "exit $rc: $out"
 out=$("${C[@]}" kill c1 NOSUCH 2>&1)
 [[ $out == *"unknown signal"* ]] && ok "kill with an unknown signal name is refused" ||
   not_ok "kill NOSUCH" "$out"

@@ -300,7 +300,7 @@ make_bundle "$T/b$N" "$(args 'import time; time.sleep(60)')"
 "${C[@]}" create -b "$T/b$N" "oh$$-$N" >/dev/null 2>&1 </dev/null && "${C[@]}" start "oh$$-$N"
 out=$("${TO[@]}" "${C[@]}" exec -d "oh$$-$N" /no/such/program 2>&1 </dev/null)
 rc=$?
-[ "$rc" = 127 ] && [[ $out == *"/no/such/program"* ]] && ok "exec -d of a missing program exits 127 and says why" ||
+[ "$rc" = 255 ] && [[ $out == *"/no/such/program"* ]] && ok "exec -d of a missing program exits 255 (runc) and says why" ||
   not_ok "exec -d of a missing program" "exit $rc: $out"
 out=$("${C[@]}" exec -d "oh$$-$N" "$PY" -c 'import time; time.sleep(1)' 2>&1 </dev/null)
 rc=$?

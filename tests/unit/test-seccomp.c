@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <glob.h>
 #include <linux/seccomp.h>
+#include <seccomp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -23,11 +24,12 @@
 #include <unistd.h>
 
 #include "jail/seccomp.h"
+#include "jail/seccomp-notify.h"
 #include "util/digest.h"
 #include "util/fs.h"
 #include "util/trust.h"
 
-/* The cache entry's header: "csrun-seccomp-cache 2\\n", "key <64 hex>\\n", "bpf <64 hex>\\n". */
+/* The cache entry's header: "csrun-seccomp-cache 4\\n", "key <64 hex>\\n", "bpf <64 hex>\\n". */
 #define CACHE_HEADER (22 + 69 + 69)
 
 /* ------------------------------------------------------------- helpers */
@@ -211,7 +213,7 @@ Test (parse, top_level)
   expect_error ("{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"flags\": [\"SECCOMP_FILTER_FLAG_X\"]}",
                 "flags: unknown flag \"SECCOMP_FILTER_FLAG_X\"");
   expect_error ("{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"listenerPath\": \"/run/x.sock\"}",
-                "listenerPath is not supported");
+                "listenerPath is only for OCI configs");
   expect_error ("{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"archMap\": [{\"architecture\": 1}]}",
                 "archMap[0].architecture must be a string");
 }
@@ -220,9 +222,63 @@ Test (parse, unsupported_actions)
 {
   expect_error ("{\"defaultAction\": \"SCMP_ACT_TRACE\"}", "SCMP_ACT_TRACE is not supported");
   expect_error (PROFILE ("{\"names\": [\"read\"], \"action\": \"SCMP_ACT_NOTIFY\"}"),
-                "syscalls[0]: SCMP_ACT_NOTIFY is not supported");
+                "syscalls[0]: SCMP_ACT_NOTIFY needs a listenerPath");
   expect_error (PROFILE ("{\"names\": [\"read\"], \"action\": \"ALLOW\"}"),
                 "syscalls[0]: unknown action \"ALLOW\"");
+}
+
+static void
+expect_oci_error (const char *json, const char *want)
+{
+  struct csr_seccomp *s = NULL;
+  csr_error *err = NULL;
+  cr_assert_lt (csr_seccomp_compile_oci (json, strlen (json), &s, &err), 0, "accepted: %s", json);
+  cr_expect (strstr (csr_error_text (err), want) != NULL, "%s\n-> \"%s\", expected \"%s\"", json,
+             csr_error_text (err), want);
+  csr_error_free (err);
+}
+
+#define NOTIFY_PROFILE(extra, syscalls)                                                            \
+  "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"listenerPath\": \"/run/agent.sock\"" extra            \
+  ", \"syscalls\": [" syscalls "]}"
+
+/* SCMP_ACT_NOTIFY in an OCI config with a listenerPath (runtime-spec). */
+Test (parse, notify_with_a_listener)
+{
+  const char *ok = NOTIFY_PROFILE (", \"listenerMetadata\": \"m\"",
+                                   "{\"names\": [\"mkdir\", \"openat\", \"write\"], \"action\": "
+                                   "\"SCMP_ACT_NOTIFY\"}");
+  struct csr_seccomp *s = NULL;
+  csr_error *err = NULL;
+  cr_assert_eq (csr_seccomp_compile_oci (ok, strlen (ok), &s, &err), 0, "%s",
+                err ? csr_error_text (err) : "");
+  /* The program returns SECCOMP_RET_USER_NOTIF somewhere. */
+  bool found = false;
+  const struct sock_filter *f = s->bpf;
+  for (size_t i = 0; i < s->prog.len; i++)
+    found |= BPF_CLASS (f[i].code) == BPF_RET && f[i].k == SECCOMP_RET_USER_NOTIF;
+  cr_expect (found, "no SECCOMP_RET_USER_NOTIF in the program");
+  csr_seccomp_free (s);
+  char *path = NULL, *meta = NULL;
+  cr_assert_eq (csr_seccomp_listener_config (ok, strlen (ok), &path, &meta, NULL), 0);
+  cr_expect_str_eq (path, "/run/agent.sock");
+  cr_expect_str_eq (meta, "m");
+  free (path);
+  free (meta);
+  const char *none = "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"listenerPath\": \"\"}";
+  cr_assert_eq (csr_seccomp_listener_config (none, strlen (none), &path, &meta, NULL), 0);
+  cr_expect_null (path);
+
+  expect_oci_error (NOTIFY_PROFILE ("", "{\"names\": [\"sendmsg\"], \"action\": "
+                                        "\"SCMP_ACT_NOTIFY\"}"),
+                    "SCMP_ACT_NOTIFY cannot be used for sendmsg");
+  expect_oci_error ("{\"defaultAction\": \"SCMP_ACT_NOTIFY\", \"listenerPath\": \"/a\"}",
+                    "defaultAction SCMP_ACT_NOTIFY is not supported");
+  expect_oci_error ("{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"listenerPath\": \"\", "
+                    "\"syscalls\": [{\"names\": [\"mkdir\"], \"action\": \"SCMP_ACT_NOTIFY\"}]}",
+                    "SCMP_ACT_NOTIFY needs a listenerPath");
+  expect_oci_error ("{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"listenerPath\": 1}",
+                    "listenerPath must be a string");
 }
 
 Test (parse, every_action)
@@ -322,12 +378,20 @@ Test (parse, unknown_names)
                            "\"SCMP_ACT_ALLOW\", \"comment\": \"ignored\"}")));
 }
 
-Test (parse, one_comparison_per_argument)
+Test (parse, repeated_argument_is_one_rule_per_comparison)
 {
-  expect_error (PROFILE ("{\"names\": [\"ioctl\"], \"action\": \"SCMP_ACT_ALLOW\", \"args\": ["
-                         "{\"index\": 1, \"value\": 21522, \"op\": \"SCMP_CMP_NE\"},"
-                         "{\"index\": 1, \"value\": 21532, \"op\": \"SCMP_CMP_NE\"}]}"),
-                "syscalls[0].args[1]: argument 1 is compared twice in one entry");
+  /* runtime-tools' default profile: one entry, arg 0 compared three times.
+   * runc and crun add one rule per comparison (ORed); so does csrun. */
+  csr_seccomp_free (compile_ok (
+      PROFILE ("{\"names\": [\"personality\"], \"action\": \"SCMP_ACT_ALLOW\", \"args\": ["
+               "{\"index\": 0, \"value\": 0, \"op\": \"SCMP_CMP_EQ\"},"
+               "{\"index\": 0, \"value\": 8, \"op\": \"SCMP_CMP_EQ\"},"
+               "{\"index\": 0, \"value\": 4294967295, \"op\": \"SCMP_CMP_EQ\"}]}")));
+  csr_seccomp_free (
+      compile_ok (PROFILE ("{\"names\": [\"ioctl\"], \"action\": \"SCMP_ACT_ALLOW\", \"args\": ["
+                           "{\"index\": 1, \"value\": 21522, \"op\": \"SCMP_CMP_NE\"},"
+                           "{\"index\": 1, \"value\": 21532, \"op\": \"SCMP_CMP_NE\"},"
+                           "{\"index\": 0, \"value\": 1, \"op\": \"SCMP_CMP_EQ\"}]}")));
 }
 
 Test (parse, conflicting_rules)
@@ -946,6 +1010,56 @@ Test (filter, personality)
   csr_seccomp_free (s);
 }
 
+/* An entry comparing arg 0 twice matches when either comparison holds. */
+Test (filter, repeated_argument_ors)
+{
+  struct csr_seccomp *s = compile_ok (
+      "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [{\"names\": [\"personality\"], "
+      "\"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 22, \"args\": ["
+      "{\"index\": 0, \"value\": 6, \"op\": \"SCMP_CMP_EQ\"},"      /* PER_BSD */
+      "{\"index\": 0, \"value\": 8, \"op\": \"SCMP_CMP_EQ\"}]}]}"); /* PER_LINUX32 */
+  ERRNO (s, p_personality_bsd, EINVAL);
+  ERRNO (s, p_personality_linux32, EINVAL);
+  WORKS (s, p_personality_query);
+  WORKS (s, p_personality_linux);
+  csr_seccomp_free (s);
+}
+
+static long
+p_syscall_1000 (void)
+{
+  return syscall (1000, 0, 0, 0);
+}
+
+/* runc's ENOSYS stub for OCI profiles: a call numbered above every one the
+ * profile names returns ENOSYS, one below is the default action. */
+Test (filter, oci_profiles_answer_enosys_above_their_newest_call)
+{
+  const char *p = "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"architectures\": "
+                  "[\"SCMP_ARCH_X86_64\", \"SCMP_ARCH_X86\", \"SCMP_ARCH_X32\"], \"syscalls\": ["
+                  "{\"names\": [\"write\", \"exit\", \"exit_group\", \"getpid\"], "
+                  "\"action\": \"SCMP_ACT_ALLOW\"}]}";
+  struct csr_seccomp *s = NULL;
+  csr_error *err = NULL;
+  cr_assert_eq (csr_seccomp_compile_oci (p, strlen (p), &s, &err), 0, "%s",
+                err ? csr_error_text (err) : "");
+  ERRNO (s, p_syscall_1000, ENOSYS);
+  ERRNO (s, p_getppid, EPERM); /* 110 < exit_group's 231: the profile's default */
+  WORKS (s, p_getpid);
+  csr_seccomp_free (s);
+  /* csrun's own profiles (csrun run) keep the default action. */
+  struct csr_seccomp *t = compile_ok (p);
+  ERRNO (t, p_syscall_1000, EPERM);
+  csr_seccomp_free (t);
+  /* A default allow needs no stub. */
+  const char *a = "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [{\"names\": "
+                  "[\"getppid\"], \"action\": \"SCMP_ACT_ERRNO\"}]}";
+  cr_assert_eq (csr_seccomp_compile_oci (a, strlen (a), &s, NULL), 0);
+  ERRNO (s, p_syscall_1000, ENOSYS); /* the kernel's own answer */
+  ERRNO (s, p_getppid, EPERM);
+  csr_seccomp_free (s);
+}
+
 Test (filter, clone)
 {
   struct csr_seccomp *s = default_filter ();
@@ -1187,6 +1301,51 @@ Test (cache, bad_entries_are_replaced_and_a_good_one_skips_the_compiler)
   cr_assert_eq (csr_rm_rf (dir, NULL), 0);
   free (good);
   free (file);
+  free (dir);
+  free (profile);
+}
+
+/* An entry written by an older csrun (cache version 2, whose compiler
+ * refused or translated some profiles differently: a repeated argument)
+ * is another key, never used.  The program planted there allows all. */
+Test (cache, entries_of_an_older_compiler_are_not_used)
+{
+  char *dir = make_tmpdir (), *profile = default_profile_path ();
+  char *text = NULL, digest[65], keyhex[65], bpfhex[65];
+  size_t len = 0;
+  cr_assert_eq (csr_read_file (profile, 1 << 22, &text, &len, NULL), 0);
+  cr_assert_eq (csr_sha256_buf (text, len, digest, NULL), 0);
+  const struct scmp_version *v = seccomp_version ();
+  char *key = NULL, *sub = NULL, *file = NULL, *hdr = NULL;
+  cr_assert_geq (asprintf (&key, "csrun-seccomp-cache 2\n%s\nlibseccomp %u.%u.%u\narch %u\n",
+                           digest, v->major, v->minor, v->micro, seccomp_arch_native ()),
+                 0);
+  cr_assert_eq (csr_sha256_buf (key, strlen (key), keyhex, NULL), 0);
+  struct sock_filter allow_all[] = {
+    BPF_STMT (BPF_LD | BPF_W | BPF_ABS, 4),
+    BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  cr_assert_eq (csr_sha256_buf (allow_all, sizeof allow_all, bpfhex, NULL), 0);
+  cr_assert_geq (asprintf (&sub, "%s/seccomp", dir), 0);
+  cr_assert_eq (mkdir (sub, 0700), 0);
+  cr_assert_geq (asprintf (&file, "%s/%s.bpf", sub, keyhex), 0);
+  cr_assert_geq (asprintf (&hdr, "csrun-seccomp-cache 2\nkey %s\nbpf %s\n", keyhex, bpfhex), 0);
+  cr_assert_eq (strlen (hdr), CACHE_HEADER);
+  char out[CACHE_HEADER + sizeof allow_all];
+  memcpy (out, hdr, CACHE_HEADER);
+  memcpy (out + CACHE_HEADER, allow_all, sizeof allow_all);
+  cr_assert_eq (csr_write_file_atomic (file, out, sizeof out, 0600, NULL), 0);
+  struct csr_seccomp *a = NULL;
+  cr_assert_eq (csr_seccomp_load (profile, dir, &a, NULL), 0);
+  cr_expect_gt (a->bpf_len, sizeof allow_all, "the old entry was used");
+  ERRNO (a, p_keyctl, EPERM);
+  csr_seccomp_free (a);
+  cr_assert_eq (csr_rm_rf (dir, NULL), 0);
+  free (text);
+  free (key);
+  free (sub);
+  free (file);
+  free (hdr);
   free (dir);
   free (profile);
 }

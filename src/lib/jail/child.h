@@ -10,11 +10,12 @@
 
 enum csr_sync_type
 {
-  CSR_SYNC_ERROR = 1, /* set-up failed: err + text */
-  CSR_SYNC_READY = 2, /* the payload has been exec'ed */
-  CSR_SYNC_EXIT = 3,  /* the payload ended: status = wait status */
-  CSR_SYNC_HOOKS = 4, /* OCI: the namespaces exist; run prestart/createRuntime, then send 'H' */
-  CSR_SYNC_PID = 5,   /* OCI: status = the container's pid (from the intermediate process) */
+  CSR_SYNC_ERROR = 1,   /* set-up failed: err + text */
+  CSR_SYNC_READY = 2,   /* the payload has been exec'ed */
+  CSR_SYNC_EXIT = 3,    /* the payload ended: status = wait status */
+  CSR_SYNC_HOOKS = 4,   /* OCI: the namespaces exist; run prestart/createRuntime, then send 'H' */
+  CSR_SYNC_PID = 5,     /* OCI: status = the container's pid (from the intermediate process) */
+  CSR_SYNC_SECCOMP = 6, /* OCI: the seccomp listener is attached (SCM_RIGHTS) */
 };
 
 struct csr_sync_msg

@@ -31,6 +31,7 @@
 #include "../util/cleanup.h"
 #include "../util/syscalls.h"
 #include "caps.h"
+#include "seccomp-notify.h"
 #include "cgroup.h"
 #include "child.h"
 #include "oci-mounts.h"
@@ -142,6 +143,11 @@ setup_terminal (const struct oci_config *c, int console, csr_error **err)
   cleanup_close int slave = open (name, O_RDWR | O_NOCTTY | O_CLOEXEC);
   if (slave < 0)
     return csr_error_errno (err, "open %s", name);
+  /* The process's user owns its terminal, the group stays devpts' (runc
+   * does this for its stdio; an unmapped id or a read-only /dev leaves the
+   * owner as it is, as there). */
+  if (fchown (slave, c->uid, (gid_t)-1) < 0 && errno != EINVAL && errno != EPERM && errno != EROFS)
+    return csr_error_errno (err, "chown %s", name);
   if (c->has_console_size)
     {
       struct winsize ws = { .ws_row = (unsigned short)c->console_height,
@@ -247,10 +253,36 @@ wait_for_start (int fifo, int procfd, csr_error **err)
   return 0;
 }
 
+/* Load the filter with a listener and hand the listener over at once:
+ * until the agent has it, a notified call would wait for nobody. */
+static int
+load_with_listener (const void *seccomp_bpf, int listener_sock, csr_error **err)
+{
+  int fd = csr_seccomp_load_filter (seccomp_bpf, true, err);
+  if (fd < 0)
+    return -1;
+  struct csr_sync_msg m;
+  memset (&m, 0, sizeof m);
+  m.type = CSR_SYNC_SECCOMP;
+  int r = csr_seccomp_pass_fd (listener_sock, fd, &m, sizeof m, err);
+  close (fd);
+  return r;
+}
+
 int
 csr_oci_prepare_process (const struct oci_config *c, const void *seccomp_bpf, int console,
                          int preserve_fds, char *exe, size_t exe_size, csr_error **err)
 {
+  return csr_oci_prepare_process_notify (c, seccomp_bpf, -1, console, preserve_fds, exe, exe_size,
+                                         err);
+}
+
+int
+csr_oci_prepare_process_notify (const struct oci_config *c, const void *seccomp_bpf,
+                                int listener_sock, int console, int preserve_fds, char *exe,
+                                size_t exe_size, csr_error **err)
+{
+  bool notify = seccomp_bpf && listener_sock >= 0;
   if (c->terminal && setup_terminal (c, console, err) < 0)
     return -1;
   if (chdir (c->cwd) < 0)
@@ -260,9 +292,12 @@ csr_oci_prepare_process (const struct oci_config *c, const void *seccomp_bpf, in
   if (c->has_umask)
     umask ((mode_t)c->umask);
   /* Without no_new_privs, loading the filter needs CAP_SYS_ADMIN: before the caps go. */
-  if (seccomp_bpf && !c->no_new_privileges
-      && prctl (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, seccomp_bpf) < 0)
-    return csr_error_errno (err, "load the seccomp filter");
+  if (seccomp_bpf && !c->no_new_privileges)
+    {
+      if (notify ? load_with_listener (seccomp_bpf, listener_sock, err) < 0
+                 : csr_seccomp_load_filter (seccomp_bpf, false, err) < 0)
+        return -1;
+    }
   struct csr_cap_sets sets = { 0 };
   if (c->has_caps)
     sets = (struct csr_cap_sets){ c->caps.bounding, c->caps.effective, c->caps.inheritable,
@@ -270,6 +305,8 @@ csr_oci_prepare_process (const struct oci_config *c, const void *seccomp_bpf, in
   if (csr_caps_apply_oci (c->uid, c->gid, (const gid_t *)c->additional_gids, c->n_additional_gids,
                           &sets, c->no_new_privileges, err)
       < 0)
+    return -1;
+  if (notify && c->no_new_privileges && load_with_listener (seccomp_bpf, listener_sock, err) < 0)
     return -1;
   for (int fd = 3; fd < 3 + preserve_fds; fd++)
     (void)fcntl (fd, F_SETFD, 0);
@@ -410,8 +447,9 @@ csr_oci_child_main (const struct jail_spec *spec, int syncfd, const int *cgroup_
   if (procfd >= 0 && mntns)
     close (steal_fd (&procfd));
   char exe[PATH_MAX];
-  if (csr_oci_prepare_process (c, spec->seccomp_bpf, spec->oci_console, spec->oci_preserve_fds, exe,
-                               sizeof exe, &e)
+  int listener_sock = spec->oci_seccomp_listener ? syncfd : -1;
+  if (csr_oci_prepare_process_notify (c, spec->seccomp_bpf, listener_sock, spec->oci_console,
+                                      spec->oci_preserve_fds, exe, sizeof exe, &e)
       < 0)
     fail (syncfd, e);
   csr_sync_send (syncfd, CSR_SYNC_READY, 0, NULL);
@@ -421,11 +459,24 @@ csr_oci_child_main (const struct jail_spec *spec, int syncfd, const int *cgroup_
       fprintf (stderr, "csrun: %s\n", csr_error_text (e));
       _exit (125);
     }
+  /* startContainer hooks run under the container's filter, as with runc
+   * and crun (without no_new_privs, or with a listener, it is loaded
+   * already). */
+  const void *bpf = listener_sock >= 0 ? NULL : spec->seccomp_bpf;
+  if (bpf && c->no_new_privileges && c->n_hooks[OCI_HOOK_START_CONTAINER] > 0)
+    {
+      if (csr_seccomp_load_filter (bpf, false, &e) < 0)
+        {
+          fprintf (stderr, "csrun: %s\n", csr_error_text (e));
+          _exit (125);
+        }
+      bpf = NULL;
+    }
   if (c->n_hooks[OCI_HOOK_START_CONTAINER] > 0
       && oci_hooks_run (c, OCI_HOOK_START_CONTAINER, state, &e) < 0)
     {
       fprintf (stderr, "csrun: %s\n", csr_error_text (e));
       _exit (125);
     }
-  csr_oci_exec_process (c, spec->seccomp_bpf, exe, -1);
+  csr_oci_exec_process (c, bpf, exe, -1);
 }

@@ -16,6 +16,14 @@ struct oci_config;
  * 3+PRESERVE_FDS-1 kept and the rest closed at exec. */
 int csr_oci_prepare_process (const struct oci_config *c, const void *seccomp_bpf, int console,
                              int preserve_fds, char *exe, size_t exe_size, csr_error **err);
+/* The same with LISTENER_SOCK >= 0 (linux.seccomp.listenerPath): the filter
+ * is loaded here with a listener (before the capabilities change without
+ * no_new_privs, after them with it), whose fd goes at once over
+ * LISTENER_SOCK as a CSR_SYNC_SECCOMP message and is closed; the caller
+ * then passes NULL as csr_oci_exec_process's SECCOMP_BPF. */
+int csr_oci_prepare_process_notify (const struct oci_config *c, const void *seccomp_bpf,
+                                    int listener_sock, int console, int preserve_fds, char *exe,
+                                    size_t exe_size, csr_error **err);
 /* Seccomp when no_new_privs is on, an empty signal mask, execve.  On failure
  * a line on stderr, the exit code as one byte on STATUS_FD (when >= 0: a
  * close-on-exec pipe, whose end-of-file without a byte means the execve

@@ -28,6 +28,7 @@
 #include "child.h"
 #include "idmap.h"
 #include "oci-child.h"
+#include "seccomp-notify.h"
 
 #define SETUP_TIMEOUT_MS 60000
 
@@ -130,9 +131,13 @@ write_oom_score_adj (pid_t pid, int v, csr_error **err)
   return 0;
 }
 
+/* One message; a descriptor attached to it (CSR_SYNC_SECCOMP) into *ATTACHED
+ * when that is not NULL, else closed. */
 static int
-read_msg (int fd, struct csr_sync_msg *m, csr_error **err)
+read_msg_fd (int fd, struct csr_sync_msg *m, int *attached, csr_error **err)
 {
+  if (attached)
+    *attached = -1;
   for (;;)
     {
       struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -142,9 +147,13 @@ read_msg (int fd, struct csr_sync_msg *m, csr_error **err)
       if (n <= 0)
         return csr_error_set (err, ETIMEDOUT, "the container's set-up did not finish in %d s",
                               SETUP_TIMEOUT_MS / 1000);
-      ssize_t r = recv (fd, m, sizeof *m, 0);
-      if (r < 0 && errno == EINTR)
-        continue;
+      int got = -1;
+      cleanup_error csr_error *e = NULL;
+      ssize_t r = csr_seccomp_recv_fd (fd, m, sizeof *m, &got, &e);
+      if (got >= 0 && attached)
+        *attached = got;
+      else if (got >= 0)
+        close (got);
       if (r == (ssize_t)sizeof *m)
         {
           m->text[sizeof m->text - 1] = '\0';
@@ -152,6 +161,12 @@ read_msg (int fd, struct csr_sync_msg *m, csr_error **err)
         }
       return csr_error_set (err, 0, "the container died during set-up without saying why");
     }
+}
+
+static int
+read_msg (int fd, struct csr_sync_msg *m, csr_error **err)
+{
+  return read_msg_fd (fd, m, NULL, err);
 }
 
 static void
@@ -185,6 +200,13 @@ csr_oci_jail_create (const struct jail_spec *spec, csr_oci_state_fn state_fn, vo
     return -1;
   if (userns && (s.n_uid_map == 0 || s.n_gid_map == 0))
     csr_idmap_default (&s, geteuid (), getegid ());
+  cleanup_free char *listener_path = NULL, *listener_metadata = NULL;
+  if (s.seccomp_bpf && c->seccomp_json
+      && csr_seccomp_listener_config (c->seccomp_json, strlen (c->seccomp_json), &listener_path,
+                                      &listener_metadata, err)
+             < 0)
+    return -1;
+  s.oci_seccomp_listener = listener_path != NULL;
 
   int sv[2];
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
@@ -272,8 +294,26 @@ csr_oci_jail_create (const struct jail_spec *spec, csr_oci_state_fn state_fn, vo
   for (;;)
     {
       struct csr_sync_msg m;
-      if (read_msg (parent_end, &m, err) < 0)
+      int attached = -1;
+      if (read_msg_fd (parent_end, &m, &attached, err) < 0)
         goto failed;
+      if (m.type == CSR_SYNC_SECCOMP)
+        {
+          /* The listener to the agent, with the state (status "creating"). */
+          cleanup_close int listener = attached;
+          cleanup_free char *st = listener >= 0 && listener_path ? state_fn (pid, data) : NULL;
+          if (st == NULL)
+            {
+              csr_error_set (err, 0, "the container sent no seccomp listener");
+              goto failed;
+            }
+          if (csr_seccomp_listener_send (listener_path, listener, pid, listener_metadata, st, err)
+              < 0)
+            goto failed;
+          continue;
+        }
+      if (attached >= 0)
+        close (attached);
       if (m.type == CSR_SYNC_READY)
         break;
       if (m.type == CSR_SYNC_ERROR)

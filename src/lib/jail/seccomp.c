@@ -11,8 +11,11 @@
  *    without capabilities: an entry that includes capabilities never applies,
  *    excluded capabilities never exclude; "arches" is matched against the
  *    native architecture; "minKernel" against uname(2).
- *  - the args of one entry are ANDed (libseccomp compares each argument at
- *    most once per rule: use several entries for an OR).
+ *  - the args of one entry are ANDed, unless one argument is compared more
+ *    than once: libseccomp allows one comparison per argument and rule, so
+ *    such an entry becomes one rule per comparison, ORed.  The runtime spec
+ *    is silent; runc and crun both do this, and runtime-tools' default
+ *    profile relies on it (personality with three SCMP_CMP_EQ on arg 0).
  *  - a syscall name libseccomp does not know on any architecture is an
  *    error; a name it knows but this architecture lacks is skipped.
  *  - an unconditional rule and another rule with a different action for the
@@ -298,7 +301,12 @@ parse_action (const char *name, bool has_ret, uint64_t ret, const char *where, u
         *out = simple_actions[i].action;
         return 0;
       }
-  if (strcmp (name, "SCMP_ACT_TRACE") == 0 || strcmp (name, "SCMP_ACT_NOTIFY") == 0)
+  if (strcmp (name, "SCMP_ACT_NOTIFY") == 0)
+    {
+      *out = SCMP_ACT_NOTIFY; /* the caller checks that a listener takes it */
+      return 0;
+    }
+  if (strcmp (name, "SCMP_ACT_TRACE") == 0)
     return csr_error_set (err, 0, "%s: %s is not supported (nothing traces the jail)", where, name);
   return csr_error_set (err, 0, "%s: unknown action \"%s\"", where, name);
 }
@@ -306,6 +314,8 @@ parse_action (const char *name, bool has_ret, uint64_t ret, const char *where, u
 static const char *
 action_name (uint32_t action, char *buf, size_t size)
 {
+  if (action == SCMP_ACT_NOTIFY)
+    return "SCMP_ACT_NOTIFY";
   if ((action & 0xffff0000u) == SCMP_ACT_ERRNO (0))
     {
       snprintf (buf, size, "SCMP_ACT_ERRNO(%u)", action & 0xffffu);
@@ -335,6 +345,12 @@ struct compiler
   uint32_t def_action;
   bool extra_arches; /* the filter holds arches besides the native one */
   bool lenient;      /* conflicting rules: the first wins (OCI configs) */
+  bool listener;     /* listenerPath is set: SCMP_ACT_NOTIFY may be used */
+  /* The filter's architectures and the largest syscall number the profile
+   * names on each (-1: none): the ENOSYS stub's bounds. */
+  uint32_t arches[8];
+  long max_nr[8];
+  size_t n_arches;
   unsigned kernel_major, kernel_minor;
   struct added *added;
   size_t n_added, cap_added;
@@ -465,14 +481,16 @@ entry_applies (const struct compiler *c, yajl_val entry, const char *where, bool
 
 /* ------------------------------------------------------------ one syscalls[] entry */
 
+/* *REPEATED: some argument is compared more than once (see the header). */
 static int
-parse_args (yajl_val args, const char *where, struct scmp_arg_cmp *out, unsigned *n,
+parse_args (yajl_val args, const char *where, struct scmp_arg_cmp *out, unsigned *n, bool *repeated,
             csr_error **err)
 {
   static const char *const arg_keys[] = { "index", "value", "valueTwo", "op", "comment", NULL };
   char w[128];
   bool seen[6] = { false };
   *n = 0;
+  *repeated = false;
   if (args == NULL || YAJL_IS_NULL (args))
     return 0;
   if (!YAJL_IS_ARRAY (args))
@@ -514,11 +532,7 @@ parse_args (yajl_val args, const char *where, struct scmp_arg_cmp *out, unsigned
       if (k == sizeof ops / sizeof ops[0])
         return csr_error_set (err, 0, "%s: unknown op \"%s\"", w, opname);
       if (seen[index])
-        return csr_error_set (err, 0,
-                              "%s: argument %u is compared twice in one entry (the comparisons "
-                              "of an entry are ANDed and libseccomp allows one per argument: "
-                              "use separate entries)",
-                              w, (unsigned)index);
+        *repeated = true;
       seen[index] = true;
       /* For SCMP_CMP_MASKED_EQ, value is the mask and valueTwo the datum. */
       out[(*n)++] = (struct scmp_arg_cmp){
@@ -532,7 +546,7 @@ parse_args (yajl_val args, const char *where, struct scmp_arg_cmp *out, unsigned
  * architecture lacks are skipped. */
 static int
 add_name (struct compiler *c, const char *name, size_t idx, uint32_t action,
-          const struct scmp_arg_cmp *args, unsigned n_args, csr_error **err)
+          const struct scmp_arg_cmp *args, unsigned n_args, bool one_rule_each, csr_error **err)
 {
   int nr = seccomp_syscall_resolve_name (name);
   if (nr == __NR_SCMP_ERROR)
@@ -552,15 +566,47 @@ add_name (struct compiler *c, const char *name, size_t idx, uint32_t action,
       csr_debug ("seccomp: syscalls[%zu]: %s does not exist on this architecture", idx, name);
       return 0;
     }
+  /* The jail hands the listener to csrun with sendmsg(2) right after it
+   * loaded the filter: notifying that call would wait for an agent that
+   * can't have the listener yet. */
+  if (action == SCMP_ACT_NOTIFY && strcmp (name, "sendmsg") == 0)
+    return csr_error_set (err, 0,
+                          "syscalls[%zu]: SCMP_ACT_NOTIFY cannot be used for sendmsg (csrun "
+                          "passes the listener to the agent with it)",
+                          idx);
   int rec = record_rule (c, name, nr, action, n_args > 0, idx, err);
   if (rec != 0)
     return rec < 0 ? -1 : 0;
   if (action == c->def_action)
     return 0; /* what happens anyway; libseccomp refuses it */
-  int r = seccomp_rule_add_array (c->ctx, action, nr, n_args, args);
-  if (r < 0)
-    return csr_error_set (err, -r, "syscalls[%zu]: cannot add the rule for %s", idx, name);
+  if (!one_rule_each)
+    {
+      int r = seccomp_rule_add_array (c->ctx, action, nr, n_args, args);
+      if (r < 0)
+        return csr_error_set (err, -r, "syscalls[%zu]: cannot add the rule for %s", idx, name);
+      return 0;
+    }
+  for (unsigned i = 0; i < n_args; i++)
+    {
+      int r = seccomp_rule_add_array (c->ctx, action, nr, 1, &args[i]);
+      if (r < 0)
+        return csr_error_set (err, -r, "syscalls[%zu]: cannot add the rule for %s (args[%u])", idx,
+                              name, i);
+    }
   return 0;
+}
+
+/* Every name a profile lists counts for the ENOSYS stub's bounds, whatever
+ * its action and whether its entry applies here. */
+static void
+note_max_nr (struct compiler *c, const char *name)
+{
+  for (size_t i = 0; i < c->n_arches; i++)
+    {
+      int nr = seccomp_syscall_resolve_name_arch (c->arches[i], name);
+      if (nr >= 0 && nr > c->max_nr[i])
+        c->max_nr[i] = nr;
+    }
 }
 
 static int
@@ -600,11 +646,18 @@ compile_entry (struct compiler *c, yajl_val entry, size_t idx, csr_error **err)
   uint32_t action;
   if (parse_action (act->u.string, has_ret, errno_ret, where, &action, err) < 0)
     return -1;
+  if (action == SCMP_ACT_NOTIFY && !c->listener)
+    return csr_error_set (err, 0, "%s: SCMP_ACT_NOTIFY needs a listenerPath", where);
 
   struct scmp_arg_cmp args[6];
   unsigned n_args;
-  if (parse_args (obj_get (entry, "args"), where, args, &n_args, err) < 0)
+  bool repeated;
+  if (parse_args (obj_get (entry, "args"), where, args, &n_args, &repeated, err) < 0)
     return -1;
+  if (name)
+    note_max_nr (c, name->u.string);
+  for (size_t i = 0; i < arr_len (names); i++)
+    note_max_nr (c, names->u.array.values[i]->u.string);
   bool applies;
   if (entry_applies (c, entry, where, &applies, err) < 0)
     return -1;
@@ -614,15 +667,32 @@ compile_entry (struct compiler *c, yajl_val entry, size_t idx, csr_error **err)
       return 0;
     }
 
-  if (name && add_name (c, name->u.string, idx, action, args, n_args, err) < 0)
+  if (repeated)
+    csr_debug ("seccomp: %s compares an argument more than once: one rule per comparison (OR)",
+               where);
+  if (name && add_name (c, name->u.string, idx, action, args, n_args, repeated, err) < 0)
     return -1;
   for (size_t i = 0; i < arr_len (names); i++)
-    if (add_name (c, names->u.array.values[i]->u.string, idx, action, args, n_args, err) < 0)
+    if (add_name (c, names->u.array.values[i]->u.string, idx, action, args, n_args, repeated, err)
+        < 0)
       return -1;
   return 0;
 }
 
 /* ------------------------------------------------------------ the profile */
+
+static void
+note_arch (struct compiler *c, uint32_t token)
+{
+  for (size_t i = 0; i < c->n_arches; i++)
+    if (c->arches[i] == token)
+      return;
+  if (c->n_arches < sizeof c->arches / sizeof c->arches[0])
+    {
+      c->arches[c->n_arches] = token;
+      c->max_nr[c->n_arches++] = -1;
+    }
+}
 
 static int
 add_arch (struct compiler *c, const char *name, csr_error **err)
@@ -641,6 +711,7 @@ add_arch (struct compiler *c, const char *name, csr_error **err)
   if (r < 0 && r != -EEXIST)
     return csr_error_set (err, -r, "cannot add architecture %s", name);
   c->extra_arches = true;
+  note_arch (c, a->token);
   return 0;
 }
 
@@ -764,9 +835,16 @@ build_filter (struct compiler *c, yajl_val root, csr_error **err)
           "flags",         "comment",         "listenerPath",  "listenerMetadata", NULL };
   if (check_keys (root, top_keys, "profile", err) < 0)
     return -1;
-  yajl_val lp = obj_get (root, "listenerPath");
-  if (lp && !YAJL_IS_NULL (lp) && !(get_str (lp) && *lp->u.string == '\0'))
-    return csr_error_set (err, 0, "listenerPath is not supported (no SCMP_ACT_NOTIFY)");
+  /* listenerPath (OCI configs only): the jail sends the filter's listener
+   * to the agent there (csr_seccomp_listener_send); "" is no listener. */
+  yajl_val lp = obj_get (root, "listenerPath"), lm = obj_get (root, "listenerMetadata");
+  if (lp && !YAJL_IS_NULL (lp) && get_str (lp) == NULL)
+    return csr_error_set (err, 0, "listenerPath must be a string");
+  if (lm && !YAJL_IS_NULL (lm) && get_str (lm) == NULL)
+    return csr_error_set (err, 0, "listenerMetadata must be a string");
+  c->listener = get_str (lp) && *lp->u.string != '\0';
+  if (c->listener && !c->lenient)
+    return csr_error_set (err, 0, "listenerPath is only for OCI configs");
 
   yajl_val da = obj_get (root, "defaultAction"), dr = obj_get (root, "defaultErrnoRet");
   if (da == NULL)
@@ -779,6 +857,10 @@ build_filter (struct compiler *c, yajl_val root, csr_error **err)
     return -1;
   if (parse_action (da->u.string, has_ret, def_ret, "defaultAction", &c->def_action, err) < 0)
     return -1;
+  if (c->def_action == SCMP_ACT_NOTIFY)
+    return csr_error_set (err, 0,
+                          "defaultAction SCMP_ACT_NOTIFY is not supported (every call the jail "
+                          "makes after loading the filter would wait for the agent)");
   if (check_flags (root, err) < 0)
     return -1;
   yajl_val syscalls = obj_get (root, "syscalls");
@@ -801,6 +883,7 @@ build_filter (struct compiler *c, yajl_val root, csr_error **err)
   if (r < 0)
     csr_debug ("seccomp: binary-tree optimization unavailable: %s", strerror (-r));
 
+  note_arch (c, c->native);
   if (add_arches (c, root, err) < 0)
     return -1;
   for (size_t i = 0; i < arr_len (syscalls); i++)
@@ -850,6 +933,87 @@ export_bpf (scmp_filter_ctx ctx, char **out, size_t *len, csr_error **err)
   return 0;
 }
 
+/* runc's answer to profiles older than the kernel and the C library: a
+ * system call numbered above every one the profile names (on that
+ * architecture) is one the profile's author could not know, and returns
+ * ENOSYS instead of the default action, so that the library falls back to an
+ * older call (clone3 -> clone) as it would on an older kernel.  (The runtime
+ * spec is silent; crun 1.8 does not do it.)  OCI profiles whose default
+ * action is not an allow get this stub in front of libseccomp's program:
+ *
+ *   ld arch; per architecture: jeq ARCH ? (ld nr; [x86_64: jset X32_BIT ->
+ *   the x32 bound]; jgt MAX -> ENOSYS : MAIN) : next; ...; ENOSYS: ret
+ *   errno(ENOSYS); MAIN: libseccomp's program (which starts with ld arch). */
+#define X32_SYSCALL_BIT 0x40000000u
+static int
+add_enosys_stub (const struct compiler *c, char **bpf, size_t *bpf_len, csr_error **err)
+{
+  struct sock_filter stub[64];
+  size_t n = 0;
+  long x32_max = -1;
+  for (size_t i = 0; i < c->n_arches; i++)
+    if (c->arches[i] == SCMP_ARCH_X32)
+      x32_max = c->max_nr[i];
+  /* Each block's jumps to ENOSYS and MAIN are fixed up at the end. */
+  size_t out_jumps[32], n_out = 0, block_start[8], n_blocks = 0;
+  stub[n++] = (struct sock_filter)BPF_STMT (BPF_LD | BPF_W | BPF_ABS, 4);
+  for (size_t i = 0; i < c->n_arches; i++)
+    {
+      uint32_t a = c->arches[i];
+      if (a == SCMP_ARCH_X32 || c->max_nr[i] < 0 || n > 48)
+        continue; /* x32 calls come as x86_64 ones with X32_SYSCALL_BIT */
+      block_start[n_blocks++] = n;
+      stub[n++] = (struct sock_filter)BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, a, 0, 0);
+      stub[n++] = (struct sock_filter)BPF_STMT (BPF_LD | BPF_W | BPF_ABS, 0);
+      if (a == SCMP_ARCH_X86_64)
+        {
+          /* jt: over the x86_64 bound to the x32 one (or to MAIN) */
+          stub[n++]
+              = (struct sock_filter)BPF_JUMP (BPF_JMP | BPF_JSET | BPF_K, X32_SYSCALL_BIT, 1, 0);
+          out_jumps[n_out++] = n;
+          stub[n++] = (struct sock_filter)BPF_JUMP (BPF_JMP | BPF_JGT | BPF_K,
+                                                    (uint32_t)c->max_nr[i], 0, 0);
+          out_jumps[n_out++] = n;
+          stub[n++] = (struct sock_filter)BPF_JUMP (
+              BPF_JMP | BPF_JGT | BPF_K, x32_max >= 0 ? (uint32_t)x32_max : UINT32_MAX, 0, 0);
+        }
+      else
+        {
+          out_jumps[n_out++] = n;
+          stub[n++] = (struct sock_filter)BPF_JUMP (BPF_JMP | BPF_JGT | BPF_K,
+                                                    (uint32_t)c->max_nr[i], 0, 0);
+        }
+    }
+  if (n_blocks == 0)
+    return 0;
+  size_t enosys = n, main = n + 1;
+  stub[n++] = (struct sock_filter)BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS);
+  /* A block's jeq, when the arch differs: the next block, or MAIN. */
+  for (size_t b = 0; b < n_blocks; b++)
+    {
+      size_t at = block_start[b], next = b + 1 < n_blocks ? block_start[b + 1] : main;
+      stub[at].jf = (uint8_t)(next - at - 1);
+    }
+  for (size_t j = 0; j < n_out; j++)
+    {
+      size_t at = out_jumps[j];
+      stub[at].jt = (uint8_t)(enosys - at - 1);
+      stub[at].jf = (uint8_t)(main - at - 1);
+    }
+  size_t add = n * sizeof stub[0];
+  if (*bpf_len + add > BPF_BYTES_MAX)
+    return csr_error_set (err, E2BIG, "seccomp: the program is too large");
+  char *nb = malloc (*bpf_len + add);
+  if (nb == NULL)
+    return csr_error_errno (err, "seccomp: out of memory");
+  memcpy (nb, stub, add);
+  memcpy (nb + add, *bpf, *bpf_len);
+  free (*bpf);
+  *bpf = nb;
+  *bpf_len += add;
+  return 0;
+}
+
 /* Takes ownership of BPF. */
 static int
 make_result (char *bpf, size_t len, const char *digest, struct csr_seccomp **out, csr_error **err)
@@ -885,6 +1049,13 @@ compile_to_bpf (const char *json, size_t len, bool lenient, char **bpf, size_t *
     return -1;
   if (export_bpf (ctx, bpf, bpf_len, err) < 0)
     return -1;
+  if (lenient && c.def_action != SCMP_ACT_ALLOW && c.def_action != SCMP_ACT_LOG
+      && add_enosys_stub (&c, bpf, bpf_len, err) < 0)
+    {
+      free (*bpf);
+      *bpf = NULL;
+      return -1;
+    }
   if (check_bpf (*bpf, *bpf_len, "seccomp", err) < 0)
     {
       free (*bpf);
@@ -928,7 +1099,11 @@ csr_seccomp_compile_oci (const char *json, size_t len, struct csr_seccomp **out,
  * else, no symlink followed), so only we can have written an entry; the
  * header (the key and the program's sha256) and check_bpf() then catch a torn,
  * stale or foreign file, which is recompiled and replaced, never loaded. */
-#define CACHE_MAGIC "csrun-seccomp-cache 2\n"
+/* Version 4: an entry comparing one argument more than once is one rule per
+ * comparison (version 2 refused it); OCI profiles get the ENOSYS stub (3
+ * did not).  Bump it whenever the same profile
+ * compiles to another program, or an older csrun's entries would be used. */
+#define CACHE_MAGIC "csrun-seccomp-cache 4\n"
 #define CACHE_HEADER_LEN (sizeof CACHE_MAGIC - 1 + 2 * (4 + CSR_SHA256_HEX_LEN + 1))
 
 static int
@@ -936,9 +1111,9 @@ cache_key (const char *digest, bool lenient, char keyhex[CSR_SHA256_HEX_LEN + 1]
 {
   const struct scmp_version *v = seccomp_version ();
   char key[256];
-  int n = snprintf (key, sizeof key, "csrun-seccomp-cache 2\n%s%s\nlibseccomp %u.%u.%u\narch %u\n",
-                    digest, lenient ? "-oci" : "", v ? v->major : 0, v ? v->minor : 0,
-                    v ? v->micro : 0, seccomp_arch_native ());
+  int n = snprintf (key, sizeof key, CACHE_MAGIC "%s%s\nlibseccomp %u.%u.%u\narch %u\n", digest,
+                    lenient ? "-oci" : "", v ? v->major : 0, v ? v->minor : 0, v ? v->micro : 0,
+                    seccomp_arch_native ());
   return csr_sha256_buf (key, (size_t)n, keyhex, err);
 }
 

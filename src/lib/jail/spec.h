@@ -87,6 +87,7 @@ struct jail_spec
   bool oci_no_pivot;                   /* --no-pivot: move the root and chroot instead */
   bool oci_joined;                     /* the namespaces given by path are joined already */
   const struct oci_cgroup *oci_cgroup; /* joined before the container runs, or NULL */
+  bool oci_seccomp_listener; /* load seccomp_bpf with a listener, hand it over (CSR_SYNC_SECCOMP) */
 };
 
 void jail_spec_init (struct jail_spec *spec);

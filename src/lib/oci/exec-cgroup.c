@@ -1,0 +1,210 @@
+/* csrun — `csrun exec --cgroup` (see exec-cgroup.h).  The runtime spec has
+ * no such option; this is runc's (crun's --cgroup takes the same forms). */
+#include <config.h>
+#include "exec-cgroup.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/cleanup.h"
+#include "../util/fs.h"
+
+int
+oci_sub_cgroup (const char *base, const char *sub, char **out, csr_error **err)
+{
+  size_t base_len = strlen (base);
+  cleanup_free char *buf = malloc (base_len + strlen (sub) + 2);
+  if (buf == NULL)
+    return csr_error_errno (err, "--cgroup");
+  while (base_len > 1 && base[base_len - 1] == '/')
+    base_len--;
+  memcpy (buf, base, base_len);
+  size_t len = base_len;
+  for (const char *p = sub; *p;)
+    {
+      while (*p == '/')
+        p++;
+      const char *end = strchrnul (p, '/');
+      size_t n = (size_t)(end - p);
+      if (n == 2 && p[0] == '.' && p[1] == '.')
+        {
+          if (len == base_len)
+            return csr_error_set (err, 0, "%s is not a sub cgroup path", sub);
+          while (len > base_len && buf[len - 1] != '/')
+            len--;
+          len--;
+        }
+      else if (n > 0 && !(n == 1 && p[0] == '.'))
+        {
+          buf[len++] = '/';
+          memcpy (buf + len, p, n);
+          len += n;
+        }
+      p = end;
+    }
+  buf[len] = '\0';
+  *out = steal_pointer (&buf);
+  return 0;
+}
+
+/* The controllers of the v1 hierarchy that holds DIR ("cpu,cpuacct"): the
+ * super options of the longest cgroup mount point above it, from the
+ * mountinfo TEXT. */
+static void
+v1_controllers (const char *text, const char *dir, char *out, size_t size)
+{
+  size_t best = 0;
+  *out = '\0';
+  for (const char *line = text; line && *line;)
+    {
+      const char *nl = strchrnul (line, '\n');
+      cleanup_free char *copy = strndup (line, (size_t)(nl - line));
+      line = *nl ? nl + 1 : NULL;
+      if (copy == NULL)
+        return;
+      char *save = NULL, *tok = strtok_r (copy, " ", &save);
+      for (int i = 0; tok && i < 4; i++) /* id, parent, major:minor, root */
+        tok = strtok_r (NULL, " ", &save);
+      char *mnt = tok;
+      while (tok && strcmp (tok, "-") != 0)
+        tok = strtok_r (NULL, " ", &save);
+      char *fstype = tok ? strtok_r (NULL, " ", &save) : NULL;
+      char *source = fstype ? strtok_r (NULL, " ", &save) : NULL;
+      char *opts = source ? strtok_r (NULL, " ", &save) : NULL;
+      if (mnt == NULL || opts == NULL || strcmp (fstype, "cgroup") != 0)
+        continue;
+      csr_mountinfo_unescape (mnt);
+      size_t n = strlen (mnt);
+      if (n <= best || strncmp (dir, mnt, n) != 0 || (dir[n] != '/' && dir[n] != '\0'))
+        continue;
+      best = n;
+      size_t used = 0;
+      out[0] = '\0';
+      char *save2 = NULL;
+      for (char *o = strtok_r (opts, ",", &save2); o; o = strtok_r (NULL, ",", &save2))
+        if (strcmp (o, "rw") != 0 && strcmp (o, "ro") != 0 && strchr (o, '=') == NULL
+            && used + strlen (o) + 2 < size)
+          used += (size_t)snprintf (out + used, size - used, "%s%s", used ? "," : "", o);
+    }
+}
+
+static bool
+list_has (const char *list, const char *word, size_t n)
+{
+  for (const char *p = list; *p;)
+    {
+      const char *end = strchrnul (p, ',');
+      if ((size_t)(end - p) == n && strncmp (p, word, n) == 0)
+        return true;
+      p = *end ? end + 1 : end;
+    }
+  return false;
+}
+
+/* The PATH of the argument naming one of CTRLS' controllers, or NULL. */
+static void
+path_for (const char *ctrls, const char *const *args, size_t n_args, const char **path)
+{
+  *path = NULL;
+  for (size_t i = 0; i < n_args; i++)
+    {
+      const char *colon = strchr (args[i], ':');
+      for (const char *c = args[i]; c < colon;)
+        {
+          const char *end = memchr (c, ',', (size_t)(colon - c));
+          if (end == NULL)
+            end = colon;
+          if (end > c && list_has (ctrls, c, (size_t)(end - c)))
+            *path = colon + 1;
+          c = end + 1;
+        }
+    }
+}
+
+void
+oci_exec_cgroup_dirs_free (char **dirs, size_t n)
+{
+  for (size_t i = 0; dirs && i < n; i++)
+    free (dirs[i]);
+  free (dirs);
+}
+
+int
+oci_exec_cgroup_dirs (const char *v2, char *const *v1, size_t n_v1, const char *const *args,
+                      size_t n_args, const char *mountinfo, char ***out, size_t *n_out,
+                      csr_error **err)
+{
+  const char *all = NULL;
+  for (size_t i = 0; i < n_args; i++)
+    {
+      const char *colon = strchr (args[i], ':');
+      if (colon && strchr (colon + 1, ':'))
+        return csr_error_set (err, 0, "invalid --cgroup argument: %s", args[i]);
+      if (colon == NULL && n_args != 1)
+        return csr_error_set (
+            err, 0, "invalid --cgroup argument: %s (missing <controller>: prefix)", args[i]);
+      if (colon == NULL)
+        all = args[i];
+    }
+  cleanup_free char *text = NULL;
+  if (n_args > 0 && all == NULL && mountinfo == NULL)
+    {
+      size_t len;
+      if (csr_read_file ("/proc/self/mountinfo", 4 << 20, &text, &len, err) < 0)
+        return -1;
+      mountinfo = text;
+    }
+  size_t n_dirs = n_v1 + (v2 ? 1 : 0);
+  cleanup_free char (*ctrls)[256] = calloc (n_v1 ? n_v1 : 1, sizeof *ctrls);
+  char **dirs = calloc (n_dirs ? n_dirs : 1, sizeof *dirs);
+  if (ctrls == NULL || dirs == NULL)
+    {
+      free (dirs);
+      return csr_error_errno (err, "--cgroup");
+    }
+  for (size_t d = 0; d < n_v1 && n_args > 0 && all == NULL; d++)
+    v1_controllers (mountinfo, v1[d], ctrls[d], sizeof ctrls[d]);
+  /* Every controller named must be one of the container's hierarchies'. */
+  for (size_t i = 0; i < n_args && all == NULL; i++)
+    {
+      const char *colon = strchr (args[i], ':');
+      for (const char *c = args[i]; c < colon;)
+        {
+          const char *end = memchr (c, ',', (size_t)(colon - c));
+          if (end == NULL)
+            end = colon;
+          bool found = false;
+          for (size_t d = 0; d < n_v1 && !found; d++)
+            found = end > c && list_has (ctrls[d], c, (size_t)(end - c));
+          if (!found)
+            {
+              free (dirs);
+              return csr_error_set (err, 0, "unknown controller %.*s in --cgroup %s",
+                                    (int)(end - c), c, args[i]);
+            }
+          c = end + 1;
+        }
+    }
+  for (size_t d = 0; d < n_dirs; d++)
+    {
+      bool is_v2 = d == n_v1;
+      const char *dir = is_v2 ? v2 : v1[d];
+      const char *sub = all;
+      if (sub == NULL && !is_v2)
+        path_for (ctrls[d], args, n_args, &sub);
+      int r = sub ? oci_sub_cgroup (dir, sub, &dirs[d], err) : 0;
+      if (r == 0 && sub == NULL && (dirs[d] = strdup (dir)) == NULL)
+        r = csr_error_errno (err, "--cgroup");
+      if (r < 0)
+        {
+          oci_exec_cgroup_dirs_free (dirs, n_dirs);
+          return -1;
+        }
+    }
+  *out = dirs;
+  *n_out = n_dirs;
+  return 0;
+}
