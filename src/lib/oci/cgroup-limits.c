@@ -610,9 +610,50 @@ unified (const struct tgt *t, const struct oci_cgroup_resources *r, csr_error **
 
 /* ---------------------------------------------------------------- all */
 
+/* "2MB" for 2048 kB (the kernel's hugetlb file names). */
+static void
+page_size_name (unsigned long long kb, char *buf, size_t n)
+{
+  if (kb >= 1048576 && kb % 1048576 == 0)
+    snprintf (buf, n, "%lluGB", kb / 1048576);
+  else if (kb >= 1024 && kb % 1024 == 0)
+    snprintf (buf, n, "%lluMB", kb / 1024);
+  else
+    snprintf (buf, n, "%lluKB", kb);
+}
+
+/* Is SIZE one of this kernel's huge page sizes (/sys/kernel/mm/hugepages)?
+ * Unknown (no such directory) counts as yes: the cgroup's files decide. */
+static bool
+page_size_known (const char *size)
+{
+  cleanup_dir DIR *d = opendir ("/sys/kernel/mm/hugepages");
+  if (d == NULL)
+    return true;
+  struct dirent *de;
+  while ((de = readdir (d)) != NULL)
+    {
+      unsigned long long kb;
+      char name[32];
+      if (sscanf (de->d_name, "hugepages-%llukB", &kb) != 1)
+        continue;
+      page_size_name (kb, name, sizeof name);
+      if (strcmp (name, size) == 0)
+        return true;
+    }
+  return false;
+}
+
 int
 oci_cgroup_resources_check (const struct oci_cgroup_resources *r, bool update, csr_error **err)
 {
+  /* runc: "invalid hugepage size" unless the kernel has it. */
+  for (size_t i = 0; i < r->n_hugetlb; i++)
+    if (!page_size_known (r->hugetlb[i].page_size))
+      return csr_error_set (err, EINVAL,
+                            "linux.resources.hugepageLimits: invalid hugepage size '%s' (this "
+                            "kernel has no such huge page size)",
+                            r->hugetlb[i].page_size);
   /* A new cgroup has no memory limit for the swap to be above (an update
    * takes the current one). */
   if (!update && r->memory_swap > 0 && r->memory_limit == 0)

@@ -1,0 +1,245 @@
+#!/bin/bash
+# linux.resources and the container cgroup as runc and crun handle them
+# (issue 12): cpuset cpus/mems (and an empty v1 cpuset parent filled),
+# memory reservation/swappiness/disableOOMKiller, hugetlb page sizes, net_cls
+# (an error where the controller is missing), unified on a v1 cgroup (an
+# error), the hybrid host's unified placement, `update` with runc's flags and
+# -r from a pipe (a cpu quota alone keeps the period), device access letters
+# as runc reads them, a non-empty cgroup a warning, pause/resume.
+#
+# Root: real cgroups, all under /csrun-cgtest-PID (made by the test or by
+# csrun, removed at the end); only cgroups the test made are touched.
+# Rootless: what needs no cgroup (the config checks).
+. "$CSRUN_SRCDIR/tests/lib/tap.sh"
+
+T=$(tmpdir)
+R=$T/state
+C=("$CSRUN" --root "$R")
+PY=/usr/bin/python3
+CG=/csrun-cgtest-$$
+V1=/sys/fs/cgroup
+cleanup_cgroups () {
+  for id in $("${C[@]}" list -q 2>/dev/null); do "${C[@]}" delete --force "$id" >/dev/null 2>&1; done
+  if is_root; then
+    local d
+    for d in $(find "$V1"/*"$CG" "$V1"/*"$CG"-p -depth -type d 2>/dev/null); do rmdir "$d" 2>/dev/null; done
+  fi
+}
+trap 'cleanup_cgroups; _tap_cleanup' EXIT
+
+. "$CSRUN_SRCDIR/tests/lib/oci.sh"
+oci_rootfs
+SLEEP=$(args 'import time; time.sleep(60)')
+
+# start ID EDIT: a detached container from a bundle edited by EDIT (out/rc set).
+start () {
+  make_bundle "$T/$1" "$SLEEP; $2" || return 1
+  "${C[@]}" run -d -b "$T/$1" "$1" >"$T/$1.out" 2>&1 </dev/null
+  rc=$?
+  out=$(cat "$T/$1.out")
+}
+# create_fails ID EDIT PATTERN DESC: create must fail with PATTERN in its message.
+create_fails () {
+  make_bundle "$T/$1" "$SLEEP; $2" || return 1
+  "${C[@]}" create -b "$T/$1" "$1" >"$T/$1.out" 2>&1 </dev/null
+  local rc=$? out
+  out=$(cat "$T/$1.out")
+  "${C[@]}" delete --force "$1" >/dev/null 2>&1
+  if [ "$rc" != 0 ] && grep -q -- "$3" <<<"$out"; then
+    ok "$4"
+  else
+    not_ok "$4" "exit $rc" "$out"
+  fi
+}
+val () { tr -d '\n' <"$1" 2>/dev/null; }
+path_of () { printf '%s' "c[\"linux\"][\"cgroupsPath\"] = \"$1\""; }
+
+# ------------------------------------------------------------ everywhere: the config checks
+create_fails hp1 'c["linux"]["resources"]["hugepageLimits"] = [{"pageSize": "3MB", "limit": 1048576}]' \
+  "invalid hugepage size '3MB'" "hugepageLimits: a page size the kernel does not have is an error"
+create_fails hp2 'c["linux"]["resources"]["hugepageLimits"] = [{"pageSize": "2XB", "limit": 1}]' \
+  "invalid hugepage size '2XB'" "hugepageLimits: a malformed page size is an error"
+create_fails sw1 'c["linux"]["resources"]["memory"] = {"limit": 33554432, "swappiness": 101}' \
+  "swappiness" "memory.swappiness above 100 is an error"
+
+if ! is_root; then
+  make_bundle "$T/acc" "$SLEEP; "'c["linux"]["resources"]["devices"] = [{"allow": False, "type": "c", "major": 1, "minor": 11, "access": "rwa"}, {"allow": True, "type": "c", "major": 1, "minor": 3, "access": "wr"}]'
+  if "${C[@]}" create -b "$T/acc" acc >"$T/acc.out" 2>&1 </dev/null; then
+    ok "device access 'rwa' and 'wr' accepted (rootless: not enforced, said so)"
+  else
+    not_ok "device access 'rwa' and 'wr' accepted" "$(cat "$T/acc.out")"
+  fi
+  "${C[@]}" delete --force acc >/dev/null 2>&1
+  done_testing
+  exit
+fi
+
+# ------------------------------------------------------------ root: real cgroups
+if ! grep -q ' - cgroup cgroup .*cpuset' /proc/self/mountinfo; then
+  skip "cgroup v1 limits" "this host has no cgroup v1 cpuset hierarchy (the v2 paths are covered by tests/unit/test-oci-cgroup)"
+  done_testing
+  exit
+fi
+
+# cpuset under a parent the test made with an empty cpuset (runc and crun fill it).
+mkdir "$V1/cpuset$CG-p"
+start cs1 "$(path_of "$CG-p/cs1"); c['linux']['resources']['cpu'] = {'cpus': '0', 'mems': '0'}"
+if [ "$rc" = 0 ] && [ "$(val "$V1/cpuset$CG-p/cs1/cpuset.cpus")" = 0 ] &&
+  [ "$(val "$V1/cpuset$CG-p/cs1/cpuset.mems")" = 0 ]; then
+  ok "cpu.cpus/mems written; an empty v1 cpuset parent is filled from its parent"
+else
+  not_ok "cpu.cpus/mems written; an empty v1 cpuset parent is filled" "exit $rc" "$out" \
+    "cpus=$(val "$V1/cpuset$CG-p/cs1/cpuset.cpus") parent=$(val "$V1/cpuset$CG-p/cpuset.cpus")"
+fi
+
+# Hybrid host: the container also has its place in the unified hierarchy.
+if [ -d "$V1/unified" ] && [ "$rc" = 0 ]; then
+  pid=$("${C[@]}" state cs1 | json_get /dev/stdin 'd["pid"]' 2>/dev/null ||
+    "${C[@]}" state cs1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')
+  if grep -qx "0::$CG-p/cs1" "/proc/$pid/cgroup" && [ -d "$V1/unified$CG-p/cs1" ]; then
+    ok "hybrid host: the container is in the unified hierarchy too (as runc and crun)"
+  else
+    not_ok "hybrid host: the container is in the unified hierarchy too" "$(cat "/proc/$pid/cgroup")"
+  fi
+  "${C[@]}" delete --force cs1 >/dev/null 2>&1
+  if [ ! -d "$V1/unified$CG-p/cs1" ] && [ ! -d "$V1/memory$CG-p/cs1" ]; then
+    ok "delete removes the unified and v1 directories"
+  else
+    not_ok "delete removes the unified and v1 directories"
+  fi
+fi
+
+# memory extras
+start m1 "$(path_of "$CG/m1"); c['linux']['resources']['memory'] = {'limit': 67108864, 'reservation': 33554432, 'swappiness': 10, 'disableOOMKiller': True}"
+M=$V1/memory$CG/m1
+if [ "$rc" = 0 ] && [ "$(val "$M/memory.soft_limit_in_bytes")" = 33554432 ] &&
+  [ "$(val "$M/memory.swappiness")" = 10 ] && grep -qx 'oom_kill_disable 1' "$M/memory.oom_control"; then
+  ok "memory.reservation, swappiness, disableOOMKiller written (v1)"
+else
+  not_ok "memory.reservation, swappiness, disableOOMKiller written (v1)" "exit $rc" "$out" \
+    "soft=$(val "$M/memory.soft_limit_in_bytes") swappiness=$(val "$M/memory.swappiness")"
+fi
+
+# update: runc's flags
+"${C[@]}" update m1 --memory 50M --memory-reservation 20M --pids-limit 10 --cpuset-cpus 0 >"$T/u.out" 2>&1
+urc=$?
+if [ "$urc" = 0 ] && [ "$(val "$M/memory.limit_in_bytes")" = $((50 << 20)) ] &&
+  [ "$(val "$M/memory.soft_limit_in_bytes")" = $((20 << 20)) ] &&
+  [ "$(val "$V1/pids$CG/m1/pids.max")" = 10 ] && [ "$(val "$V1/cpuset$CG/m1/cpuset.cpus")" = 0 ]; then
+  ok "update --memory 50M --memory-reservation --pids-limit --cpuset-cpus"
+else
+  not_ok "update --memory 50M --memory-reservation --pids-limit --cpuset-cpus" "exit $urc" "$(cat "$T/u.out")"
+fi
+"${C[@]}" update m1 --memory -1 --pids-limit -1 >"$T/u.out" 2>&1
+urc=$?
+if [ "$urc" = 0 ] && [ "$(val "$M/memory.limit_in_bytes")" = "$(val "$V1/memory$CG/memory.limit_in_bytes")" ] &&
+  [ "$(val "$V1/pids$CG/m1/pids.max")" = max ]; then
+  ok "update --memory -1 --pids-limit -1: unlimited"
+else
+  not_ok "update --memory -1 --pids-limit -1: unlimited" "exit $urc" "$(cat "$T/u.out")" "$(val "$M/memory.limit_in_bytes")"
+fi
+printf '{"pids": {"limit": 42}, "memory": {"reservation": 16777216}}' |
+  "${C[@]}" update -r - m1 >"$T/u.out" 2>&1
+urc=$?
+if [ "$urc" = 0 ] && [ "$(val "$V1/pids$CG/m1/pids.max")" = 42 ] &&
+  [ "$(val "$M/memory.soft_limit_in_bytes")" = 16777216 ]; then
+  ok "update -r - reads the resources JSON from a pipe"
+else
+  not_ok "update -r - reads the resources JSON from a pipe" "exit $urc" "$(cat "$T/u.out")"
+fi
+
+# cpu: a quota alone keeps the period, a period alone the quota
+start c1 "$(path_of "$CG/c1"); c['linux']['resources']['cpu'] = {'quota': 25000, 'period': 50000}"
+P=$V1/cpu$CG/c1
+"${C[@]}" update c1 --cpu-quota 30000 >"$T/u.out" 2>&1
+urc=$?
+if [ "$urc" = 0 ] && [ "$(val "$P/cpu.cfs_quota_us")" = 30000 ] && [ "$(val "$P/cpu.cfs_period_us")" = 50000 ]; then
+  ok "update --cpu-quota alone keeps the period"
+else
+  not_ok "update --cpu-quota alone keeps the period" "exit $urc" "$(cat "$T/u.out")" \
+    "quota=$(val "$P/cpu.cfs_quota_us") period=$(val "$P/cpu.cfs_period_us")"
+fi
+"${C[@]}" update c1 --cpu-period=200000 >"$T/u.out" 2>&1
+urc=$?
+if [ "$urc" = 0 ] && [ "$(val "$P/cpu.cfs_quota_us")" = 30000 ] && [ "$(val "$P/cpu.cfs_period_us")" = 200000 ]; then
+  ok "update --cpu-period=N alone keeps the quota"
+else
+  not_ok "update --cpu-period=N alone keeps the quota" "exit $urc" "$(cat "$T/u.out")"
+fi
+"${C[@]}" update c1 --cpu-quota -1 --cpu-share 200 >"$T/u.out" 2>&1
+if [ $? = 0 ] && [ "$(val "$P/cpu.cfs_quota_us")" = -1 ] && [ "$(val "$P/cpu.shares")" = 200 ]; then
+  ok "update --cpu-quota -1 --cpu-share"
+else
+  not_ok "update --cpu-quota -1 --cpu-share" "$(cat "$T/u.out")"
+fi
+if "${C[@]}" update c1 --no-such-flag 1 >"$T/u.out" 2>&1; then
+  not_ok "update: an unknown flag is an error"
+else
+  ok "update: an unknown flag is an error"
+fi
+
+# pause / resume
+"${C[@]}" pause c1 >"$T/p.out" 2>&1
+prc=$?
+st=$("${C[@]}" state c1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])')
+if [ "$prc" = 0 ] && [ "$st" = paused ] && [ "$(val "$V1/freezer$CG/c1/freezer.state")" = FROZEN ]; then
+  ok "pause: freezer v1 FROZEN, state paused"
+else
+  not_ok "pause: freezer v1 FROZEN, state paused" "exit $prc $st" "$(cat "$T/p.out")"
+fi
+"${C[@]}" update c1 --pids-limit 30 >/dev/null 2>&1
+st=$("${C[@]}" state c1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])')
+"${C[@]}" resume c1 >"$T/p.out" 2>&1
+prc=$?
+st2=$("${C[@]}" state c1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])')
+if [ "$st" = paused ] && [ "$prc" = 0 ] && [ "$st2" = running ] &&
+  [ "$(val "$V1/freezer$CG/c1/freezer.state")" = THAWED ]; then
+  ok "update keeps a paused container paused; resume thaws it"
+else
+  not_ok "update keeps a paused container paused; resume thaws it" "$st $prc $st2" "$(cat "$T/p.out")"
+fi
+
+# A second container in the same cgroup: a warning, as runc.
+start c2 "$(path_of "$CG/c1")"
+if [ "$rc" = 0 ] && grep -q "container's cgroup is not empty" <<<"$out"; then
+  ok "a non-empty existing cgroup is a warning (runc), not an error"
+else
+  not_ok "a non-empty existing cgroup is a warning (runc)" "exit $rc" "$out"
+fi
+"${C[@]}" delete --force c2 >/dev/null 2>&1
+
+# Errors, never silently ignored.
+if ! grep -q ' - cgroup cgroup .*net_cls' /proc/self/mountinfo; then
+  create_fails n1 "$(path_of "$CG/n1"); c['linux']['resources']['network'] = {'classID': 1048577}" \
+    "no net_cls controller" "network.classID without a net_cls controller is an error"
+  create_fails n2 "$(path_of "$CG/n2"); c['linux']['resources']['network'] = {'priorities': [{'name': 'lo', 'priority': 1}]}" \
+    "no net_prio controller" "network.priorities without a net_prio controller is an error"
+else
+  start n1 "$(path_of "$CG/n1"); c['linux']['resources']['network'] = {'classID': 1048577}"
+  if [ "$rc" = 0 ] && [ "$(val "$V1/net_cls$CG/n1/net_cls.classid")" = 1048577 ]; then
+    ok "network.classID written"
+  else
+    not_ok "network.classID written" "$out"
+  fi
+fi
+if [ ! -e "$V1/unified/cgroup.subtree_control" ] || ! grep -qw memory "$V1/unified/cgroup.controllers"; then
+  create_fails u1 "$(path_of "$CG/u1"); c['linux']['resources']['unified'] = {'memory.min': '131072'}" \
+    "invalid configuration" "linux.resources.unified on a v1 container cgroup is an error"
+fi
+make_bundle "$T/acc" "$SLEEP; $(path_of "$CG/acc"); "'c["linux"]["devices"] = [{"path": "/dev/kmsg", "type": "c", "major": 1, "minor": 11}]; c["linux"]["resources"]["devices"] = [{"allow": False, "access": "rwm"}, {"allow": False, "type": "c", "major": 1, "minor": 11, "access": "rwa"}]'
+"${C[@]}" run -d -b "$T/acc" acc >"$T/acc.out" 2>&1 </dev/null
+arc=$?
+if [ "$arc" = 0 ] && ! grep -q '^c 1:11' "$V1/devices$CG/acc/devices.list"; then
+  ok "device access 'rwa' accepted as runc reads it (r and w; 'a' ignored)"
+else
+  not_ok "device access 'rwa' accepted" "exit $arc" "$(cat "$T/acc.out")" "$(cat "$V1/devices$CG/acc/devices.list" 2>&1)"
+fi
+
+cleanup_cgroups
+left=$(find "$V1"/*"$CG" "$V1"/*"$CG"-p -maxdepth 0 2>/dev/null)
+if [ -z "$left" ]; then
+  ok "no test cgroup left behind"
+else
+  not_ok "no test cgroup left behind" "$left"
+fi
+done_testing
