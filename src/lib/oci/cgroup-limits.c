@@ -368,10 +368,11 @@ cpu_v2 (const struct tgt *t, const struct oci_cgroup_resources *r, struct oci_cg
         snprintf (v, sizeof v, "%s %" PRIu64, q, r->cpu_period);
       else
         {
-          /* The period alone keeps the quota. */
+          /* The period alone: no quota on a new cgroup (runc writes "max
+           * PERIOD"); an update keeps the current quota. */
           cleanup_free char *cur = NULL;
           char word[32] = "max";
-          if (oci_cg_read (dir, "cpu.max", &cur, NULL) == 0)
+          if (t->update && oci_cg_read (dir, "cpu.max", &cur, NULL) == 0)
             sscanf (cur, "%31s", word);
           snprintf (v, sizeof v, "%s %" PRIu64, word, r->cpu_period);
         }
