@@ -96,8 +96,9 @@ fi
 if [ -d "$V1/unified" ] && [ "$rc" = 0 ]; then
   pid=$("${C[@]}" state cs1 | json_get /dev/stdin 'd["pid"]' 2>/dev/null ||
     "${C[@]}" state cs1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')
-  if grep -qx "0::$CG-p/cs1" "/proc/$pid/cgroup" && [ -d "$V1/unified$CG-p/cs1" ]; then
-    ok "hybrid host: the container is in the unified hierarchy too (as runc and crun)"
+  if grep -qx "0::$CG-p/cs1" "/proc/$pid/cgroup" && [ -d "$V1/unified$CG-p/cs1" ] &&
+    grep -qx "[0-9]*:memory:$CG-p/cs1" "/proc/$pid/cgroup" && grep -qx "[0-9]*:cpuset:$CG-p/cs1" "/proc/$pid/cgroup"; then
+    ok "hybrid host: the container is in the unified hierarchy too (as runc and crun), and in the v1 ones"
   else
     not_ok "hybrid host: the container is in the unified hierarchy too" "$(cat "/proc/$pid/cgroup")"
   fi
