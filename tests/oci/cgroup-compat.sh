@@ -209,6 +209,13 @@ else
 fi
 "${C[@]}" delete --force c2 >/dev/null 2>&1
 
+# A pre-existing frozen cgroup is refused with runc's words.
+mkdir -p "$V1/freezer$CG/fz"
+echo FROZEN >"$V1/freezer$CG/fz/freezer.state"
+create_fails fz "$(path_of "$CG/fz")" "container's cgroup unexpectedly frozen" \
+  "a pre-existing frozen cgroup is refused (runc's message)"
+echo THAWED >"$V1/freezer$CG/fz/freezer.state"
+
 # Errors, never silently ignored.
 if ! grep -q ' - cgroup cgroup .*net_cls' /proc/self/mountinfo; then
   create_fails n1 "$(path_of "$CG/n1"); c['linux']['resources']['network'] = {'classID': 1048577}" \

@@ -763,8 +763,8 @@ check_not_frozen (const char *dir, bool v2, csr_error **err)
     }
   if (frozen)
     return csr_error_set (err, EBUSY,
-                          "cgroup: %s is frozen (thaw it first: csrun does not thaw a cgroup it "
-                          "did not freeze)",
+                          "container's cgroup unexpectedly frozen: %s (thaw it first: csrun "
+                          "does not thaw a cgroup it did not freeze)",
                           dir);
   return 0;
 }
