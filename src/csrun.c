@@ -48,6 +48,7 @@ static const struct command commands[] = {
   { "resume", cmd_oci_resume, "OCI: thaw a container" },
   { "exec", cmd_oci_exec, "OCI: run a process in a container" },
   { "update", cmd_oci_update, "OCI: change a container's resource limits" },
+  { "events", cmd_oci_events, "OCI: a container's cgroup statistics and OOM events" },
   { "hook", cmd_hook, "OCI hook: gate a container's Python, scan its log" },
   { NULL, NULL, NULL },
 };

@@ -183,4 +183,12 @@ int oci_cgroup_freeze (const struct oci_cgroup *cg, bool freeze, csr_error **err
 int oci_cgroup_destroy (const struct oci_cgroup *cg, csr_error **err);
 void oci_cgroup_release (struct oci_cgroup *cg);
 
+/* `csrun events`: CG's statistics as the JSON object runc prints as an
+ * event's "data" (cpu, memory, pids; see cgroup-stats.c), malloc'ed into
+ * *OUT.  Missing files count 0. */
+int oci_cgroup_stats_json (const struct oci_cgroup *cg, char **out, csr_error **err);
+/* How many processes the kernel OOM-killed in CG so far (v2 memory.events,
+ * v1 memory.oom_control "oom_kill"); 0 when unknown. */
+uint64_t oci_cgroup_oom_kills (const struct oci_cgroup *cg);
+
 #endif
