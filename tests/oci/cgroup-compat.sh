@@ -200,6 +200,27 @@ else
   not_ok "update keeps a paused container paused; resume thaws it" "$st $prc $st2" "$(cat "$T/p.out")"
 fi
 
+# events: runc's JSON lines
+line=$("${C[@]}" events --stats c1 2>&1 | head -1)
+if [[ "$line" == '{"type":"stats","id":"c1","data":{'* ]] &&
+  python3 -c 'import json,sys; d=json.loads(sys.argv[1])["data"]; assert d["pids"]["current"] >= 1 and "memory" in d and "cpu" in d' "$line"; then
+  ok "events --stats: one stats line as runc prints it"
+else
+  not_ok "events --stats: one stats line as runc prints it" "$line"
+fi
+timeout 20 "${C[@]}" events --interval 100ms c1 >"$T/ev.out" 2>&1 &
+evpid=$!
+for _ in $(seq 50); do grep -q '"type":"stats"' "$T/ev.out" && break; sleep 0.1; done
+"${C[@]}" delete --force c1 >/dev/null 2>&1
+wait "$evpid"
+evrc=$?
+if [ "$evrc" = 0 ] && grep -q '^{"type":"stats","id":"c1"' "$T/ev.out"; then
+  ok "events --interval 100ms: stats lines until the container is deleted"
+else
+  not_ok "events --interval 100ms: stats lines until the container is deleted" "exit $evrc" "$(head -c 500 "$T/ev.out")"
+fi
+start c1 "$(path_of "$CG/c1")"
+
 # A second container in the same cgroup: a warning, as runc.
 start c2 "$(path_of "$CG/c1")"
 if [ "$rc" = 0 ] && grep -q "container's cgroup is not empty" <<<"$out"; then
@@ -241,6 +262,21 @@ if [ "$arc" = 0 ] && ! grep -q '^c 1:11' "$V1/devices$CG/acc/devices.list"; then
   ok "device access 'rwa' accepted as runc reads it (r and w; 'a' ignored)"
 else
   not_ok "device access 'rwa' accepted" "exit $arc" "$(cat "$T/acc.out")" "$(cat "$V1/devices$CG/acc/devices.list" 2>&1)"
+fi
+
+# events: an OOM kill is reported
+start oom "$(path_of "$CG/oom"); c['linux']['resources']['memory'] = {'limit': 33554432, 'swap': 33554432}"
+timeout 30 "${C[@]}" events --interval 1s oom >"$T/oom.out" 2>&1 &
+evpid=$!
+sleep 0.5
+"${C[@]}" exec oom "$PY" -c 'b = bytearray(256 << 20)' >/dev/null 2>&1
+for _ in $(seq 50); do grep -q '"type":"oom"' "$T/oom.out" && break; sleep 0.1; done
+"${C[@]}" delete --force oom >/dev/null 2>&1
+wait "$evpid"
+if grep -qx '{"type":"oom","id":"oom"}' "$T/oom.out"; then
+  ok "events: an OOM kill in the container is an oom event"
+else
+  not_ok "events: an OOM kill in the container is an oom event" "$(head -c 500 "$T/oom.out")"
 fi
 
 cleanup_cgroups
