@@ -1194,6 +1194,8 @@ Test (res, parse_errors_name_the_field)
   parse_res_bad ("{\"network\":{\"priorities\":[{\"name\":\"a b\",\"priority\":1}]}}",
                  "invalid interface name");
   parse_res_bad ("{\"unified\":{\"../memory.max\":\"1\"}}", "invalid key");
+  parse_res_bad ("{\"unified\":{\"NOT-A-VALID-KEY\":\"1\"}}",
+                 "the specified key has not the form CONTROLLER.VALUE `NOT-A-VALID-KEY`");
   parse_res_bad ("{\"unified\":{\"cgroup.procs\":\"1\"}}", "not a resource file");
   parse_res_bad ("{\"unified\":{\"memory.max\":1}}", "expected a string");
   parse_res_bad ("{\"rdma\":{\"mlx5_1\":{\"hcaHandles\":3}}}", "rdma: not supported");
@@ -1275,6 +1277,26 @@ Test (res, v2_unsupported_is_an_error)
       csr_error_free (err);
       cr_assert (is_dir (at ("v2/a/b")), "the pre-existing leaf stays");
     }
+  /* crun's words: a controller the cgroup does not have; a missing file. */
+  make_v2_full_leaf ();
+  put ("v2/a/b/cgroup.controllers", "cpuset cpu io memory hugetlb pids\n");
+  {
+    struct oci_cgroup cg;
+    csr_error *err = NULL;
+    cr_assert_eq (create_v2 ("{\"unified\":{\"foo.bar\":\"x\"}}", &cg, &err), -1);
+    cr_assert_not_null (strstr (err->msg, "the requested cgroup controller `foo` is not available"),
+                        "%s", err->msg);
+    csr_error_free (err);
+    err = NULL;
+    cr_assert_eq (create_v2 ("{\"unified\":{\"memory.DOESNTEXIST\":\"x\"}}", &cg, &err), -1);
+    cr_assert_eq (err->status, ENOENT, "%s", etext (err));
+    csr_error_free (err);
+    err = NULL;
+    cr_assert_eq (create_v2 ("{\"unified\":{\"memory.high\":\"5000\"}}", &cg, &err), 1, "%s",
+                  etext (err));
+    cr_assert_str_eq (slurp (at ("v2/a/b/memory.high")), "5000");
+    oci_cgroup_release (&cg);
+  }
   /* No cpuset controller (no file): an error, not silently skipped. */
   make_v2_root ("memory\n", "memory\n");
   mk ("v2/c");

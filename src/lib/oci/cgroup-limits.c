@@ -595,16 +595,39 @@ unified (const struct tgt *t, const struct oci_cgroup_resources *r, csr_error **
     return csr_error_set (err, EINVAL,
                           "invalid configuration: linux.resources.unified needs cgroup v2 (the "
                           "container's cgroup is v1)");
+  cleanup_free char *avail = NULL;
+  if (oci_cg_read (t->cg->v2, "cgroup.controllers", &avail, NULL) != 0)
+    avail = NULL; /* unknown: the files decide */
   for (size_t i = 0; i < r->n_unified; i++)
     {
-      int rc = oci_cg_write (t->cg->v2, r->unified_keys[i], r->unified_values[i], err);
+      /* The controller must be on here (crun's words); "cgroup." files are
+       * the core's. */
+      const char *k = r->unified_keys[i];
+      size_t cl = strcspn (k, ".");
+      if (avail && !(cl == 6 && strncmp (k, "cgroup", 6) == 0))
+        {
+          bool on = false;
+          for (const char *p = avail; *p && !on;)
+            {
+              p += strspn (p, " \n");
+              size_t wl = strcspn (p, " \n");
+              on = wl > 0 && wl == cl && strncmp (p, k, cl) == 0;
+              p += wl;
+            }
+          if (!on)
+            return csr_error_set (err, ENOTSUP,
+                                  "linux.resources.unified: the requested cgroup controller `%.*s` "
+                                  "is not available",
+                                  (int)cl, k);
+        }
+      int rc = oci_cg_write (t->cg->v2, k, r->unified_values[i], err);
       if (rc < 0)
         return csr_error_wrap (err, "linux.resources.unified");
       if (rc > 0)
-        return csr_error_set (err, ENOTSUP,
+        return csr_error_set (err, ENOENT,
                               "linux.resources.unified: %s: no such file in the container's "
-                              "cgroup (controller not enabled?)",
-                              r->unified_keys[i]);
+                              "cgroup",
+                              k);
     }
   return 0;
 }

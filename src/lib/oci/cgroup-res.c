@@ -506,12 +506,12 @@ parse_unified (struct pctx *x, yajl_val res, struct oci_cgroup_resources *r)
       yajl_val v = u->u.object.values[i];
       /* A file of the container's own cgroup: no path, no cgroup.* core
        * file that moves processes or makes children. */
-      if (*k == '\0' || strchr (k, '/') || strcmp (k, ".") == 0 || strcmp (k, "..") == 0
-          || strchr (k, '.') == NULL)
-        return pfail (x, NULL,
-                      "invalid key '%s' (expected a cgroup file name such as "
-                      "memory.max)",
+      if (strchr (k, '/'))
+        return pfail (x, NULL, "invalid key '%s' (expected a cgroup file name such as memory.max)",
                       k);
+      /* crun's words for a key that is not CONTROLLER.FILE. */
+      if (strchr (k, '.') == NULL || k[0] == '.')
+        return pfail (x, NULL, "the specified key has not the form CONTROLLER.VALUE `%s`", k);
       if (strcmp (k, "cgroup.procs") == 0 || strcmp (k, "cgroup.threads") == 0
           || strcmp (k, "cgroup.subtree_control") == 0 || strcmp (k, "cgroup.kill") == 0)
         return pfail (x, k, "not a resource file");
