@@ -803,6 +803,10 @@ cmd_oci_update (struct csr_global *g, int argc, char **argv)
           resources = val ? val : argv[++i];
           continue;
         }
+      if ((nl == 15 && strncmp (name, "l3-cache-schema", 15) == 0)
+          || (nl == 13 && strncmp (name, "mem-bw-schema", 13) == 0))
+        return oci_failf (g, "update: --%.*s: Intel RDT (linux.intelRdt) is not supported by csrun",
+                          (int)nl, name);
       const struct upd_flag *f = NULL;
       for (size_t k = 0; k < sizeof upd_flags / sizeof upd_flags[0]; k++)
         if (strlen (upd_flags[k].name) == nl && strncmp (upd_flags[k].name, name, nl) == 0)
