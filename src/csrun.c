@@ -100,7 +100,7 @@ static const char global_doc[]
       "  cache verify [--repair]  check the cached rootfs trees against their manifests\n\n"
       "OCI runtime commands (runc/crun compatible; see csrun-oci(8)):\n"
       "  create, start, state, kill, delete, run (with a bundle), list, ps, spec,\n"
-      "  features, pause, resume, exec, update\n"
+      "  features, pause, resume, exec, update, events\n"
       "  hook STAGE   OCI hook: gate a container's Python script, scan its log\n\n"
       "Run 'csrun COMMAND --help' for a command's options. See csrun(1).";
 
