@@ -48,6 +48,7 @@ static const struct command commands[] = {
   { "resume", cmd_oci_resume, "OCI: thaw a container" },
   { "exec", cmd_oci_exec, "OCI: run a process in a container" },
   { "update", cmd_oci_update, "OCI: change a container's resource limits" },
+  { "events", cmd_oci_events, "OCI: a container's cgroup statistics and OOM events" },
   { "hook", cmd_hook, "OCI hook: gate a container's Python, scan its log" },
   { "checkpoint", cmd_oci_unsupported, "OCI: not supported (no CRIU)" },
   { "restore", cmd_oci_unsupported, "OCI: not supported (no CRIU)" },
@@ -111,7 +112,7 @@ static const char global_doc[]
       "  cache verify [--repair]  check the cached rootfs trees against their manifests\n\n"
       "OCI runtime commands (runc/crun compatible; see csrun-oci(8)):\n"
       "  create, start, state, kill, delete, run (with a bundle), list, ps, spec,\n"
-      "  features, pause, resume, exec, update\n"
+      "  features, pause, resume, exec, update, events\n"
       "  hook STAGE   OCI hook: gate a container's Python script, scan its log\n\n"
       "Run 'csrun COMMAND --help' for a command's options. See csrun(1).";
 

@@ -184,19 +184,18 @@ make_cgroup (struct creation *c, const char *id, csr_error **err)
   cleanup_free char *path = NULL;
   if (oci_cgroup_path (k->cgroups_path, id, systemd, &path, err) < 0)
     return -1;
-  struct oci_cgroup_resources r = {
-    .memory_limit = k->resources.has_memory_limit ? k->resources.memory_limit : 0,
-    .memory_swap = k->resources.has_memory_swap ? k->resources.memory_swap : 0,
-    .pids_limit = k->resources.has_pids_limit ? k->resources.pids_limit : 0,
-    .cpu_quota = k->resources.has_cpu_quota ? k->resources.cpu_quota : 0,
-    .cpu_period = k->resources.has_cpu_period ? k->resources.cpu_period : 0,
-    .cpu_shares = k->resources.has_cpu_shares ? k->resources.cpu_shares : 0,
-    .set_devices = devices,
-    .devices = k->resources.devices,
-    .n_devices = k->resources.n_devices,
-  };
+  struct oci_cgroup_resources r = { 0 };
+  if (k->resources.json
+      && oci_cgroup_resources_parse (k->resources.json, strlen (k->resources.json), &r, err) < 0)
+    return -1;
+  r.set_devices = devices;
+  r.devices = k->resources.devices;
+  r.n_devices = k->resources.n_devices;
   struct oci_cgroup_applied ap = { 0 };
   int rc = oci_cgroup_create (path, &r, NULL, NULL, &c->cg, &ap, err);
+  bool any = oci_cgroup_resources_any (&r);
+  bool want_mem = r.memory_limit > 0, want_pids = r.pids_limit > 0, want_cpu = r.cpu_quota > 0;
+  oci_cgroup_resources_release (&r);
   if (rc < 0)
     return -1;
   if (devices && !ap.devices)
@@ -207,16 +206,15 @@ make_cgroup (struct creation *c, const char *id, csr_error **err)
                                   : "no devices controller in the container's cgroup");
   if (rc == 0)
     {
-      if (r.memory_limit > 0 || r.pids_limit > 0 || r.cpu_quota > 0)
-        oci_warn (c->g, "no writable cgroup here: linux.resources (memory, pids, cpu) not "
-                        "applied");
+      if (any)
+        oci_warn (c->g, "no writable cgroup here: linux.resources not applied");
       return 0;
     }
-  if (r.memory_limit > 0 && !ap.memory)
+  if (want_mem && !ap.memory)
     oci_warn (c->g, "linux.resources.memory.limit not applied (no memory controller)");
-  if (r.pids_limit > 0 && !ap.pids)
+  if (want_pids && !ap.pids)
     oci_warn (c->g, "linux.resources.pids.limit not applied (no pids controller)");
-  if (r.cpu_quota > 0 && !ap.cpu)
+  if (want_cpu && !ap.cpu)
     oci_warn (c->g, "linux.resources.cpu.quota not applied (no cpu controller)");
   c->st.cgroup_v2 = c->cg.v2 ? strdup (c->cg.v2) : NULL;
   for (size_t i = 0; i < c->cg.n_v1 && i + 1 < sizeof c->st.cgroup_v1 / sizeof (char *); i++)

@@ -66,5 +66,6 @@ int cmd_oci_pause (struct csr_global *g, int argc, char **argv);
 int cmd_oci_resume (struct csr_global *g, int argc, char **argv);
 int cmd_oci_exec (struct csr_global *g, int argc, char **argv);
 int cmd_oci_update (struct csr_global *g, int argc, char **argv);
+int cmd_oci_events (struct csr_global *g, int argc, char **argv);
 
 #endif

@@ -268,7 +268,8 @@ Test (fake, v2_makes_dirs_and_enables_controllers)
   cr_assert_str_eq (cg.v2, at ("v2/a/b"));
   cr_assert_eq (cg.n_v1, 0);
   cr_assert (is_dir (at ("v2/a/b")));
-  cr_assert_str_eq (slurp (at ("v2/cgroup.subtree_control")), "+memory +pids +cpu");
+  cr_assert_str_eq (slurp (at ("v2/cgroup.subtree_control")),
+                    "+memory +pids +cpu +cpuset +io +hugetlb");
   /* A new plain directory has no limit files: nothing is claimed. */
   cr_assert_not (a.memory || a.swap || a.pids || a.cpu || a.shares || a.freezer);
   cr_assert_eq (oci_cgroup_destroy (&cg, &err), 0, "%s", etext (err));
@@ -289,7 +290,8 @@ Test (fake, v2_enables_only_missing_available_controllers)
   csr_error *err = NULL;
   cr_assert_eq (oci_cgroup_create ("/a/b", NULL, at ("v2"), NULL, &cg, &a, &err), 1, "%s",
                 etext (err));
-  cr_assert_str_eq (slurp (at ("v2/cgroup.subtree_control")), "+pids", "no cpu here, memory on");
+  cr_assert_str_eq (slurp (at ("v2/cgroup.subtree_control")), "+pids +io",
+                    "no cpu here, memory on");
   cr_assert_str_eq (slurp (at ("v2/a/cgroup.subtree_control")), "memory pids", "untouched");
   cr_assert_eq (oci_cgroup_destroy (&cg, &err), 0, "%s", etext (err));
   oci_cgroup_release (&cg);
@@ -321,7 +323,8 @@ Test (fake, v2_limits)
   cr_assert_str_eq (slurp (at ("v2/a/b/memory.max")), "67108864");
   cr_assert_str_eq (slurp (at ("v2/a/b/memory.swap.max")), "67108864", "swap = (mem+swap) - mem");
   cr_assert_str_eq (slurp (at ("v2/a/b/pids.max")), "20");
-  cr_assert_str_eq (slurp (at ("v2/a/b/cpu.max")), "50000 100000");
+  cr_assert_str_eq (slurp (at ("v2/a/b/cpu.max")), "50000",
+                    "a quota alone: the kernel keeps the period");
   cr_assert_str_eq (slurp (at ("v2/a/b/cpu.weight")), "39", "shares 1024 -> weight 39");
   cr_assert (a.memory && a.swap && a.pids && a.cpu && a.shares && a.freezer);
   oci_cgroup_release (&cg);
@@ -363,7 +366,8 @@ Test (fake, invalid_swap_refused_before_anything)
     }
 }
 
-Test (fake, populated_leaf_refused)
+/* A populated pre-existing leaf is reused with a warning (as runc). */
+Test (fake, populated_leaf_reused)
 {
   make_v2_root ("memory\n", "memory\n");
   make_v2_leaf ();
@@ -371,12 +375,11 @@ Test (fake, populated_leaf_refused)
   struct oci_cgroup cg;
   struct oci_cgroup_applied a;
   csr_error *err = NULL;
-  cr_assert_eq (oci_cgroup_create ("/a/b", &res_full, at ("v2"), NULL, &cg, &a, &err), -1);
-  cr_assert_eq (err->status, EBUSY, "%s", etext (err));
-  csr_error_free (err);
-  cr_assert (is_dir (at ("v2/a/b")), "a pre-existing leaf is never removed");
-  cr_assert_str_eq (slurp (at ("v2/a/b/memory.max")), "", "and not written");
-  cr_assert_null (cg.v2);
+  cr_assert_eq (oci_cgroup_create ("/a/b", &res_full, at ("v2"), NULL, &cg, &a, &err), 1, "%s",
+                etext (err));
+  cr_assert_str_eq (slurp (at ("v2/a/b/memory.max")), "67108864");
+  cr_assert_str_eq (cg.v2, at ("v2/a/b"));
+  oci_cgroup_release (&cg); /* never destroy: pid 1 is listed */
 }
 
 /* A frozen leaf (itself, or an ancestor through cgroup.events) is refused,
@@ -450,6 +453,9 @@ Test (fake, v1_frozen_refused_and_new_dirs_removed)
   free (frz);
 }
 
+/* A hybrid host: the limits in v1, the container also placed in the
+ * controller-less unified hierarchy (runc, crun), where no controller is
+ * enabled. */
 Test (fake, v1_when_v2_has_no_memory)
 {
   make_v2_root ("hugetlb\n", "");
@@ -459,10 +465,11 @@ Test (fake, v1_when_v2_has_no_memory)
   struct oci_cgroup_applied a;
   csr_error *err = NULL;
   cr_assert_eq (oci_cgroup_create ("/x", NULL, at ("v2"), v1, &cg, &a, &err), 1, "%s", etext (err));
-  cr_assert_null (cg.v2);
+  cr_assert_str_eq (cg.v2, at ("v2/x"));
   cr_assert_eq (cg.n_v1, 1);
   cr_assert_str_eq (cg.v1[0], at ("memory/x"));
-  cr_assert_not (exists (at ("v2/x")), "the controller-less v2 is left alone");
+  cr_assert (is_dir (at ("v2/x")), "the unified placement");
+  cr_assert_str_eq (slurp (at ("v2/cgroup.subtree_control")), "", "no controller enabled");
   cr_assert_eq (oci_cgroup_destroy (&cg, &err), 0, "%s", etext (err));
   oci_cgroup_release (&cg);
 }
@@ -928,6 +935,9 @@ eat_200mib (void)
   return 0; /* survived: the limit did not work */
 }
 
+/* The container cgroup is v2 only (not a hybrid host's v1 + unified). */
+#define V2ONLY (g_cg.v2 && g_cg.n_v1 == 0)
+
 Test (real, lifecycle, .timeout = 60)
 {
   struct oci_cgroup_resources r
@@ -937,7 +947,7 @@ Test (real, lifecycle, .timeout = 60)
   cr_assert (a.memory && a.pids && a.cpu && a.freezer, "memory %d pids %d cpu %d freezer %d",
              a.memory, a.pids, a.cpu, a.freezer);
   cr_assert_not (a.swap || a.shares, "not asked for");
-  if (g_cg.v2)
+  if (V2ONLY)
     {
       cr_assert_str_eq (slurp (file_of ("memory.max")), "67108864");
       cr_assert_str_eq (slurp (file_of ("pids.max")), "20");
@@ -945,7 +955,8 @@ Test (real, lifecycle, .timeout = 60)
     }
   else
     {
-      cr_assert_eq (count_ours (), g_cg.n_v1, "one directory per v1 hierarchy, no named ones");
+      cr_assert_eq (count_ours (), g_cg.n_v1 + (g_cg.v2 ? 1 : 0),
+                    "one directory per v1 hierarchy (and the hybrid unified one), no named ones");
       cr_assert_str_eq (slurp (file_of ("memory.limit_in_bytes")), "67108864");
       cr_assert_str_eq (slurp (file_of ("pids.max")), "20");
       cr_assert_str_eq (slurp (file_of ("cpu.cfs_period_us")), "100000");
@@ -964,7 +975,7 @@ Test (real, lifecycle, .timeout = 60)
 
   char proc[64], want[128];
   fmt (proc, sizeof proc, "/proc/%ld/cgroup", (long)child);
-  if (g_cg.v2)
+  if (V2ONLY)
     fmt (want, sizeof want, "0::/csrun-test-%ld/ctr\n", (long)getpid ());
   else
     fmt (want, sizeof want, ":memory:/csrun-test-%ld/ctr\n", (long)getpid ());
@@ -972,6 +983,12 @@ Test (real, lifecycle, .timeout = 60)
   char cgtext[8192];
   fmt (cgtext, sizeof cgtext, "%s\n", cgfile);
   cr_assert (strstr (cgtext, want), "%s lacks %s:\n%s", proc, want, cgtext);
+  if (g_cg.v2 && !V2ONLY)
+    {
+      /* A hybrid host: the unified placement too (as runc and crun). */
+      fmt (want, sizeof want, "0::/csrun-test-%ld/ctr\n", (long)getpid ());
+      cr_assert (strstr (cgtext, want), "%s lacks %s:\n%s", proc, want, cgtext);
+    }
 
   pid_t *pids;
   size_t n;
@@ -981,12 +998,12 @@ Test (real, lifecycle, .timeout = 60)
   free (pids);
 
   cr_assert_eq (oci_cgroup_freeze (&g_cg, true, &err), 0, "%s", etext (err));
-  if (g_cg.v2)
+  if (V2ONLY)
     cr_assert (strstr (slurp (file_of ("cgroup.events")), "frozen 1"));
   else
     cr_assert_str_eq (slurp (file_of ("freezer.state")), "FROZEN");
   cr_assert_eq (oci_cgroup_freeze (&g_cg, false, &err), 0, "%s", etext (err));
-  if (g_cg.v2)
+  if (V2ONLY)
     cr_assert (strstr (slurp (file_of ("cgroup.events")), "frozen 0"));
   else
     cr_assert_str_eq (slurp (file_of ("freezer.state")), "THAWED");
@@ -1002,7 +1019,7 @@ Test (real, lifecycle, .timeout = 60)
     cr_assert_not (exists (g_cg.v2));
   for (size_t i = 0; i < g_cg.n_v1; i++)
     cr_assert_not (exists (g_cg.v1[i]), "%s is left", g_cg.v1[i]);
-  cr_assert_eq (count_ours (), g_cg.v2 ? 1 : g_cg.n_v1, "the parents stay");
+  cr_assert_eq (count_ours (), g_cg.n_v1 + (g_cg.v2 ? 1 : 0), "the parents stay");
   remove_parents ();
 }
 
@@ -1023,7 +1040,7 @@ Test (real, memory_limit_oom_kills, .timeout = 60)
   g_child = -1;
   cr_assert (WIFSIGNALED (status) && WTERMSIG (status) == SIGKILL,
              "the 200 MiB child must be OOM-killed (status %#x)", status);
-  const char *ev = slurp (file_of (g_cg.v2 ? "memory.events" : "memory.oom_control"));
+  const char *ev = slurp (file_of (V2ONLY ? "memory.events" : "memory.oom_control"));
   const char *k = strstr (ev, "oom_kill ");
   cr_assert_not_null (k, "%s", ev);
   cr_assert_geq (atol (k + 9), 1, "%s", ev);
@@ -1052,7 +1069,7 @@ Test (real, refused_limit_leaves_nothing, .timeout = 60)
   cr_assert_eq (g_cg.n_v1, 0);
 }
 
-Test (real, populated_leaf_refused, .timeout = 60)
+Test (real, populated_leaf_reused_with_a_warning, .timeout = 60)
 {
   struct oci_cgroup_applied a;
   real_create ("busy", NULL, &a);
@@ -1062,11 +1079,11 @@ Test (real, populated_leaf_refused, .timeout = 60)
   cr_assert_eq (oci_cgroup_enter (&g_cg, child, &err), 0, "%s", etext (err));
   char path[64];
   fmt (path, sizeof path, "/csrun-test-%ld/busy", (long)getpid ());
+  /* runc: "container's cgroup is not empty" is a warning. */
   struct oci_cgroup cg2;
-  cr_assert_eq (oci_cgroup_create (path, NULL, NULL, NULL, &cg2, &a, &err), -1);
-  cr_assert_eq (err->status, EBUSY, "%s", etext (err));
-  csr_error_free (err);
-  err = NULL;
+  cr_assert_eq (oci_cgroup_create (path, NULL, NULL, NULL, &cg2, &a, &err), 1, "%s", etext (err));
+  cr_assert_str_eq (cg2.v1[0] ? cg2.v1[0] : cg2.v2, g_cg.v1[0] ? g_cg.v1[0] : g_cg.v2);
+  oci_cgroup_release (&cg2);
   pid_t *pids;
   size_t n;
   cr_assert_eq (oci_cgroup_pids (&g_cg, &pids, &n, &err), 0, "%s", etext (err));
@@ -1079,4 +1096,415 @@ Test (real, populated_leaf_refused, .timeout = 60)
   cr_assert (WIFSIGNALED (status) && WTERMSIG (status) == SIGKILL, "status %#x", status);
   close (go);
   remove_parents ();
+}
+
+/* ---------------------------------------------------------------- res: linux.resources */
+
+TestSuite (res, .init = setup, .fini = teardown);
+
+static void
+parse_res (const char *json, struct oci_cgroup_resources *r)
+{
+  csr_error *err = NULL;
+  cr_assert_eq (oci_cgroup_resources_parse (json, strlen (json), r, &err), 0, "%s: %s", json,
+                etext (err));
+}
+
+static void
+parse_res_bad (const char *json, const char *want)
+{
+  struct oci_cgroup_resources r;
+  csr_error *err = NULL;
+  cr_assert_lt (oci_cgroup_resources_parse (json, strlen (json), &r, &err), 0, "%s accepted", json);
+  cr_assert_not_null (strstr (err->msg, want), "%s: '%s' lacks '%s'", json, err->msg, want);
+  csr_error_free (err);
+}
+
+Test (res, parse_every_field)
+{
+  struct oci_cgroup_resources r;
+  parse_res ("{\"memory\":{\"limit\":67108864,\"swap\":-1,\"reservation\":33554432,"
+             "\"kernel\":-1,\"kernelTCP\":1048576,\"swappiness\":0,\"disableOOMKiller\":true},"
+             "\"cpu\":{\"shares\":512,\"quota\":-1,\"period\":50000,\"realtimeRuntime\":950,"
+             "\"realtimePeriod\":1000,\"cpus\":\"0-1\",\"mems\":\"0\",\"idle\":1},"
+             "\"pids\":{\"limit\":-1},"
+             "\"blockIO\":{\"weight\":500,\"leafWeight\":300,\"weightDevice\":[{\"major\":8,"
+             "\"minor\":0,\"weight\":200}],\"throttleReadBpsDevice\":[{\"major\":8,\"minor\":0,"
+             "\"rate\":1048576}],\"throttleWriteIOPSDevice\":[{\"major\":8,\"minor\":16,"
+             "\"rate\":100}]},"
+             "\"hugepageLimits\":[{\"pageSize\":\"2MB\",\"limit\":2097152}],"
+             "\"network\":{\"classID\":1048577,\"priorities\":[{\"name\":\"lo\",\"priority\":2}]},"
+             "\"unified\":{\"memory.high\":\"max\"},\"devices\":[]}",
+             &r);
+  cr_assert_eq (r.memory_limit, 64 * MiB);
+  cr_assert_eq (r.memory_swap, -1);
+  cr_assert (r.has_memory_reservation && r.memory_reservation == 32 * MiB);
+  cr_assert (r.has_memory_kernel && r.memory_kernel == -1);
+  cr_assert (r.has_memory_kernel_tcp && r.memory_kernel_tcp == 1 * MiB);
+  cr_assert (r.has_memory_swappiness && r.memory_swappiness == 0);
+  cr_assert (r.has_disable_oom_killer && r.disable_oom_killer);
+  cr_assert_eq (r.cpu_shares, 512);
+  cr_assert_eq (r.cpu_quota, -1);
+  cr_assert_eq (r.cpu_period, 50000);
+  cr_assert (r.has_cpu_rt_runtime && r.cpu_rt_runtime == 950);
+  cr_assert (r.has_cpu_rt_period && r.cpu_rt_period == 1000);
+  cr_assert_str_eq (r.cpu_cpus, "0-1");
+  cr_assert_str_eq (r.cpu_mems, "0");
+  cr_assert (r.has_cpu_idle && r.cpu_idle == 1);
+  cr_assert_eq (r.pids_limit, -1);
+  cr_assert (r.has_blkio_weight && r.blkio_weight == 500);
+  cr_assert (r.has_blkio_leaf_weight && r.blkio_leaf_weight == 300);
+  cr_assert_eq (r.n_blkio_weight_devices, 1);
+  cr_assert (r.blkio_weight_devices[0].has_weight && r.blkio_weight_devices[0].weight == 200);
+  cr_assert_eq (r.n_blkio_throttle[OCI_THROTTLE_READ_BPS], 1);
+  cr_assert_eq (r.blkio_throttle[OCI_THROTTLE_READ_BPS][0].rate, 1048576);
+  cr_assert_eq (r.n_blkio_throttle[OCI_THROTTLE_WRITE_IOPS], 1);
+  cr_assert_eq (r.blkio_throttle[OCI_THROTTLE_WRITE_IOPS][0].minor, 16);
+  cr_assert_eq (r.n_hugetlb, 1);
+  cr_assert_str_eq (r.hugetlb[0].page_size, "2MB");
+  cr_assert (r.has_net_class_id && r.net_class_id == 1048577);
+  cr_assert_eq (r.n_net_prios, 1);
+  cr_assert_str_eq (r.net_prios[0].name, "lo");
+  cr_assert_eq (r.n_unified, 1);
+  cr_assert_str_eq (r.unified_keys[0], "memory.high");
+  cr_assert (oci_cgroup_resources_any (&r));
+  oci_cgroup_resources_release (&r);
+  cr_assert_null (r.cpu_cpus);
+
+  parse_res ("{\"cpu\":{\"cpus\":\"\"},\"blockIO\":{\"weight\":0}}", &r);
+  cr_assert_null (r.cpu_cpus, "\"\" is not set");
+  cr_assert_not (r.has_blkio_weight, "0 is not set");
+  cr_assert_not (oci_cgroup_resources_any (&r));
+  oci_cgroup_resources_release (&r);
+}
+
+Test (res, parse_errors_name_the_field)
+{
+  parse_res_bad ("[]", "linux.resources: expected an object");
+  parse_res_bad ("{\"memory\":{\"swappiness\":101}}", "linux.resources.memory.swappiness");
+  parse_res_bad ("{\"memory\":{\"limit\":\"1G\"}}", "linux.resources.memory.limit: expected an");
+  parse_res_bad ("{\"blockIO\":{\"weight\":5}}", "linux.resources.blockIO.weight");
+  parse_res_bad ("{\"blockIO\":{\"weightDevice\":[{\"major\":8,\"weight\":100}]}}",
+                 "linux.resources.blockIO.weightDevice[0].minor: required");
+  parse_res_bad ("{\"blockIO\":{\"throttleReadBpsDevice\":[{\"major\":8,\"minor\":0}]}}",
+                 "throttleReadBpsDevice[0].rate: required");
+  parse_res_bad ("{\"hugepageLimits\":[{\"pageSize\":\"2XB\",\"limit\":1}]}",
+                 "invalid hugepage size '2XB'");
+  parse_res_bad ("{\"hugepageLimits\":[{\"limit\":1}]}", "hugepageLimits[0].pageSize: required");
+  parse_res_bad ("{\"network\":{\"priorities\":[{\"name\":\"a b\",\"priority\":1}]}}",
+                 "invalid interface name");
+  parse_res_bad ("{\"unified\":{\"../memory.max\":\"1\"}}", "invalid key");
+  parse_res_bad ("{\"unified\":{\"NOT-A-VALID-KEY\":\"1\"}}",
+                 "the specified key has not the form CONTROLLER.VALUE `NOT-A-VALID-KEY`");
+  parse_res_bad ("{\"unified\":{\"cgroup.procs\":\"1\"}}", "not a resource file");
+  parse_res_bad ("{\"unified\":{\"memory.max\":1}}", "expected a string");
+  parse_res_bad ("{\"rdma\":{\"mlx5_1\":{\"hcaHandles\":3}}}", "rdma: not supported");
+  parse_res_bad ("{\"memory\":", "invalid JSON");
+}
+
+/* A v2 leaf with the files of every controller. */
+static void
+make_v2_full_leaf (void)
+{
+  make_v2_root ("cpuset cpu io memory hugetlb pids\n", "cpuset cpu io memory hugetlb pids\n");
+  mk ("v2/a/b");
+  static const char *const files[]
+      = { "memory.max", "memory.swap.max", "memory.low",   "pids.max",        "cpu.max",
+          "cpu.weight", "cpu.idle",        "cpuset.cpus",  "cpuset.mems",     "io.weight",
+          "io.max",     "memory.high",     "cgroup.procs", "hugetlb.2MB.max", "cgroup.freeze" };
+  char rel[64];
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+    {
+      fmt (rel, sizeof rel, "v2/a/b/%s", files[i]);
+      put (rel, "");
+    }
+  put ("v2/a/b/cpu.max", "max 100000\n");
+}
+
+static int
+create_v2 (const char *json, struct oci_cgroup *cg, csr_error **err)
+{
+  struct oci_cgroup_resources r;
+  parse_res (json, &r);
+  struct oci_cgroup_applied a;
+  int rc = oci_cgroup_create ("/a/b", &r, at ("v2"), NULL, cg, &a, err);
+  oci_cgroup_resources_release (&r);
+  return rc;
+}
+
+Test (res, v2_files)
+{
+  make_v2_full_leaf ();
+  struct oci_cgroup cg;
+  csr_error *err = NULL;
+  cr_assert_eq (create_v2 ("{\"memory\":{\"limit\":1000,\"reservation\":500},"
+                           "\"cpu\":{\"cpus\":\"0-1\",\"mems\":\"0\",\"idle\":1},"
+                           "\"blockIO\":{\"weight\":10,\"weightDevice\":[{\"major\":8,\"minor\":0,"
+                           "\"weight\":1000}],\"throttleWriteBpsDevice\":[{\"major\":8,"
+                           "\"minor\":0,\"rate\":4096}]},"
+                           "\"hugepageLimits\":[{\"pageSize\":\"2MB\",\"limit\":4194304}],"
+                           "\"pids\":{\"limit\":-1},\"unified\":{\"memory.high\":\"2000\"}}",
+                           &cg, &err),
+                1, "%s", etext (err));
+  cr_assert_str_eq (slurp (at ("v2/a/b/memory.low")), "500");
+  cr_assert_str_eq (slurp (at ("v2/a/b/cpuset.cpus")), "0-1");
+  cr_assert_str_eq (slurp (at ("v2/a/b/cpuset.mems")), "0");
+  cr_assert_str_eq (slurp (at ("v2/a/b/cpu.idle")), "1");
+  cr_assert_str_eq (slurp (at ("v2/a/b/io.weight")), "8:0 10000", "1000 -> 10000 (last write)");
+  cr_assert_str_eq (slurp (at ("v2/a/b/io.max")), "8:0 wbps=4096");
+  cr_assert_str_eq (slurp (at ("v2/a/b/hugetlb.2MB.max")), "4194304");
+  cr_assert_str_eq (slurp (at ("v2/a/b/pids.max")), "max");
+  cr_assert_str_eq (slurp (at ("v2/a/b/memory.high")), "2000");
+  oci_cgroup_release (&cg);
+}
+
+Test (res, v2_unsupported_is_an_error)
+{
+  static const char *const bad[][2] = {
+    { "{\"cpu\":{\"realtimeRuntime\":100}}", "realtime" },
+    { "{\"network\":{\"classID\":1}}", "net_cls" },
+    { "{\"blockIO\":{\"leafWeight\":100}}", "leaf" },
+    { "{\"unified\":{\"memory.min\":\"1\"}}", "memory.min: no such file" },
+    { "{\"hugepageLimits\":[{\"pageSize\":\"1GB\",\"limit\":0}]}", "invalid hugepage size '1GB'" },
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    {
+      make_v2_full_leaf ();
+      struct oci_cgroup cg;
+      csr_error *err = NULL;
+      cr_assert_eq (create_v2 (bad[i][0], &cg, &err), -1, "%s accepted", bad[i][0]);
+      cr_assert_not_null (strstr (err->msg, bad[i][1]), "%s: %s", bad[i][0], err->msg);
+      csr_error_free (err);
+      cr_assert (is_dir (at ("v2/a/b")), "the pre-existing leaf stays");
+    }
+  /* crun's words: a controller the cgroup does not have; a missing file. */
+  make_v2_full_leaf ();
+  put ("v2/a/b/cgroup.controllers", "cpuset cpu io memory hugetlb pids\n");
+  {
+    struct oci_cgroup cg;
+    csr_error *err = NULL;
+    cr_assert_eq (create_v2 ("{\"unified\":{\"foo.bar\":\"x\"}}", &cg, &err), -1);
+    cr_assert_not_null (strstr (err->msg, "the requested cgroup controller `foo` is not available"),
+                        "%s", err->msg);
+    csr_error_free (err);
+    err = NULL;
+    cr_assert_eq (create_v2 ("{\"unified\":{\"memory.DOESNTEXIST\":\"x\"}}", &cg, &err), -1);
+    cr_assert_eq (err->status, ENOENT, "%s", etext (err));
+    csr_error_free (err);
+    err = NULL;
+    cr_assert_eq (create_v2 ("{\"unified\":{\"memory.high\":\"5000\"}}", &cg, &err), 1, "%s",
+                  etext (err));
+    cr_assert_str_eq (slurp (at ("v2/a/b/memory.high")), "5000");
+    oci_cgroup_release (&cg);
+  }
+  /* No cpuset controller (no file): an error, not silently skipped. */
+  make_v2_root ("memory\n", "memory\n");
+  mk ("v2/c");
+  struct oci_cgroup_resources r;
+  parse_res ("{\"cpu\":{\"cpus\":\"0\"}}", &r);
+  struct oci_cgroup cg;
+  struct oci_cgroup_applied a;
+  csr_error *err = NULL;
+  cr_assert_eq (oci_cgroup_create ("/c/d", &r, at ("v2"), NULL, &cg, &a, &err), -1);
+  cr_assert_eq (err->status, ENOTSUP, "%s", etext (err));
+  cr_assert_not_null (strstr (err->msg, "no cpuset controller"), "%s", err->msg);
+  csr_error_free (err);
+  cr_assert_not (exists (at ("v2/c/d")), "what create made is removed");
+  oci_cgroup_resources_release (&r);
+}
+
+/* update writes only what it is given: a period alone keeps the quota, a
+ * swap alone takes the current memory.max. */
+Test (res, v2_update_keeps_the_rest)
+{
+  make_v2_full_leaf ();
+  put ("v2/a/b/cpu.max", "30000 100000\n");
+  put ("v2/a/b/memory.max", "1000\n");
+  put ("v2/a/b/pids.max", "7\n");
+  struct oci_cgroup cg = { .v2 = strdup (at ("v2/a/b")) };
+  struct oci_cgroup_resources r = { .cpu_period = 50000, .memory_swap = 3000 };
+  struct oci_cgroup_applied a;
+  csr_error *err = NULL;
+  cr_assert_eq (oci_cgroup_update (&cg, &r, &a, &err), 0, "%s", etext (err));
+  cr_assert_str_eq (slurp (at ("v2/a/b/cpu.max")), "30000 50000");
+  cr_assert_str_eq (slurp (at ("v2/a/b/memory.swap.max")), "2000");
+  cr_assert_str_eq (slurp (at ("v2/a/b/memory.max")), "1000", "untouched");
+  cr_assert_str_eq (slurp (at ("v2/a/b/pids.max")), "7", "untouched");
+  struct oci_cgroup_resources r2 = { .cpu_quota = -1, .memory_limit = -1 };
+  cr_assert_eq (oci_cgroup_update (&cg, &r2, &a, &err), 0, "%s", etext (err));
+  cr_assert_str_eq (slurp (at ("v2/a/b/cpu.max")), "max");
+  cr_assert_str_eq (slurp (at ("v2/a/b/memory.max")), "max");
+  cr_assert_str_eq (slurp (at ("v2/a/b/memory.swap.max")), "max", "memory -1: swap too (runc)");
+  oci_cgroup_release (&cg);
+}
+
+/* v1 hierarchies as plain directories with the kernel's files. */
+static void
+make_v1_full (void)
+{
+  static const char *const files[][2] = {
+    { "memory", "memory.limit_in_bytes" },
+    { "memory", "memory.memsw.limit_in_bytes" },
+    { "memory", "memory.soft_limit_in_bytes" },
+    { "memory", "memory.swappiness" },
+    { "memory", "memory.oom_control" },
+    { "cpu", "cpu.cfs_period_us" },
+    { "cpu", "cpu.cfs_quota_us" },
+    { "cpu", "cpu.shares" },
+    { "cpu", "cpu.rt_period_us" },
+    { "cpu", "cpu.rt_runtime_us" },
+    { "blkio", "blkio.weight" },
+    { "blkio", "blkio.weight_device" },
+    { "blkio", "blkio.leaf_weight" },
+    { "blkio", "blkio.throttle.read_iops_device" },
+    { "net_cls", "net_cls.classid" },
+    { "net_prio", "net_prio.ifpriomap" },
+    { "hugetlb", "hugetlb.2MB.limit_in_bytes" },
+    { "cpuset", "cpuset.cpus" },
+    { "cpuset", "cpuset.mems" },
+  };
+  char rel[128];
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+    {
+      fmt (rel, sizeof rel, "%s/ctr", files[i][0]);
+      mk (rel);
+      fmt (rel, sizeof rel, "%s/ctr/%s", files[i][0], files[i][1]);
+      put (rel, "");
+    }
+  put ("cpu/ctr/cpu.cfs_period_us", "100000\n");
+  put ("cpuset/cpuset.cpus", "0-3\n");
+  put ("cpuset/cpuset.mems", "0\n");
+}
+
+static const char *v1_names[]
+    = { "memory", "cpu", "blkio", "net_cls", "net_prio", "hugetlb", "cpuset" };
+
+static int
+create_v1 (const char *json, const char *path, size_t n_hier, struct oci_cgroup *cg,
+           csr_error **err)
+{
+  static char roots[8][PATH_MAX];
+  const char *v1[8];
+  for (size_t i = 0; i < n_hier; i++)
+    {
+      fmt (roots[i], PATH_MAX, "%s/%s", tmp, v1_names[i]);
+      v1[i] = roots[i];
+    }
+  v1[n_hier] = NULL;
+  struct oci_cgroup_resources r;
+  parse_res (json, &r);
+  struct oci_cgroup_applied a;
+  int rc = oci_cgroup_create (path, &r, NULL, v1, cg, &a, err);
+  oci_cgroup_resources_release (&r);
+  return rc;
+}
+
+Test (res, v1_files)
+{
+  make_v1_full ();
+  struct oci_cgroup cg;
+  csr_error *err = NULL;
+  cr_assert_eq (
+      create_v1 ("{\"memory\":{\"limit\":1000,\"reservation\":500,\"swappiness\":10,"
+                 "\"disableOOMKiller\":true},"
+                 "\"cpu\":{\"quota\":20000,\"realtimePeriod\":1000,\"realtimeRuntime\":500,"
+                 "\"cpus\":\"1\",\"mems\":\"0\"},"
+                 "\"blockIO\":{\"weight\":300,\"leafWeight\":200,\"weightDevice\":[{\"major\":8,"
+                 "\"minor\":0,\"weight\":400}],\"throttleReadIOPSDevice\":[{\"major\":8,"
+                 "\"minor\":0,\"rate\":50}]},"
+                 "\"hugepageLimits\":[{\"pageSize\":\"2MB\",\"limit\":2097152}],"
+                 "\"network\":{\"classID\":1048577,\"priorities\":[{\"name\":\"lo\","
+                 "\"priority\":3}]}}",
+                 "/ctr", 7, &cg, &err),
+      1, "%s", etext (err));
+  cr_assert_str_eq (slurp (at ("memory/ctr/memory.soft_limit_in_bytes")), "500");
+  cr_assert_str_eq (slurp (at ("memory/ctr/memory.swappiness")), "10");
+  cr_assert_str_eq (slurp (at ("memory/ctr/memory.oom_control")), "1");
+  cr_assert_str_eq (slurp (at ("cpu/ctr/cpu.cfs_quota_us")), "20000");
+  cr_assert_str_eq (slurp (at ("cpu/ctr/cpu.cfs_period_us")), "100000", "not written");
+  cr_assert_str_eq (slurp (at ("cpu/ctr/cpu.rt_period_us")), "1000");
+  cr_assert_str_eq (slurp (at ("cpu/ctr/cpu.rt_runtime_us")), "500");
+  cr_assert_str_eq (slurp (at ("cpuset/ctr/cpuset.cpus")), "1");
+  cr_assert_str_eq (slurp (at ("blkio/ctr/blkio.weight")), "300");
+  cr_assert_str_eq (slurp (at ("blkio/ctr/blkio.leaf_weight")), "200");
+  cr_assert_str_eq (slurp (at ("blkio/ctr/blkio.weight_device")), "8:0 400");
+  cr_assert_str_eq (slurp (at ("blkio/ctr/blkio.throttle.read_iops_device")), "8:0 50");
+  cr_assert_str_eq (slurp (at ("hugetlb/ctr/hugetlb.2MB.limit_in_bytes")), "2097152");
+  cr_assert_str_eq (slurp (at ("net_cls/ctr/net_cls.classid")), "1048577");
+  cr_assert_str_eq (slurp (at ("net_prio/ctr/net_prio.ifpriomap")), "lo 3");
+  oci_cgroup_release (&cg);
+}
+
+Test (res, v1_missing_controllers_are_errors)
+{
+  static const char *const bad[][2] = {
+    { "{\"network\":{\"classID\":1}}", "no net_cls controller" },
+    { "{\"network\":{\"priorities\":[{\"name\":\"lo\",\"priority\":1}]}}",
+      "no net_prio controller" },
+    { "{\"hugepageLimits\":[{\"pageSize\":\"2MB\",\"limit\":0}]}", "no hugetlb controller" },
+    { "{\"blockIO\":{\"weight\":100}}", "no blkio (weight) controller" },
+    { "{\"cpu\":{\"mems\":\"0\"}}", "no cpuset controller" },
+    { "{\"unified\":{\"memory.min\":\"1\"}}", "invalid configuration" },
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    {
+      make_v1_full ();
+      struct oci_cgroup cg;
+      csr_error *err = NULL;
+      /* Only memory and cpu hierarchies. */
+      cr_assert_eq (create_v1 (bad[i][0], "/ctr", 2, &cg, &err), -1, "%s accepted", bad[i][0]);
+      cr_assert_not_null (strstr (err->msg, bad[i][1]), "%s: %s", bad[i][0], err->msg);
+      csr_error_free (err);
+    }
+}
+
+/* An existing empty cpuset level above the container is filled from its
+ * parent (runc, crun); one with a value is left as it is. */
+Test (res, v1_cpuset_parents_filled)
+{
+  mk ("cpuset/p/q");
+  put ("cpuset/cpuset.cpus", "0-3\n");
+  put ("cpuset/cpuset.mems", "0\n");
+  put ("cpuset/p/cpuset.cpus", "\n");
+  put ("cpuset/p/cpuset.mems", "\n");
+  put ("cpuset/p/q/cpuset.cpus", "2\n");
+  put ("cpuset/p/q/cpuset.mems", "0\n");
+  mk ("cpuset/p/q/ctr");
+  put ("cpuset/p/q/ctr/cpuset.cpus", "");
+  put ("cpuset/p/q/ctr/cpuset.mems", "");
+  struct oci_cgroup cg;
+  csr_error *err = NULL;
+  const char *v1[] = { at ("cpuset"), NULL };
+  struct oci_cgroup_applied a;
+  cr_assert_eq (oci_cgroup_create ("/p/q/ctr", NULL, NULL, v1, &cg, &a, &err), 1, "%s",
+                etext (err));
+  cr_assert_str_eq (slurp (at ("cpuset/p/cpuset.cpus")), "0-3");
+  cr_assert_str_eq (slurp (at ("cpuset/p/cpuset.mems")), "0");
+  cr_assert_str_eq (slurp (at ("cpuset/p/q/cpuset.cpus")), "2", "a value is kept");
+  cr_assert_str_eq (slurp (at ("cpuset/p/q/ctr/cpuset.cpus")), "2");
+  oci_cgroup_release (&cg);
+}
+
+Test (res, v1_update_writes_only_what_is_given)
+{
+  make_v1_full ();
+  put ("cpu/ctr/cpu.cfs_period_us", "50000\n");
+  put ("cpu/ctr/cpu.cfs_quota_us", "25000\n");
+  put ("memory/ctr/memory.limit_in_bytes", "1000\n");
+  struct oci_cgroup cg = { 0 };
+  cg.v1[cg.n_v1++] = strdup (at ("memory/ctr"));
+  cg.v1[cg.n_v1++] = strdup (at ("cpu/ctr"));
+  struct oci_cgroup_resources r = { .cpu_quota = 30000 };
+  struct oci_cgroup_applied a;
+  csr_error *err = NULL;
+  cr_assert_eq (oci_cgroup_update (&cg, &r, &a, &err), 0, "%s", etext (err));
+  cr_assert_str_eq (slurp (at ("cpu/ctr/cpu.cfs_quota_us")), "30000");
+  cr_assert_str_eq (slurp (at ("cpu/ctr/cpu.cfs_period_us")), "50000", "the period is kept");
+  cr_assert_str_eq (slurp (at ("memory/ctr/memory.limit_in_bytes")), "1000", "untouched");
+  struct oci_cgroup_resources r2 = { .memory_limit = -1, .pids_limit = -1 };
+  cr_assert_eq (oci_cgroup_update (&cg, &r2, &a, &err), 0, "%s", etext (err));
+  cr_assert_str_eq (slurp (at ("memory/ctr/memory.limit_in_bytes")), "-1");
+  cr_assert_str_eq (slurp (at ("memory/ctr/memory.memsw.limit_in_bytes")), "-1",
+                    "memory -1: memory+swap too (runc)");
+  oci_cgroup_release (&cg);
 }

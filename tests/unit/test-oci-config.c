@@ -760,8 +760,8 @@ ParameterizedTestParameters (oci_config, malformed)
       "linux.resources.cpu.cpus: expected a string, got a number" },
     { HEAD ",'linux':{'resources':{'devices':[{'access':'rwm'}]}}}",
       "linux.resources.devices[0].allow: required field is missing" },
-    { HEAD ",'linux':{'resources':{'devices':[{'allow':false,'access':'rwx'}]}}}",
-      "linux.resources.devices[0].access: expected a combination of 'r', 'w' and 'm', got 'rwx'" },
+    { HEAD ",'linux':{'resources':{'devices':[{'allow':false,'access':'xa'}]}}}",
+      "linux.resources.devices[0].access: expected a combination of 'r', 'w' and 'm', got 'xa'" },
     { HEAD ",'linux':{'devices':[{'path':'/dev/x','type':'x','major':1,'minor':1}]}}",
       "linux.devices[0].type: unknown device type 'x'" },
     { HEAD ",'linux':{'devices':[{'path':'/dev/x','type':'c','minor':1}]}}",
@@ -1070,4 +1070,22 @@ Test (oci_config, prescan_for_other_documents)
   cr_assert_lt (oci_json_prescan (byte, sizeof byte - 1, &e), 0);
   cr_assert_not_null (strstr (e->msg, "NUL"), "%s", e->msg);
   csr_error_freep (&e);
+}
+
+/* Device access letters in any order; letters other than r, w, m are
+ * ignored as runc ignores them (its update.bats writes "rwa"). */
+Test (oci_config, device_access_letters_as_runc)
+{
+  struct oci_config c;
+  parse_ok (HEAD ",'linux':{'resources':{'devices':[{'allow':false,'access':'rwa'},"
+                 "{'allow':true,'type':'c','major':1,'minor':3,'access':'wr'},"
+                 "{'allow':true,'type':'b','major':8,'minor':0,'access':'mr'}]}}}",
+            &c);
+  cr_assert_eq (c.resources.n_devices, 3);
+  cr_assert_eq (c.resources.devices[0].access, OCI_DEV_READ | OCI_DEV_WRITE);
+  cr_assert_eq (c.resources.devices[1].access, OCI_DEV_READ | OCI_DEV_WRITE);
+  cr_assert_eq (c.resources.devices[2].access, OCI_DEV_READ | OCI_DEV_MKNOD);
+  cr_assert_not_null (c.resources.json, "the resources object is kept for the cgroup code");
+  cr_assert_not_null (strstr (c.resources.json, "\"devices\""));
+  oci_config_release (&c);
 }

@@ -92,7 +92,7 @@ Test (parse, bad_rules_refused)
     { "[{\"allow\":true,\"type\":\"u\",\"access\":\"rwm\"}]", "linux.resources.devices[0].type" },
     { "[{\"allow\":true}]", "linux.resources.devices[0].access" },
     { "[{\"allow\":true,\"access\":\"\"}]", "linux.resources.devices[0].access" },
-    { "[{\"allow\":true,\"access\":\"rwx\"}]", "linux.resources.devices[0].access" },
+    { "[{\"allow\":true,\"access\":\"xa\"}]", "linux.resources.devices[0].access" },
     { "[{\"allow\":true,\"access\":\"r\"},{\"allow\":true,\"major\":-2,\"access\":\"r\"}]",
       "linux.resources.devices[1].major" },
     { "[{\"allow\":true,\"minor\":4294967296,\"access\":\"r\"}]",

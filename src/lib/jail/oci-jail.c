@@ -222,7 +222,9 @@ csr_oci_jail_create (const struct jail_spec *spec, csr_oci_state_fn state_fn, vo
   const struct oci_cgroup *ocg = s.oci_cgroup;
   if (ocg && ocg->v2)
     v2_fd = open (ocg->v2, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  for (size_t i = 0; ocg && !ocg->v2 && i < ocg->n_v1 && n_cg_fds < OCI_CG_MAX_DIRS; i++)
+  /* A hybrid host's container has both: the unified directory (cloned
+   * into) and the v1 ones (the child moves itself). */
+  for (size_t i = 0; ocg && i < ocg->n_v1 && n_cg_fds < OCI_CG_MAX_DIRS; i++)
     {
       char path[PATH_MAX];
       snprintf (path, sizeof path, "%s/tasks", ocg->v1[i]);
@@ -238,7 +240,8 @@ csr_oci_jail_create (const struct jail_spec *spec, csr_oci_state_fn state_fn, vo
   int pidfd = -1;
   uint64_t cflags = join_first ? 0 : flags;
   pid_t pid = v2_fd >= 0 ? csr_clone_into (cflags, v2_fd, &pidfd) : -1;
-  bool in_cgroup = pid >= 0 || n_cg_fds > 0;
+  bool in_cgroup
+      = ocg == NULL || ((ocg->v2 == NULL || pid >= 0) && (ocg->n_v1 == 0 || n_cg_fds > 0));
   if (pid < 0)
     pid = csr_clone (cflags, &pidfd);
   for (int i = 0; pid != 0 && i < n_cg_fds; i++)

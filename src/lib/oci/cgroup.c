@@ -39,6 +39,7 @@
 #include "../util/fs.h"
 #include "../util/log.h"
 #include "../util/syscalls.h"
+#include "cgroup-internal.h"
 #include "devices.h"
 
 #define CG_MAX_LEVELS 64      /* components of a cgroup path */
@@ -67,17 +68,6 @@ sleep_ms (long ms)
   struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
   while (nanosleep (&ts, &ts) < 0 && errno == EINTR)
     ;
-}
-
-/* Move a sub-error into *ERR (which keeps its first error). */
-static int
-pass_error (csr_error **err, csr_error *e)
-{
-  if (err && *err == NULL)
-    *err = e;
-  else
-    csr_error_free (e);
-  return -1;
 }
 
 /* Is WORD one of the blank-separated words of S? */
@@ -115,62 +105,6 @@ rtrim (char *s)
   size_t n = strlen (s);
   while (n > 0 && isspace ((unsigned char)s[n - 1]))
     s[--n] = '\0';
-}
-
-static bool
-exists_in (const char *dir, const char *file)
-{
-  cleanup_free char *p = NULL;
-  if (asprintf (&p, "%s/%s", dir, file) < 0)
-    return false;
-  return access (p, F_OK) == 0;
-}
-
-/* Write VAL to DIR/FILE in one write(2).  0 written, 1 when the file does not
- * exist (controller not there), -1 on an error. */
-static int
-cg_write (const char *dir, const char *file, const char *val, csr_error **err)
-{
-  cleanup_free char *p = NULL;
-  if (asprintf (&p, "%s/%s", dir, file) < 0)
-    return csr_error_errno (err, "cgroup: %s/%s", dir, file);
-  cleanup_close int fd = open (p, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0)
-    {
-      if (errno == ENOENT)
-        return 1;
-      return csr_error_errno (err, "cgroup: open '%s'", p);
-    }
-  size_t len = strlen (val);
-  ssize_t n;
-  do
-    n = write (fd, val, len);
-  while (n < 0 && errno == EINTR);
-  if (n < 0)
-    return csr_error_errno (err, "cgroup: write '%s' to '%s'", val, p);
-  if ((size_t)n != len)
-    return csr_error_set (err, EIO, "cgroup: short write of '%s' to '%s'", val, p);
-  return 0;
-}
-
-/* Read DIR/FILE into *OUT.  0 read, 1 when it does not exist, -1 error. */
-static int
-cg_read (const char *dir, const char *file, char **out, csr_error **err)
-{
-  *out = NULL;
-  cleanup_free char *p = NULL;
-  if (asprintf (&p, "%s/%s", dir, file) < 0)
-    return csr_error_errno (err, "cgroup: %s/%s", dir, file);
-  cleanup_close int fd = open (p, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0)
-    {
-      if (errno == ENOENT)
-        return 1;
-      return csr_error_errno (err, "cgroup: open '%s'", p);
-    }
-  if (csr_read_fd (fd, CG_FILE_MAX, out, NULL, err) < 0)
-    return csr_error_wrap (err, "cgroup: '%s'", p);
-  return 0;
 }
 
 /* ---------------------------------------------------------------- paths */
@@ -501,14 +435,14 @@ made_free (struct made *m)
 static void
 enable_controllers (const char *dir)
 {
-  static const char *const want[] = { "memory", "pids", "cpu" };
+  static const char *const want[] = { "memory", "pids", "cpu", "cpuset", "io", "hugetlb" };
   cleanup_free char *avail = NULL;
   cleanup_free char *on = NULL;
-  if (cg_read (dir, "cgroup.controllers", &avail, NULL) != 0)
+  if (oci_cg_read (dir, "cgroup.controllers", &avail, NULL) != 0)
     return;
-  if (cg_read (dir, "cgroup.subtree_control", &on, NULL) < 0)
+  if (oci_cg_read (dir, "cgroup.subtree_control", &on, NULL) < 0)
     return;
-  char all[64] = "";
+  char all[128] = "";
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
     if (has_word (avail, want[i]) && !(on && has_word (on, want[i])))
       {
@@ -520,7 +454,7 @@ enable_controllers (const char *dir)
   if (*all == '\0')
     return;
   csr_error *e = NULL;
-  if (cg_write (dir, "cgroup.subtree_control", all, &e) == 0)
+  if (oci_cg_write (dir, "cgroup.subtree_control", all, &e) == 0)
     return;
   csr_debug ("cgroup: %s", e ? csr_error_text (e) : "no cgroup.subtree_control");
   csr_error_free (e);
@@ -532,14 +466,17 @@ enable_controllers (const char *dir)
         char one[16];
         snprintf (one, sizeof one, "+%s", want[i]);
         e = NULL;
-        if (cg_write (dir, "cgroup.subtree_control", one, &e) < 0)
+        if (oci_cg_write (dir, "cgroup.subtree_control", one, &e) < 0)
           csr_debug ("cgroup: %s", csr_error_text (e));
         csr_error_free (e);
       }
 }
 
-/* v1 cpuset: fill the empty cpuset.cpus / cpuset.mems of the new DIR from
- * PARENT.  Nothing to do outside the cpuset hierarchy. */
+/* v1 cpuset: fill the empty cpuset.cpus / cpuset.mems of DIR from PARENT
+ * (a new level starts empty unless cgroup.clone_children; an existing empty
+ * one above the container can't take it either: runc and crun fill both).
+ * Levels are visited top-down, so PARENT is already filled.  Nothing to do
+ * outside the cpuset hierarchy or where the value is there. */
 static int
 copy_cpuset (const char *parent, const char *dir, csr_error **err)
 {
@@ -548,28 +485,35 @@ copy_cpuset (const char *parent, const char *dir, csr_error **err)
     {
       cleanup_free char *cur = NULL;
       cleanup_free char *val = NULL;
-      int r = cg_read (dir, files[i], &cur, err);
+      int r = oci_cg_read (dir, files[i], &cur, err);
       if (r != 0)
         return r < 0 ? -1 : 0;
       if (!is_blank (cur))
         continue;
-      if (cg_read (parent, files[i], &val, err) != 0)
+      if (oci_cg_read (parent, files[i], &val, err) != 0)
         return csr_error_set (err, ENOENT, "cgroup: %s/%s is missing", parent, files[i]);
       rtrim (val);
       if (*val == '\0')
         return csr_error_set (err, ENOSPC, "cgroup: %s/%s is empty", parent, files[i]);
-      if (cg_write (dir, files[i], val, err) != 0)
+      if (oci_cg_write (dir, files[i], val, err) != 0)
         return csr_error_set (err, ENOENT, "cgroup: %s/%s is missing", dir, files[i]);
     }
   return 0;
 }
 
+enum mk_mode
+{
+  MK_V1,    /* a v1 hierarchy: cpuset levels filled */
+  MK_V2,    /* the v2 hierarchy with the limits: controllers enabled */
+  MK_PLAIN, /* a hybrid host's unified hierarchy: directories only */
+};
+
 /* mkdir -p ROOT+PATH (PATH normalized, absolute), remembering each level
- * made.  V2: enable controllers in each ancestor first; else copy the cpuset
- * of each new level.  1 made or already there, 0 when not permitted (nothing
- * left behind), -1 on an error (nothing left behind). */
+ * made.  MK_V2: enable controllers in each ancestor first; MK_V1: fill the
+ * cpuset of each level.  1 made or already there, 0 when not permitted
+ * (nothing left behind), -1 on an error (nothing left behind). */
 static int
-make_dirs (const char *root, const char *path, bool v2, struct made *m, csr_error **err)
+make_dirs (const char *root, const char *path, enum mk_mode mode, struct made *m, csr_error **err)
 {
   memset (m, 0, sizeof *m);
   size_t rl = strlen (root);
@@ -593,7 +537,7 @@ make_dirs (const char *root, const char *path, bool v2, struct made *m, csr_erro
           return csr_error_set (err, EINVAL, "cgroup path '%s' is too deep", path);
         }
       char saved = leaf[end];
-      if (v2)
+      if (mode == MK_V2)
         {
           /* The parent of this level: ROOT or the level before. */
           leaf[pos] = '\0';
@@ -603,22 +547,7 @@ make_dirs (const char *root, const char *path, bool v2, struct made *m, csr_erro
       leaf[end] = '\0';
       m->ends[m->n] = end;
       if (mkdir (leaf, 0755) == 0)
-        {
-          m->created[m->n++] = true;
-          if (!v2)
-            {
-              leaf[pos] = '\0';
-              cleanup_free char *parent = strdup (pos == 0 ? "/" : leaf);
-              leaf[pos] = '/';
-              if (parent == NULL || copy_cpuset (parent, leaf, err) < 0)
-                {
-                  if (parent == NULL)
-                    csr_error_errno (err, "cgroup");
-                  made_undo (m);
-                  return -1;
-                }
-            }
-        }
+        m->created[m->n++] = true;
       else
         {
           int e = errno;
@@ -635,6 +564,19 @@ make_dirs (const char *root, const char *path, bool v2, struct made *m, csr_erro
             {
               errno = e == EEXIST ? ENOTDIR : e;
               csr_error_errno (err, "cgroup: mkdir '%s'", leaf);
+              made_undo (m);
+              return -1;
+            }
+        }
+      if (mode == MK_V1)
+        {
+          leaf[pos] = '\0';
+          cleanup_free char *parent = strdup (pos == 0 ? "/" : leaf);
+          leaf[pos] = '/';
+          if (parent == NULL || copy_cpuset (parent, leaf, err) < 0)
+            {
+              if (parent == NULL)
+                csr_error_errno (err, "cgroup");
               made_undo (m);
               return -1;
             }
@@ -701,7 +643,7 @@ static int
 collect (const char *dir, int depth, struct pidset *s, csr_error **err)
 {
   cleanup_free char *procs = NULL;
-  int r = cg_read (dir, "cgroup.procs", &procs, err);
+  int r = oci_cg_read (dir, "cgroup.procs", &procs, err);
   if (r < 0)
     return -1;
   if (r == 0)
@@ -762,190 +704,25 @@ collect_all (const char *const *dirs, size_t n, struct pidset *s, csr_error **er
   return 0;
 }
 
-/* The directories of CG: its v2 one, else its v1 ones. */
+/* The directories of CG: its v1 ones, and its v2 one (alone on a v2 host,
+ * the unified placement on a hybrid one). */
 static size_t
 dirs_of (const struct oci_cgroup *cg, const char **dirs)
 {
-  if (cg->v2)
-    {
-      dirs[0] = cg->v2;
-      return 1;
-    }
   size_t n = 0;
   for (size_t i = 0; i < cg->n_v1 && i < OCI_CG_MAX_DIRS; i++)
     if (cg->v1[i])
       dirs[n++] = cg->v1[i];
+  if (cg->v2 && n < OCI_CG_MAX_DIRS)
+    dirs[n++] = cg->v2;
   return n;
 }
 
-/* ---------------------------------------------------------------- limits */
-
+/* A reused (pre-existing) leaf that holds processes: they become the
+ * container's (and its delete kills them).  runc warns and goes on ("cgroup
+ * is not empty"); so does csrun. */
 static int
-validate (const struct oci_cgroup_resources *r, csr_error **err)
-{
-  if (r->memory_swap < -1)
-    return csr_error_set (err, EINVAL, "cgroup: invalid memory+swap limit %" PRId64,
-                          r->memory_swap);
-  if (r->memory_swap > 0 && r->memory_limit <= 0)
-    return csr_error_set (err, EINVAL, "cgroup: a memory+swap limit needs a memory limit");
-  if (r->memory_swap > 0 && r->memory_swap < r->memory_limit)
-    return csr_error_set (
-        err, EINVAL, "cgroup: memory+swap limit %" PRId64 " is below the memory limit %" PRId64,
-        r->memory_swap, r->memory_limit);
-  return 0;
-}
-
-/* Write one limit; *FLAG becomes true when it was written. */
-static int
-put (const char *dir, const char *file, const char *val, bool *flag, csr_error **err)
-{
-  int rc = cg_write (dir, file, val, err);
-  if (rc < 0)
-    return -1;
-  if (rc == 0)
-    {
-      csr_debug ("cgroup: %s/%s = %s", dir, file, val);
-      if (flag)
-        *flag = true;
-    }
-  return 0;
-}
-
-static uint64_t
-shares_to_weight (uint64_t shares)
-{
-  if (shares < 2)
-    shares = 2;
-  if (shares > 262144)
-    shares = 262144;
-  return 1 + ((shares - 2) * 9999) / 262142;
-}
-
-static int
-apply_v2 (const char *dir, const struct oci_cgroup_resources *r, struct oci_cgroup_applied *a,
-          csr_error **err)
-{
-  char v[64];
-  if (r->memory_limit > 0)
-    {
-      snprintf (v, sizeof v, "%" PRId64, r->memory_limit);
-      if (put (dir, "memory.max", v, &a->memory, err) < 0)
-        return -1;
-    }
-  if (r->memory_swap == -1 || (r->memory_swap > 0 && r->memory_limit > 0))
-    {
-      if (r->memory_swap == -1)
-        snprintf (v, sizeof v, "max");
-      else
-        snprintf (v, sizeof v, "%" PRId64, r->memory_swap - r->memory_limit);
-      if (put (dir, "memory.swap.max", v, &a->swap, err) < 0)
-        return -1;
-    }
-  if (r->pids_limit > 0)
-    {
-      snprintf (v, sizeof v, "%" PRId64, r->pids_limit);
-      if (put (dir, "pids.max", v, &a->pids, err) < 0)
-        return -1;
-    }
-  if (r->cpu_quota > 0 || r->cpu_period > 0)
-    {
-      uint64_t period = r->cpu_period ? r->cpu_period : 100000;
-      if (r->cpu_quota > 0)
-        snprintf (v, sizeof v, "%" PRId64 " %" PRIu64, r->cpu_quota, period);
-      else
-        snprintf (v, sizeof v, "max %" PRIu64, period);
-      bool done = false;
-      if (put (dir, "cpu.max", v, &done, err) < 0)
-        return -1;
-      a->cpu = done && r->cpu_quota > 0;
-    }
-  if (r->cpu_shares > 0)
-    {
-      snprintf (v, sizeof v, "%" PRIu64, shares_to_weight (r->cpu_shares));
-      if (put (dir, "cpu.weight", v, &a->shares, err) < 0)
-        return -1;
-    }
-  /* Any v2 cgroup takes a device program, controllers or not. */
-  if (r->set_devices)
-    {
-      if (oci_devices_apply_v2 (dir, r->devices, r->n_devices, err) < 0)
-        return -1;
-      a->devices = true;
-    }
-  return 0;
-}
-
-static int
-apply_v1 (const char *dir, const struct oci_cgroup_resources *r, struct oci_cgroup_applied *a,
-          csr_error **err)
-{
-  char v[64], sw[64];
-  bool want_swap = r->memory_swap == -1 || (r->memory_swap > 0 && r->memory_limit > 0);
-  snprintf (sw, sizeof sw, "%" PRId64, r->memory_swap);
-  if (r->memory_limit > 0)
-    {
-      snprintf (v, sizeof v, "%" PRId64, r->memory_limit);
-      csr_error *e = NULL;
-      int rc = cg_write (dir, "memory.limit_in_bytes", v, &e);
-      if (rc < 0 && e && e->status == EINVAL && want_swap
-          && exists_in (dir, "memory.memsw.limit_in_bytes"))
-        {
-          /* A reused cgroup whose memory+swap limit is below the new memory
-           * limit: raise memory+swap first. */
-          csr_error_free (e);
-          if (put (dir, "memory.memsw.limit_in_bytes", sw, &a->swap, err) < 0)
-            return -1;
-          rc = cg_write (dir, "memory.limit_in_bytes", v, err);
-        }
-      else if (rc < 0)
-        return pass_error (err, e);
-      if (rc < 0)
-        return -1;
-      if (rc == 0)
-        {
-          a->memory = true;
-          csr_debug ("cgroup: %s/memory.limit_in_bytes = %s", dir, v);
-        }
-    }
-  if (want_swap && put (dir, "memory.memsw.limit_in_bytes", sw, &a->swap, err) < 0)
-    return -1;
-  if (r->pids_limit > 0)
-    {
-      snprintf (v, sizeof v, "%" PRId64, r->pids_limit);
-      if (put (dir, "pids.max", v, &a->pids, err) < 0)
-        return -1;
-    }
-  if (r->cpu_period > 0 || r->cpu_quota > 0)
-    {
-      snprintf (v, sizeof v, "%" PRIu64, r->cpu_period ? r->cpu_period : 100000);
-      if (put (dir, "cpu.cfs_period_us", v, NULL, err) < 0)
-        return -1;
-    }
-  if (r->cpu_quota > 0)
-    {
-      snprintf (v, sizeof v, "%" PRId64, r->cpu_quota);
-      if (put (dir, "cpu.cfs_quota_us", v, &a->cpu, err) < 0)
-        return -1;
-    }
-  if (r->cpu_shares > 0)
-    {
-      snprintf (v, sizeof v, "%" PRIu64, r->cpu_shares);
-      if (put (dir, "cpu.shares", v, &a->shares, err) < 0)
-        return -1;
-    }
-  if (r->set_devices && exists_in (dir, "devices.allow"))
-    {
-      if (oci_devices_apply_v1 (dir, r->devices, r->n_devices, err) < 0)
-        return -1;
-      a->devices = true;
-    }
-  return 0;
-}
-
-/* A reused (pre-existing) leaf must hold no process: they would become the
- * container's, and be killed by its delete. */
-static int
-check_empty (const char *dir, csr_error **err)
+warn_if_populated (const char *dir, csr_error **err)
 {
   struct pidset s = { 0 };
   int r = collect_all (&dir, 1, &s, err);
@@ -954,8 +731,9 @@ check_empty (const char *dir, csr_error **err)
   if (r < 0)
     return -1;
   if (n > 0)
-    return csr_error_set (err, EBUSY, "cgroup: %s already exists and is not empty (%zu processes)",
-                          dir, n);
+    csr_warn ("container's cgroup is not empty: %s holds %zu processes (they share the "
+              "container's cgroup now, and its delete kills them)",
+              dir, n);
   return 0;
 }
 
@@ -972,21 +750,21 @@ check_not_frozen (const char *dir, bool v2, csr_error **err)
   bool frozen = false;
   if (v2)
     {
-      if (cg_read (dir, "cgroup.freeze", &st, NULL) == 0)
+      if (oci_cg_read (dir, "cgroup.freeze", &st, NULL) == 0)
         frozen = atoi (st) == 1;
       cleanup_free char *ev = NULL;
-      if (!frozen && cg_read (dir, "cgroup.events", &ev, NULL) == 0)
+      if (!frozen && oci_cg_read (dir, "cgroup.events", &ev, NULL) == 0)
         frozen = events_frozen (ev) == 1;
     }
-  else if (cg_read (dir, "freezer.state", &st, NULL) == 0)
+  else if (oci_cg_read (dir, "freezer.state", &st, NULL) == 0)
     {
       rtrim (st);
       frozen = strcmp (st, "THAWED") != 0;
     }
   if (frozen)
     return csr_error_set (err, EBUSY,
-                          "cgroup: %s is frozen (thaw it first: csrun does not thaw a cgroup it "
-                          "did not freeze)",
+                          "container's cgroup unexpectedly frozen: %s (thaw it first: csrun "
+                          "does not thaw a cgroup it did not freeze)",
                           dir);
   return 0;
 }
@@ -1006,7 +784,7 @@ oci_cgroup_create (const char *path, const struct oci_cgroup_resources *r, const
   if (path == NULL || path[0] != '/')
     return csr_error_set (err, EINVAL, "cgroup path '%s' is not absolute", path ? path : "(null)");
   cleanup_free char *rel = NULL;
-  if (normalize (path, &rel, err) < 0 || validate (r, err) < 0)
+  if (normalize (path, &rel, err) < 0 || oci_cgroup_resources_check (r, false, err) < 0)
     return -1;
 
   struct hiers h = { 0 };
@@ -1031,17 +809,20 @@ oci_cgroup_create (const char *path, const struct oci_cgroup_resources *r, const
   if (h.v2)
     {
       cleanup_free char *ctl = NULL;
-      use_v2
-          = h.n_v1 == 0
-            || (cg_read (h.v2, "cgroup.controllers", &ctl, NULL) == 0 && has_word (ctl, "memory"));
+      use_v2 = h.n_v1 == 0
+               || (oci_cg_read (h.v2, "cgroup.controllers", &ctl, NULL) == 0
+                   && has_word (ctl, "memory"));
     }
 
-  struct made m[OCI_CG_MAX_DIRS];
+  /* m[0..nm): the v1 leaves, or the v2 one; hybrid: the unified one after
+   * the v1 ones. */
+  struct made m[OCI_CG_MAX_DIRS + 1];
   size_t nm = 0;
+  bool hybrid = false;
   int ret = -1;
   if (use_v2)
     {
-      int rc = make_dirs (h.v2, rel, true, &m[0], err);
+      int rc = make_dirs (h.v2, rel, MK_V2, &m[0], err);
       if (rc <= 0)
         {
           ret = rc;
@@ -1050,14 +831,32 @@ oci_cgroup_create (const char *path, const struct oci_cgroup_resources *r, const
       nm = 1;
     }
   else
-    for (size_t i = 0; i < h.n_v1; i++)
-      {
-        int rc = make_dirs (h.v1[i].mnt, rel, false, &m[nm], err);
-        if (rc < 0)
-          goto fail;
-        if (rc > 0)
-          nm++;
-      }
+    {
+      for (size_t i = 0; i < h.n_v1; i++)
+        {
+          int rc = make_dirs (h.v1[i].mnt, rel, MK_V1, &m[nm], err);
+          if (rc < 0)
+            goto fail;
+          if (rc > 0)
+            nm++;
+        }
+      /* A hybrid host: the container also gets its place in the unified
+       * hierarchy (runc and crun do it: systemd and tools that read
+       * "0::" in /proc/PID/cgroup find it there).  No controller is
+       * enabled in it (that would change the host's unified root); not
+       * permitted there (rootless) is fine. */
+      if (nm > 0 && h.v2)
+        {
+          int rc = make_dirs (h.v2, rel, MK_PLAIN, &m[nm], err);
+          if (rc < 0)
+            goto fail;
+          if (rc > 0)
+            {
+              nm++;
+              hybrid = true;
+            }
+        }
+    }
   if (nm == 0)
     {
       csr_debug ("cgroup: no writable cgroup hierarchy for %s", rel);
@@ -1066,23 +865,39 @@ oci_cgroup_create (const char *path, const struct oci_cgroup_resources *r, const
     }
 
   for (size_t i = 0; i < nm; i++)
-    if (!m[i].created[m[i].n - 1] && check_empty (m[i].leaf, err) < 0)
+    if (!m[i].created[m[i].n - 1] && warn_if_populated (m[i].leaf, err) < 0)
       goto fail;
   for (size_t i = 0; i < nm; i++)
-    if (check_not_frozen (m[i].leaf, use_v2, err) < 0)
+    if (check_not_frozen (m[i].leaf, use_v2 || (hybrid && i == nm - 1), err) < 0)
       goto fail;
+
+  /* CG borrows the leaves until the limits are written. */
+  if (use_v2)
+    cg->v2 = m[0].leaf;
+  else
+    {
+      for (size_t i = 0; i < nm - (hybrid ? 1 : 0); i++)
+        cg->v1[cg->n_v1++] = m[i].leaf;
+      if (hybrid)
+        cg->v2 = m[nm - 1].leaf;
+    }
+  int arc = oci_cgroup_apply (cg, r, false, applied, err);
+  memset (cg, 0, sizeof *cg);
+  if (arc < 0)
+    goto fail;
   for (size_t i = 0; i < nm; i++)
-    if ((use_v2 ? apply_v2 : apply_v1) (m[i].leaf, r, applied, err) < 0)
-      goto fail;
-  for (size_t i = 0; i < nm; i++)
-    if (exists_in (m[i].leaf, use_v2 ? "cgroup.freeze" : "freezer.state"))
+    if (oci_cg_exists (m[i].leaf, use_v2 ? "cgroup.freeze" : "freezer.state"))
       applied->freezer = true;
 
   if (use_v2)
     cg->v2 = steal_pointer (&m[0].leaf);
   else
-    for (size_t i = 0; i < nm; i++)
-      cg->v1[cg->n_v1++] = steal_pointer (&m[i].leaf);
+    {
+      for (size_t i = 0; i < nm - (hybrid ? 1 : 0); i++)
+        cg->v1[cg->n_v1++] = steal_pointer (&m[i].leaf);
+      if (hybrid)
+        cg->v2 = steal_pointer (&m[nm - 1].leaf);
+    }
   for (size_t i = 0; i < nm; i++)
     made_free (&m[i]);
   ret = 1;
@@ -1106,13 +921,8 @@ oci_cgroup_update (const struct oci_cgroup *cg, const struct oci_cgroup_resource
                    struct oci_cgroup_applied *applied, csr_error **err)
 {
   struct oci_cgroup_applied ap = { 0 };
-  if (validate (r, err) < 0)
+  if (oci_cgroup_apply (cg, r, true, &ap, err) < 0)
     return -1;
-  if (cg->v2 && apply_v2 (cg->v2, r, &ap, err) < 0)
-    return -1;
-  for (size_t i = 0; i < cg->n_v1; i++)
-    if (apply_v1 (cg->v1[i], r, &ap, err) < 0)
-      return -1;
   if (applied)
     *applied = ap;
   return 0;
@@ -1127,7 +937,7 @@ oci_cgroup_enter (const struct oci_cgroup *cg, pid_t pid, csr_error **err)
   snprintf (v, sizeof v, "%ld", (long)pid);
   for (size_t i = 0; i < n; i++)
     {
-      int rc = cg_write (dirs[i], "cgroup.procs", v, err);
+      int rc = oci_cg_write (dirs[i], "cgroup.procs", v, err);
       if (rc < 0)
         return csr_error_wrap (err, "cgroup: move pid %ld", (long)pid);
       if (rc > 0)
@@ -1176,7 +986,7 @@ events_frozen (const char *events)
 static int
 freeze_v2 (const char *dir, bool freeze, csr_error **err)
 {
-  int rc = cg_write (dir, "cgroup.freeze", freeze ? "1" : "0", err);
+  int rc = oci_cg_write (dir, "cgroup.freeze", freeze ? "1" : "0", err);
   if (rc < 0)
     return -1;
   if (rc > 0)
@@ -1186,7 +996,7 @@ freeze_v2 (const char *dir, bool freeze, csr_error **err)
   for (;;)
     {
       cleanup_free char *ev = NULL;
-      rc = cg_read (dir, "cgroup.events", &ev, err);
+      rc = oci_cg_read (dir, "cgroup.events", &ev, err);
       if (rc < 0)
         return -1;
       int frozen = rc == 0 ? events_frozen (ev) : -1;
@@ -1198,7 +1008,7 @@ freeze_v2 (const char *dir, bool freeze, csr_error **err)
       delay = delay < 50 ? delay * 2 : 50;
     }
   if (freeze)
-    cg_write (dir, "cgroup.freeze", "0", NULL);
+    oci_cg_write (dir, "cgroup.freeze", "0", NULL);
   return csr_error_set (err, ETIMEDOUT, "cgroup: %s did not %s", dir, freeze ? "freeze" : "thaw");
 }
 
@@ -1212,10 +1022,10 @@ freeze_v1 (const char *dir, bool freeze, csr_error **err)
     {
       /* Writing FROZEN again retries tasks that were not frozen yet (the
        * state reads FREEZING meanwhile). */
-      if (cg_write (dir, "freezer.state", want, err) != 0)
+      if (oci_cg_write (dir, "freezer.state", want, err) != 0)
         return csr_error_set (err, ENOENT, "cgroup: %s/freezer.state is missing", dir);
       cleanup_free char *st = NULL;
-      if (cg_read (dir, "freezer.state", &st, err) != 0)
+      if (oci_cg_read (dir, "freezer.state", &st, err) != 0)
         return csr_error_set (err, ENOENT, "cgroup: %s/freezer.state is missing", dir);
       rtrim (st);
       if (strcmp (st, want) == 0)
@@ -1226,18 +1036,20 @@ freeze_v1 (const char *dir, bool freeze, csr_error **err)
       delay = delay < 50 ? delay * 2 : 50;
     }
   if (freeze)
-    cg_write (dir, "freezer.state", "THAWED", NULL);
+    oci_cg_write (dir, "freezer.state", "THAWED", NULL);
   return csr_error_set (err, ETIMEDOUT, "cgroup: %s did not %s", dir, freeze ? "freeze" : "thaw");
 }
 
 int
 oci_cgroup_freeze (const struct oci_cgroup *cg, bool freeze, csr_error **err)
 {
+  /* Hybrid: the v1 freezer (as runc); the unified cgroup.freeze only
+   * without one. */
+  for (size_t i = 0; i < cg->n_v1 && i < OCI_CG_MAX_DIRS; i++)
+    if (cg->v1[i] && oci_cg_exists (cg->v1[i], "freezer.state"))
+      return freeze_v1 (cg->v1[i], freeze, err);
   if (cg->v2)
     return freeze_v2 (cg->v2, freeze, err);
-  for (size_t i = 0; i < cg->n_v1 && i < OCI_CG_MAX_DIRS; i++)
-    if (cg->v1[i] && exists_in (cg->v1[i], "freezer.state"))
-      return freeze_v1 (cg->v1[i], freeze, err);
   return csr_error_set (err, ENOTSUP, "cgroup: no freezer");
 }
 
@@ -1386,7 +1198,7 @@ oci_cgroup_destroy (const struct oci_cgroup *cg, csr_error **err)
   if (cg->v2)
     {
       e = NULL;
-      int rc = cg_write (cg->v2, "cgroup.kill", "1", &e);
+      int rc = oci_cg_write (cg->v2, "cgroup.kill", "1", &e);
       if (rc == 0)
         signal = false;
       else if (rc < 0)

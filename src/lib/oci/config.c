@@ -1152,7 +1152,9 @@ parse_resource_devices (struct ctx *x, yajl_val res, struct oci_config *c)
           return fail (x, "unknown device type '%s' (expected a, b or c)", type);
         }
       d->type = type ? type[0] : 'a';
-      if (access[0] == '\0' || access[strspn (access, "rwm")] != '\0')
+      /* Letters in any order; others are ignored, as runc ignores them
+       * (its own tests write "rwa"); none of r, w, m is an error. */
+      if (strpbrk (access, "rwm") == NULL)
         {
           path_push_key (x, "access");
           return fail (x, "expected a combination of 'r', 'w' and 'm', got '%s'", access);
@@ -1166,6 +1168,9 @@ parse_resource_devices (struct ctx *x, yajl_val res, struct oci_config *c)
   return 0;
 }
 
+static yajl_gen_status gen_value (yajl_gen g, yajl_val v);
+static void yajl_gen_freep (yajl_gen *g);
+
 static int
 parse_resources (struct ctx *x, yajl_val lx, struct oci_config *c)
 {
@@ -1176,6 +1181,23 @@ parse_resources (struct ctx *x, yajl_val lx, struct oci_config *c)
     return r;
   if (parse_resource_devices (x, res, c) < 0)
     return -1;
+  {
+    /* The rest (blockIO, hugepageLimits, network, unified...) is
+     * oci_cgroup_resources_parse's: it gets the object as text. */
+    yajl_gen g __attribute__ ((cleanup (yajl_gen_freep))) = yajl_gen_alloc (NULL);
+    if (g == NULL)
+      return fail_oom (x);
+    yajl_gen_status st = gen_value (g, res);
+    const unsigned char *buf = NULL;
+    size_t len = 0;
+    if (st == yajl_gen_status_ok)
+      st = yajl_gen_get_buf (g, &buf, &len);
+    if (st != yajl_gen_status_ok)
+      return fail (x, "cannot re-serialise (yajl_gen error %d)", (int)st);
+    c->resources.json = strndup ((const char *)buf, len);
+    if (c->resources.json == NULL)
+      return fail_oom (x);
+  }
 
   yajl_val o;
   size_t s2;
@@ -1601,6 +1623,7 @@ oci_config_release (struct oci_config *c)
   free (c->resources.cpu_cpus);
   free (c->resources.cpu_mems);
   free (c->resources.devices);
+  free (c->resources.json);
   free (c->seccomp_json);
   strv_free (c->sysctl_keys, c->n_sysctl);
   strv_free (c->sysctl_values, c->n_sysctl);

@@ -159,6 +159,9 @@ struct oci_config
     bool has_devices;
     struct oci_dev_rule *devices;
     size_t n_devices;
+    /* The whole linux.resources object re-serialised (for
+     * oci_cgroup_resources_parse, which has the rest), or NULL. */
+    char *json;
   } resources;
   char *seccomp_json; /* linux.seccomp re-serialised (for csr_seccomp_compile), or NULL */
   char **sysctl_keys, **sysctl_values;
