@@ -21,9 +21,10 @@
 # cgroup v1/v2 hybrid whose v2 hierarchy has controllers, an empty file is
 # bind-mounted over /sys/fs/cgroup/unified/cgroup.controllers in that private mount
 # namespace only (crun refuses such hosts outright, "cgroups in hybrid mode not
-# supported"); the host's files are never written.  Containers a killed file left
-# behind are deleted with BIN delete --force; bundles live in a private TMPDIR that
-# is removed at the end.
+# supported"); the host's files are never written.  XDG_RUNTIME_DIR points to a
+# private directory (csrun's and crun's state root; runc as root ignores it).
+# Containers a killed file left behind are deleted with BIN delete --force;
+# bundles live in a private TMPDIR (a tmpfs per file) removed at the end.
 #
 # Exit status: 0 when the suite ran (whatever the results), 2 when it cannot run
 # here (no source, not built, not root, missing tool: stderr says which, one line).
@@ -44,7 +45,7 @@ while [ $# -gt 0 ]; do
     --runtime) runtime=${2:-}; shift 2 || usage ;;
     --suites) suites=${2:-}; shift 2 || usage ;;
     --results) results=${2:-}; shift 2 || usage ;;
-    -h | --help) sed -n '2,29p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,/^set -uo/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;;
     --*) usage ;;
     *) names+=("$1"); shift ;;
   esac
@@ -110,15 +111,22 @@ if [ -z "${CSRUN_SUITE_RT_NS:-}" ]; then
     --results "$results" "${selected[@]}"
 fi
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/suite-rt.XXXXXX") || exit 2
+work=$(mktemp -d "${TMPDIR:-/tmp}/suite-rt.XXXXXX") && chmod 0755 "$work" || exit 2
 trap 'umount -l "$work/tmp" 2>/dev/null; rm -rf --one-file-system "$work"' EXIT
-if "$runtime" --version 2>/dev/null | grep -q '^crun version' \
+rtversion=$("$runtime" --version 2>/dev/null | head -n 1)
+if [ "${rtversion#crun version}" != "$rtversion" ] \
   && [ "$(stat -f -c %T /sys/fs/cgroup/unified 2>/dev/null)" = cgroup2fs ] \
-  && [ -s /sys/fs/cgroup/unified/cgroup.controllers ]; then
+  && [ -n "$(cat /sys/fs/cgroup/unified/cgroup.controllers 2>/dev/null)" ]; then
   : > "$work/empty"
   mount --bind "$work/empty" /sys/fs/cgroup/unified/cgroup.controllers \
     || echo "$me: warning: cannot mask unified/cgroup.controllers; crun refuses this hybrid host" >&2
 fi
+
+# A private XDG_RUNTIME_DIR: csrun (and crun) keep their state root there, so the
+# run neither sees nor disturbs containers of other users of /run/csrun (nor reuses
+# a seccomp program another csrun build cached there); runc as root ignores it.
+mkdir -m 0700 "$work/run" || exit 2
+export XDG_RUNTIME_DIR=$work/run
 
 timeout_s=${CSRUN_CONFORMANCE_TIMEOUT:-120}
 logdir=$results.d
@@ -137,7 +145,9 @@ for f in "${selected[@]}"; do
   # The bundles go to a tmpfs of their own: a config without a mount namespace has
   # the runtime mount proc, sysfs, ... into the bundle in this namespace, and
   # detaching the tmpfs drops all of that at once (never rm -r across a mount).
-  mkdir -p "$work/tmp" && mount -t tmpfs -o mode=0700 csrun-suite-rt "$work/tmp" || exit 2
+  # Mode 1777 like /tmp: in the user-namespace tests the container's root must reach
+  # the bundle.
+  mkdir -p "$work/tmp" && mount -t tmpfs -o mode=1777 csrun-suite-rt "$work/tmp" || exit 2
   before=$(list_ids)
   rc=0
   (cd "$src" && exec env RUNTIME="$runtime" TMPDIR="$work/tmp" \
@@ -158,13 +168,17 @@ for f in "${selected[@]}"; do
     fi
   else
     status=fail
-    first=$(grep -m1 '^not ok' "$log" | tr '\t' ' ' | cut -c1-160)
+    first=$(grep -m1 '^not ok' "$log" | tr '\t' ' ' | cut -c1-120)
+    # The first message that is not TAP: usually the runtime's error.
+    msg=$(grep -v -E '^( |TAP version|ok |not ok|1\.\.|#|Refer to:|failed to create the container$|exit status [0-9]+$|$)' "$log" \
+      | head -n 1 | tr '\t' ' ' | cut -c1-200)
     if [ -n "$first" ]; then
-      detail="$nnotok not ok; first: $first"
+      detail="$nnotok not ok, first: $first"
     else
-      detail="exit $rc: $(grep . "$log" | grep -v '^ ' | tail -n 1 | tr '\t' ' ' | cut -c1-160)"
+      detail="exit $rc"
     fi
-    [ "$rc" = 0 ] || detail="$detail (exit $rc)"
+    [ -z "$msg" ] || detail="$detail; $msg"
+    [ -n "$first" ] && [ "$rc" != 0 ] && detail="$detail (exit $rc)"
   fi
   printf '%s\t%s\t%s\n' "$status" "$name" "$detail" >> "$results"
 done
