@@ -41,12 +41,15 @@ if [ "$install" = yes ]; then
   }
 fi
 
-for tool in go git make tar; do
-  if ! command -v "$tool" >/dev/null; then
-    echo "$me: $tool not installed (Debian: apt-get install golang-go git make tar, or run with --install)" >&2
-    exit 2
-  fi
-done
+need () {
+  local tool
+  for tool in "$@"; do
+    if ! command -v "$tool" >/dev/null; then
+      echo "$me: $tool not installed (Debian: apt-get install golang-go git make tar, or run with --install)" >&2
+      exit 2
+    fi
+  done
+}
 
 # Obtain the checkout.
 if [ ! -d "$dest/validation" ]; then
@@ -59,10 +62,11 @@ if [ ! -d "$dest/validation" ]; then
     echo "$me: CSRUN_RUNTIME_TOOLS_SRC is not a directory: $srcin" >&2
     exit 2
   fi
+  need git
   mkdir -p "$dir" || exit 1
   rm -rf "$dest.tmp"
-  if ! git clone -q --no-checkout "$srcin" "$dest.tmp" \
-    || ! git -C "$dest.tmp" -c advice.detachedHead=false checkout -q "$commit"; then
+  if ! git clone -q --no-checkout "$srcin" "$dest.tmp" 2>/dev/null \
+    || ! git -C "$dest.tmp" -c advice.detachedHead=false checkout -q "$commit" 2>/dev/null; then
     rm -rf "$dest.tmp"
     echo "$me: cannot check out commit $commit from $srcin" >&2
     exit 2
@@ -77,7 +81,7 @@ if [ "$owner" != "$(id -u)" ] || [ $((8#$mode & 8#022)) -ne 0 ]; then
   echo "$me: refusing $dest: owned by uid $owner, mode $mode (must be ours and not group/other-writable)" >&2
   exit 2
 fi
-if [ -d "$dest/.git" ] || [ -f "$dest/.git" ]; then
+if { [ -d "$dest/.git" ] || [ -f "$dest/.git" ]; } && command -v git >/dev/null; then
   head=$(git -C "$dest" rev-parse --short=7 HEAD 2>/dev/null)
   if [ "$head" != "$commit" ]; then
     echo "$me: warning: $dest is at $head, not $commit" >&2
@@ -107,6 +111,7 @@ if [ "$uptodate" = yes ]; then
   exit 0
 fi
 
+need go make
 mkdir -p "$dir/.cache/go-build" "$dir/.cache/gopath" || exit 1
 echo "$me: building runtime-tools in $dest (offline, vendored)"
 if ! (cd "$dest" && env GOFLAGS=-mod=vendor GOPROXY=off GO111MODULE=on \
