@@ -24,8 +24,10 @@
 # namespace only (crun refuses such hosts outright, "cgroups in hybrid mode not
 # supported"); the host's files are never written.  XDG_RUNTIME_DIR points to a
 # private directory (csrun's and crun's state root; runc as root ignores it).
-# Containers a killed file left behind are deleted with BIN delete --force;
-# bundles live in a private TMPDIR (a tmpfs per file) removed at the end.
+# Containers a killed file left behind are deleted with BIN delete --force, and
+# the empty cgroups its containers left (runtimes remove the leaf of a cgroupsPath,
+# not the parents they made) with rmdir; the log says so.  Bundles live in a
+# private TMPDIR (a tmpfs per file) removed at the end.
 #
 # Exit status: 0 when the suite ran (whatever the results), 2 when it cannot run
 # here (no source, not built, not root, missing tool: stderr says which, one line).
@@ -135,6 +137,14 @@ rm -rf "$logdir"
 mkdir -p "$logdir" || exit 2
 : > "$results" || exit 2
 
+# The cgroup directories of the suite's cgroupsPath values ("/cgrouptest" and
+# "testdir/cgrouptest/container": runtimes remove the leaf, not the parents they
+# made for it).  Only those names: other users' cgroups are never touched.
+cgroup_dirs () {
+  find /sys/fs/cgroup -mindepth 1 -type d \( -name cgrouptest -o -name testdir -o -path '*/testdir/cgrouptest/*' \) \
+    2>/dev/null | sort
+}
+
 list_ids () {
   timeout 20 "$runtime" list 2>/dev/null | awk 'NR > 1 && $1 != "" { print $1 }' | sort
 }
@@ -150,6 +160,7 @@ for f in "${selected[@]}"; do
   # the bundle.
   mkdir -p "$work/tmp" && mount -t tmpfs -o mode=1777 csrun-suite-rt "$work/tmp" || exit 2
   before=$(list_ids)
+  cg_before=$(cgroup_dirs)
   rc=0
   (cd "$src" && exec env RUNTIME="$runtime" TMPDIR="$work/tmp" \
     timeout -k 10 "$timeout_s" "./$f" < /dev/null) > "$log" 2>&1 || rc=$?
@@ -159,6 +170,11 @@ for f in "${selected[@]}"; do
     timeout 20 "$runtime" delete --force "$id" >> "$log" 2>&1
   done
   umount -l "$work/tmp" && rmdir "$work/tmp" || exit 2
+  # Empty cgroups the file's containers left: remove them, deepest first
+  # (rmdir refuses a cgroup with processes or children, so nothing else goes).
+  while IFS= read -r d; do
+    [ -n "$d" ] && rmdir "$d" 2>/dev/null && echo "# $me: removed the cgroup $d the file left" >> "$log"
+  done < <(comm -13 <(printf '%s\n' "$cg_before") <(cgroup_dirs) | sort -r)
   nnotok=$(grep -o 'not ok' "$log" | wc -l)
   if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
     status=fail detail="timeout (${timeout_s}s)"
