@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "oci/config.h"
 #include "oci/validate.h"
@@ -284,4 +285,77 @@ Test (validate, dev_kind)
   c.mounts = &ms[1];
   c.n_mounts = 0;
   cr_assert_eq (oci_config_dev_kind (&c), OCI_DEV_NONE);
+}
+
+/* process.apparmorProfile: refused where the kernel has no AppArmor (as runc
+ * and crun), accepted where it is on; the switch file is a parameter here. */
+static void
+apparmor_file (const char *path, const char *content)
+{
+  FILE *f = fopen (path, "w");
+  cr_assert_not_null (f);
+  cr_assert_eq (fputs (content, f) >= 0, 1);
+  cr_assert_eq (fclose (f), 0);
+}
+
+Test (validate, apparmor_profile)
+{
+  char dir[] = "/tmp/csrun-test-apparmor.XXXXXX";
+  cr_assert_not_null (mkdtemp (dir));
+  char on[300], off[300], none[300];
+  snprintf (on, sizeof on, "%s/on", dir);
+  snprintf (off, sizeof off, "%s/off", dir);
+  snprintf (none, sizeof none, "%s/absent", dir);
+  apparmor_file (on, "Y\n");
+  apparmor_file (off, "N\n");
+  csr_error *e = NULL;
+  /* No profile: nothing to apply, whatever the host. */
+  cr_assert_eq (oci_apparmor_check (NULL, none, &e), 0);
+  cr_assert_eq (oci_apparmor_check ("", off, &e), 0);
+  cr_assert_null (e);
+  cr_assert_eq (oci_apparmor_check ("containers-default-0.50.1", on, &e), 0);
+  cr_assert_null (e);
+  const char *hosts[] = { off, none };
+  for (size_t i = 0; i < 2; i++)
+    {
+      cr_assert_lt (oci_apparmor_check ("containers-default-0.50.1", hosts[i], &e), 0);
+      cr_assert_not_null (e);
+      cr_assert_not_null (strstr (e->msg, "\"containers-default-0.50.1\""), "%s", e->msg);
+      cr_assert_not_null (strstr (e->msg, "AppArmor is not enabled"), "%s", e->msg);
+      cr_assert_null (strchr (e->msg, '\n'));
+      csr_error_free (e);
+      e = NULL;
+    }
+  /* The switch unreadable for another reason: an error that says so. */
+  cr_assert_lt (oci_apparmor_check ("p", dir, &e), 0);
+  cr_assert_not_null (e);
+  cr_assert_not_null (strstr (e->msg, "cannot tell whether AppArmor is enabled"), "%s", e->msg);
+  csr_error_free (e);
+  unlink (on);
+  unlink (off);
+  rmdir (dir);
+}
+
+/* oci_config_validate applies it with the host's switch. */
+Test (validate, apparmor_in_config)
+{
+  struct oci_config c = { .apparmor_profile = (char *)"some-profile" };
+  csr_error *e = NULL;
+  int r = oci_config_validate (&c, &e);
+  if (access (OCI_APPARMOR_ENABLED, R_OK) == 0)
+    {
+      char buf[4] = "";
+      FILE *f = fopen (OCI_APPARMOR_ENABLED, "r");
+      cr_assert_not_null (f);
+      cr_assert_not_null (fgets (buf, sizeof buf, f));
+      fclose (f);
+      if (buf[0] == 'Y')
+        {
+          cr_assert_eq (r, 0, "%s", e ? e->msg : "");
+          return;
+        }
+    }
+  cr_assert_lt (r, 0);
+  cr_assert_not_null (strstr (e->msg, "AppArmor is not enabled"), "%s", e->msg);
+  csr_error_free (e);
 }

@@ -18,7 +18,10 @@
  *    would need a mount in the caller's mount namespace.
  *  - /dev: runc (needsSetupDev) and crun (mount_dev_from_host) skip their
  *    /dev set-up when /dev is a bind mount; csrun also makes devices only in
- *    a tmpfs it mounted at /dev itself. */
+ *    a tmpfs it mounted at /dev itself.
+ *  - apparmorProfile: runc writes it to /proc/self/attr/exec (EINVAL without
+ *    AppArmor) and crun checks that AppArmor is enabled first; both refuse a
+ *    profile on a host without AppArmor, and so does csrun. */
 #include <config.h> /* the autotools header: oci/config.h would shadow "config.h" */
 #include "validate.h"
 
@@ -27,6 +30,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include "../util/cleanup.h"
+#include "../util/fs.h"
 
 #define SYSCTL_MAX 255
 
@@ -324,11 +330,34 @@ check_devices (const struct oci_config *c, csr_error **err)
 }
 
 int
+oci_apparmor_check (const char *profile, const char *enabled_path, csr_error **err)
+{
+  if (profile == NULL || *profile == '\0')
+    return 0;
+  cleanup_free char *text = NULL;
+  cleanup_error csr_error *e = NULL;
+  size_t len = 0;
+  bool on = false;
+  if (csr_read_file (enabled_path, 64, &text, &len, &e) == 0)
+    on = len > 0 && text[0] == 'Y';
+  else if (e->status != ENOENT) /* ENOENT: a kernel without AppArmor */
+    return csr_error_set (err, e->status,
+                          "process.apparmorProfile \"%s\": cannot tell whether AppArmor is "
+                          "enabled (%s)",
+                          profile, e->msg);
+  if (!on)
+    return csr_error_set (
+        err, 0, "process.apparmorProfile \"%s\": AppArmor is not enabled on this host", profile);
+  return 0;
+}
+
+int
 oci_config_validate (const struct oci_config *c, csr_error **err)
 {
   unsigned long own = oci_config_own_namespaces (c);
   if (check_sysctls (c, own, err) < 0 || check_no_mount_namespace (c, own, err) < 0
-      || check_devices (c, err) < 0)
+      || check_devices (c, err) < 0
+      || oci_apparmor_check (c->apparmor_profile, OCI_APPARMOR_ENABLED, err) < 0)
     return -1;
   /* runc: no hostname without a UTS namespace; and never the caller's. */
   const char *field = c->hostname && c->hostname[0]       ? "hostname"

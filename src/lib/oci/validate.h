@@ -8,7 +8,8 @@
  *  - no mount namespace: csrun then mounts nothing and only chroots into
  *    root.path, so what needs mounts (mounts, maskedPaths, readonlyPaths,
  *    root.readonly, linux.devices, rootfsPropagation) is refused;
- *  - linux.devices: made only in the container's own tmpfs /dev. */
+ *  - linux.devices: made only in the container's own tmpfs /dev;
+ *  - process.apparmorProfile: refused where the kernel has no AppArmor. */
 #ifndef CSRUN_OCI_VALIDATE_H
 #define CSRUN_OCI_VALIDATE_H
 
@@ -54,6 +55,17 @@ enum oci_dev_kind oci_config_dev_kind (const struct oci_config *c);
 /* Whether the mount destination DEST is lexically "/" or "/dev". */
 bool oci_path_is_root (const char *dest);
 bool oci_path_is_dev (const char *dest);
+
+/* process.apparmorProfile PROFILE against the kernel's AppArmor switch, the
+ * file ENABLED_PATH (OCI_APPARMOR_ENABLED: "Y" when AppArmor is on; absent
+ * when the kernel has none).  NULL or "" is accepted; any other profile only
+ * when AppArmor is on: runc (its write to /proc/self/attr/exec fails) and
+ * crun ("AppArmor is not initialized correctly") refuse it on a host without
+ * AppArmor, and the spec wants an error for a value that cannot be applied.
+ * (Where AppArmor is on, csrun reads the profile and does not apply it:
+ * csrun-oci(8).)  Returns 0, or -1 with one line naming the profile. */
+#define OCI_APPARMOR_ENABLED "/sys/module/apparmor/parameters/enabled"
+int oci_apparmor_check (const char *profile, const char *enabled_path, csr_error **err);
 
 /* Every check above on C (a parsed config); the caller's namespaces are read
  * from /proc/self/ns.  Returns 0, or -1 with one line in *ERR. */
