@@ -23,6 +23,7 @@
 #include "../oci/hooks.h"
 #include "../oci/validate.h"
 #include "../util/cleanup.h"
+#include "../util/log.h"
 #include "../util/syscalls.h"
 #include "cgroup.h"
 #include "child.h"
@@ -174,6 +175,9 @@ csr_oci_jail_create (const struct jail_spec *spec, csr_oci_state_fn state_fn, vo
    * library caller that did not gets the same checks here. */
   if (oci_config_validate (c, err) < 0 || clone_flags (c, &flags, &join_first, err) < 0)
     return -1;
+  if (c->n_unknown_caps)
+    csr_warn ("process.capabilities: unknown capability '%s' ignored%s", c->unknown_cap,
+              c->n_unknown_caps > 1 ? " (and others)" : "");
   bool userns = (flags & CLONE_NEWUSER) != 0;
   if (userns
       && (copy_maps (c->uid_mappings, c->n_uid_mappings, s.uid_map, &s.n_uid_map, "uidMappings",

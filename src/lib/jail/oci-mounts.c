@@ -577,7 +577,13 @@ make_device (int devfd, const char *rel, char type, unsigned maj, unsigned min, 
   cleanup_close int dfd = dev_parent (devfd, path, &name, err);
   if (dfd < 0)
     return -1;
-  if (mknodat (dfd, name, kind | perm, makedev (maj, min)) == 0)
+  /* The mode asked for, not less (runc clears the umask around it too). */
+  mode_t old_mask = umask (0);
+  int made = mknodat (dfd, name, kind | perm, makedev (maj, min));
+  int saved = errno;
+  umask (old_mask);
+  errno = saved;
+  if (made == 0)
     {
       if (fchownat (dfd, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0 && errno != EPERM
           && errno != EINVAL)
@@ -680,23 +686,38 @@ track_dev (const struct oci_mount *m, int rootfd, int *devfd, csr_error **err)
   return 0;
 }
 
+/* linux.rootfsPropagation as mount flags into *PROP (0: not given). */
+static int
+rootfs_propagation (const struct oci_config *c, unsigned long *prop, csr_error **err)
+{
+  *prop = 0;
+  if (c->rootfs_propagation == NULL)
+    return 0;
+  const struct mount_opt *m
+      = find_opt (propagation_opts, sizeof propagation_opts / sizeof propagation_opts[0],
+                  c->rootfs_propagation);
+  if (m == NULL)
+    return csr_error_set (err, EINVAL, "linux.rootfsPropagation: unknown value '%s'",
+                          c->rootfs_propagation);
+  *prop = m->flag;
+  return 0;
+}
+
 int
 csr_oci_mounts_prepare (const struct oci_config *c, const char *rootfs, const char *bundle,
                         csr_error **err)
 {
-  unsigned long prop = MS_SLAVE | MS_REC;
-  if (c->rootfs_propagation)
-    {
-      const struct mount_opt *m
-          = find_opt (propagation_opts, sizeof propagation_opts / sizeof propagation_opts[0],
-                      c->rootfs_propagation);
-      if (m == NULL)
-        return csr_error_set (err, EINVAL, "linux.rootfsPropagation: unknown value '%s'",
-                              c->rootfs_propagation);
-      prop = m->flag;
-    }
-  /* Nothing we mount propagates back (shared roots become private first). */
-  if (mount (NULL, "/", NULL, (prop & MS_SHARED) ? (MS_PRIVATE | MS_REC) : prop, NULL) < 0)
+  unsigned long prop;
+  if (rootfs_propagation (c, &prop, err) < 0)
+    return -1;
+  /* Nothing we mount propagates back: every mount becomes a slave (or
+   * private, when rprivate is asked for) before the rootfs is bound.  The
+   * configured propagation is applied to the container's "/" after
+   * pivot_root (csr_oci_mounts_enter), as runc does: a shared "/" here would
+   * make pivot_root fail (EINVAL) and propagate the mounts below to the
+   * caller's namespace. */
+  unsigned long first = prop == (MS_PRIVATE | MS_REC) ? prop : MS_SLAVE | MS_REC;
+  if (mount (NULL, "/", NULL, first, NULL) < 0)
     return csr_error_errno (err, "set the propagation of /");
   /* The rootfs must be a mount point of its own for pivot_root. */
   if (mount (rootfs, rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
@@ -711,8 +732,6 @@ csr_oci_mounts_prepare (const struct oci_config *c, const char *rootfs, const ch
       return -1;
   if (devfd >= 0 && setup_devices (c, devfd, err) < 0)
     return -1;
-  if ((prop & MS_SHARED) && mount (NULL, rootfs, NULL, prop, NULL) < 0)
-    return csr_error_errno (err, "set the propagation of the rootfs");
   return 0;
 }
 
@@ -738,6 +757,13 @@ csr_oci_mounts_enter (const struct oci_config *c, const char *rootfs, bool no_pi
     }
   if (chdir ("/") < 0)
     return csr_error_errno (err, "chdir /");
+  /* linux.rootfsPropagation, on the container's own root now (its peers
+   * and masters are in this mount namespace only: see prepare). */
+  unsigned long prop;
+  if (rootfs_propagation (c, &prop, err) < 0)
+    return -1;
+  if (prop && mount (NULL, "/", NULL, prop, NULL) < 0)
+    return csr_error_errno (err, "linux.rootfsPropagation %s", c->rootfs_propagation);
   return 0;
 }
 

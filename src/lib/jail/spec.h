@@ -84,6 +84,7 @@ struct jail_spec
   int oci_exec_fifo;                   /* O_PATH fd of the exec FIFO, or -1: exec at once */
   int oci_console;                     /* connected console socket (process.terminal), or -1 */
   int oci_preserve_fds;                /* fds 3 .. 3+N-1 stay open for the process */
+  int oci_listen_fds;                  /* the first N of them are LISTEN_FDS (socket activation) */
   bool oci_no_pivot;                   /* --no-pivot: move the root and chroot instead */
   bool oci_joined;                     /* the namespaces given by path are joined already */
   const struct oci_cgroup *oci_cgroup; /* joined before the container runs, or NULL */

@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -12,6 +14,8 @@
 
 #include "../util/cleanup.h"
 #include "../util/syscalls.h"
+
+#define DEFAULT_HOOK_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 static int
 run_one (const struct oci_hook *h, const char *stage, const char *state, csr_error **err)
@@ -31,7 +35,13 @@ run_one (const struct oci_hook *h, const char *stage, const char *state, csr_err
       if (dup2 (in[0], 0) < 0)
         _exit (127);
       char *argv0[] = { h->path, NULL };
-      char *envp0[] = { NULL };
+      /* A hook without env gets the runtime's PATH, nothing else (runc and
+       * crun pass their whole environment: not csrun's API keys). */
+      char path_env[4096];
+      const char *path = getenv ("PATH");
+      snprintf (path_env, sizeof path_env, "PATH=%s",
+                path && strlen (path) < sizeof path_env - 6 ? path : DEFAULT_HOOK_PATH);
+      char *envp0[] = { path_env, NULL };
       signal (SIGPIPE, SIG_DFL);
       execve (h->path, h->n_args ? h->args : argv0, h->n_env ? h->env : envp0);
       _exit (127);
