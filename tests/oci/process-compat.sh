@@ -142,8 +142,36 @@ for p in ("/dev/csr-a", "/dev/sub/csr-b"):
   [ "$rc" = 0 ] && [ "$out" = "/dev/csr-a c 0o666 10 11 1 3"$'\n'"/dev/sub/csr-b b 0o660 0 0 7 0" ] &&
     ok "linux.devices: nodes with their fileMode whatever the umask (077), uid and gid" ||
     not_ok "device nodes' mode and owner" "exit $rc: $out"
+  # Outside /dev (runc, crun): made in the /dev tmpfs, bound onto an empty file at its path.
+  make_bundle "$T/devout" "$(args 'import os, stat
+s = os.stat("/csr-out/node")
+print(stat.S_ISCHR(s.st_mode), oct(s.st_mode & 0o777), os.major(s.st_rdev), os.minor(s.st_rdev), os.listdir("/dev").count(".csrun-device-0"))'); c[\"linux\"][\"devices\"] = [{\"path\": \"/csr-out/node\", \"type\": \"c\", \"major\": 1, \"minor\": 3}]"
+  run_bundle devout "$T/devout"
+  [ "$rc" = 0 ] && [ "$out" = "True 0o666 1 3 0" ] &&
+    ok "linux.devices outside /dev: the node is there (and no passing name left in /dev)" ||
+    not_ok "a device node outside /dev" "exit $rc: $out"
+  # Root with a user namespace of the container's own (mknod is refused in
+  # it): the nodes are made by create, owned by the mapped ids (crun).
+  MAP='c["linux"]["namespaces"].append({"type": "user"}); c["linux"]["uidMappings"] = [{"containerID": 0, "hostID": 200000, "size": 65536}]; c["linux"]["gidMappings"] = [{"containerID": 0, "hostID": 200000, "size": 65536}]'
+  make_bundle "$T/devns" "$STATDEV; $DEVS; $MAP; c[\"mounts\"] = [m for m in c[\"mounts\"] if m[\"type\"] not in (\"cgroup\", \"sysfs\")]"
+  out=$(umask 077 && "${C[@]}" run -b "$T/devns" devns 2>&1 </dev/null)
+  rc=$?
+  [ "$rc" = 0 ] && [ "$out" = "/dev/csr-a c 0o666 10 11 1 3"$'\n'"/dev/sub/csr-b b 0o660 0 0 7 0" ] &&
+    ok "root, user namespace: linux.devices nodes made by create, with their mode and owner (no host node needed)" ||
+    not_ok "device nodes in a user namespace (root)" "exit $rc: $out"
+  # A bind source only the host's root reaches (a 0700 directory): opened by create (crun).
+  mkdir -p "$T/private/dir" && echo secret-ok >"$T/private/dir/f" && chmod 0700 "$T/private"
+  make_bundle "$T/bindns" "$(args 'print(open("/run/f").read().strip())'); $MAP; c[\"mounts\"] = [m for m in c[\"mounts\"] if m[\"type\"] not in (\"cgroup\", \"sysfs\")]; c[\"mounts\"].append({\"destination\": \"/run\", \"type\": \"bind\", \"source\": \"$T/private/dir\", \"options\": [\"bind\", \"ro\"]})"
+  chmod o+rx "$T/private/dir" "$T/private/dir/f" 2>/dev/null
+  run_bundle bindns "$T/bindns"
+  [ "$rc" = 0 ] && [ "$out" = secret-ok ] &&
+    ok "root, user namespace: a bind source below a directory only root can enter is mounted (crun)" ||
+    not_ok "a bind source only root reaches, in a user namespace" "exit $rc: $out"
 else
   skip "device nodes' mode and owner" "needs root (mknod)"
+  skip "a device node outside /dev" "needs root (mknod)"
+  skip "device nodes in a user namespace (root)" "needs root"
+  skip "a bind source only root reaches, in a user namespace" "needs root"
 fi
 
 done_testing

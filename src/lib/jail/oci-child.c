@@ -473,7 +473,9 @@ csr_oci_child_main (const struct jail_spec *spec, int syncfd, const int *cgroup_
       close (procfd);
       procfd = hi;
     }
-  if (mntns && csr_oci_mounts_prepare (c, spec->rootfs_dir, spec->oci_bundle, &e) < 0)
+  if (mntns
+      && csr_oci_mounts_prepare (c, spec->rootfs_dir, spec->oci_bundle, spec->oci_premounts, &e)
+             < 0)
     fail (syncfd, e);
   /* prestart and createRuntime hooks run in the runtime's namespaces. */
   if (c->n_hooks[OCI_HOOK_PRESTART] + c->n_hooks[OCI_HOOK_CREATE_RUNTIME] > 0)

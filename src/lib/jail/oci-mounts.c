@@ -24,6 +24,7 @@
 #include "../util/cleanup.h"
 #include "../util/syscalls.h"
 #include "mounts.h"
+#include "oci-premount.h"
 
 struct mount_opt
 {
@@ -281,24 +282,52 @@ mount_at (const char *src, int fd, const char *dest, const char *type, unsigned 
   return 0;
 }
 
+/* Move the detached mount TREE (closed) onto the target FD. */
+static int
+move_detached (int tree, int fd, const char *dest, csr_error **err)
+{
+  int rc = move_mount (tree, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+  int saved = errno;
+  close (tree);
+  if (rc < 0)
+    return csr_error_set (err, saved, "mount %s", dest);
+  return 0;
+}
+
+/* A bind mount of M's source (or of PRE, a detached clone of it that csrun
+ * create made as the host's root: see oci-premount.c; closed here). */
 static int
 bind_mount (const struct oci_mount *m, const char *bundle, int rootfd, unsigned long flags,
-            unsigned long propagation, csr_error **err)
+            unsigned long propagation, int pre, csr_error **err)
 {
   char src[PATH_MAX];
   if (m->source == NULL)
-    return csr_error_set (err, EINVAL, "bind mount on %s has no source", m->destination);
+    {
+      if (pre >= 0)
+        close (pre);
+      return csr_error_set (err, EINVAL, "bind mount on %s has no source", m->destination);
+    }
   if (m->source[0] == '/' || bundle == NULL)
     snprintf (src, sizeof src, "%s", m->source);
   else
     snprintf (src, sizeof src, "%s/%s", bundle, m->source);
   struct stat st;
-  if (stat (src, &st) < 0)
-    return csr_error_errno (err, "bind mount source %s", src);
+  if ((pre >= 0 ? fstat (pre, &st) : stat (src, &st)) < 0)
+    {
+      int saved = errno;
+      if (pre >= 0)
+        close (pre);
+      return csr_error_set (err, saved, "bind mount source %s", src);
+    }
   cleanup_close int fd = open_target (rootfd, m->destination, !S_ISDIR (st.st_mode), err);
   if (fd < 0)
-    return -1;
-  if (mount_at (src, fd, m->destination, NULL, MS_BIND | (flags & MS_REC), NULL, err) < 0)
+    {
+      if (pre >= 0)
+        close (pre);
+      return -1;
+    }
+  if (pre >= 0 ? move_detached (pre, fd, m->destination, err)
+               : mount_at (src, fd, m->destination, NULL, MS_BIND | (flags & MS_REC), NULL, err))
     return -1;
   /* The flags of a bind mount take a remount of the new mount. */
   cleanup_close int fd2 = open_target (rootfd, m->destination, false, err);
@@ -373,7 +402,7 @@ static int
 bind_ro (const char *host_dir, const char *dest, int rootfd, csr_error **err)
 {
   struct oci_mount b = { .destination = (char *)dest, .source = (char *)host_dir };
-  return bind_mount (&b, NULL, rootfd, MS_BIND | MS_REC | CG_RO, 0, err);
+  return bind_mount (&b, NULL, rootfd, MS_BIND | MS_REC | CG_RO, 0, -1, err);
 }
 
 struct mountinfo_line
@@ -469,7 +498,7 @@ mount_cgroups (const struct oci_mount *m, int rootfd, csr_error **err)
 
 /* One entry of config.mounts. */
 static int
-do_one_mount (const struct oci_mount *m, const char *bundle, int rootfd, csr_error **err)
+do_one_mount (const struct oci_mount *m, const char *bundle, int rootfd, int pre, csr_error **err)
 {
   unsigned long flags, propagation;
   char data[1024];
@@ -479,7 +508,9 @@ do_one_mount (const struct oci_mount *m, const char *bundle, int rootfd, csr_err
     return csr_error_wrap (err, "mount %s", m->destination);
   const char *type = m->type;
   if ((flags & MS_BIND) || (type && strcmp (type, "bind") == 0))
-    return bind_mount (m, bundle, rootfd, flags | MS_BIND, propagation, err);
+    return bind_mount (m, bundle, rootfd, flags | MS_BIND, propagation, pre, err);
+  if (pre >= 0)
+    close (pre);
   if (type && (strcmp (type, "cgroup") == 0 || strcmp (type, "cgroup2") == 0))
     return mount_cgroups (m, rootfd, err);
   cleanup_close int fd = open_target (rootfd, m->destination, false, err);
@@ -498,7 +529,7 @@ do_one_mount (const struct oci_mount *m, const char *bundle, int rootfd, csr_err
       b.source = (char *)"/sys";
       return bind_mount (&b, NULL, rootfd,
                          MS_BIND | MS_REC | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                         propagation, err);
+                         propagation, -1, err);
     }
   /* mqueue without a private IPC namespace owner: the same idea. */
   if (type && strcmp (type, "mqueue") == 0 && (errno == EPERM || errno == EACCES))
@@ -507,7 +538,7 @@ do_one_mount (const struct oci_mount *m, const char *bundle, int rootfd, csr_err
       struct oci_mount b = *m;
       b.source = (char *)"/dev/mqueue";
       return bind_mount (&b, NULL, rootfd, MS_BIND | MS_REC | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                         propagation, err);
+                         propagation, -1, err);
     }
   return -1;
 }
@@ -606,10 +637,87 @@ make_device (int devfd, const char *rel, char type, unsigned maj, unsigned min, 
   return mount_at (host, target, host, NULL, MS_BIND, NULL, err);
 }
 
-/* The default devices, linux.devices, the /dev links and ptmx, all in the
- * tmpfs at DEVFD. */
+/* An empty file at /dev/REL, and the detached mount PRE (a node csrun create
+ * made: oci-premount.c) moved onto it; PRE is closed. */
 static int
-setup_devices (const struct oci_config *c, int devfd, csr_error **err)
+place_in_dev (int devfd, const char *rel, int pre, csr_error **err)
+{
+  char path[PATH_MAX];
+  const char *name = NULL;
+  if (snprintf (path, sizeof path, "%s", rel) >= (int)sizeof path)
+    {
+      close (pre);
+      return csr_error_set (err, ENAMETOOLONG, "device /dev/%s", rel);
+    }
+  cleanup_close int dfd = dev_parent (devfd, path, &name, err);
+  int fd = dfd < 0 ? -1 : openat (dfd, name, O_CREAT | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd >= 0)
+    close (fd);
+  cleanup_close int target = fd < 0 ? -1 : (int)openat2_in_dev (dfd, name, O_PATH);
+  if (target < 0)
+    {
+      close (pre);
+      if (dfd < 0)
+        return -1;
+      return csr_error_errno (err, "device /dev/%s", rel);
+    }
+  char dest[PATH_MAX + 8];
+  snprintf (dest, sizeof dest, "/dev/%s", rel);
+  return move_detached (pre, target, dest, err);
+}
+
+/* linux.devices[K] at D->path outside /dev: a node made in the /dev tmpfs
+ * under a passing name (or PRE, made by csrun create), bound onto an empty
+ * file at its path in the rootfs (created, as mount targets are: never a
+ * node in the rootfs's own directory), the passing name removed.  Without
+ * mknod, the host's node of the same path is bound (runc). */
+static int
+place_outside_dev (int rootfd, int devfd, const struct oci_device *d, size_t k, int pre,
+                   csr_error **err)
+{
+  cleanup_close int target = open_target (rootfd, d->path, true, err);
+  if (target < 0)
+    {
+      if (pre >= 0)
+        close (pre);
+      return -1;
+    }
+  if (pre >= 0)
+    return move_detached (pre, target, d->path, err);
+  char tmp[64];
+  snprintf (tmp, sizeof tmp, ".csrun-device-%zu", k);
+  cleanup_close int ddir = (int)openat2_in_dev (devfd, ".", O_RDONLY | O_DIRECTORY);
+  if (ddir < 0)
+    return csr_error_errno (err, "open /dev");
+  mode_t kind = d->type == 'b' ? S_IFBLK : d->type == 'p' ? S_IFIFO : S_IFCHR;
+  mode_t old_mask = umask (0);
+  int made = mknodat (ddir, tmp, kind | (d->has_file_mode ? (d->file_mode & 07777) : 0666),
+                      makedev ((unsigned)d->major, (unsigned)d->minor));
+  int saved = errno;
+  umask (old_mask);
+  if (made < 0 && saved == EPERM)
+    return mount_at (d->path, target, d->path, NULL, MS_BIND, NULL, err);
+  if (made < 0)
+    return csr_error_set (err, saved, "mknod %s", d->path);
+  if (fchownat (ddir, tmp, d->has_uid ? d->uid : 0, d->has_gid ? d->gid : 0, AT_SYMLINK_NOFOLLOW)
+          < 0
+      && errno != EPERM && errno != EINVAL)
+    return csr_error_errno (err, "chown device %s", d->path);
+  /* The passing name goes once the node is bound in place (a mount whose
+   * root is already unlinked can't be attached). */
+  int tree = open_tree (ddir, tmp, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+  int rc = tree < 0 ? csr_error_errno (err, "device %s", d->path)
+                    : move_detached (tree, target, d->path, err);
+  (void)unlinkat (ddir, tmp, 0);
+  return rc;
+}
+
+/* The default devices, linux.devices (PRE: the nodes csrun create made, or
+ * NULL), the /dev links and ptmx, in the tmpfs at DEVFD (a device elsewhere
+ * is bound from there onto its path in ROOTFD). */
+static int
+setup_devices (const struct oci_config *c, int rootfd, int devfd, struct csr_oci_premounts *pre,
+               csr_error **err)
 {
   for (size_t i = 0; i < sizeof default_devices / sizeof default_devices[0]; i++)
     {
@@ -625,13 +733,19 @@ setup_devices (const struct oci_config *c, int devfd, csr_error **err)
   for (size_t k = 0; k < c->n_devices; k++)
     {
       const struct oci_device *d = &c->devices[k];
-      /* oci_config_validate: a plain path below /dev. */
+      int fd = pre ? csr_oci_premounts_take (pre->device_fds, pre->n_devices, k) : -1;
+      /* oci_config_validate: a clean absolute path. */
       if (strncmp (d->path, "/dev/", 5) != 0)
-        return csr_error_set (err, EINVAL, "device %s is not below /dev", d->path);
-      if (make_device (devfd, d->path + 5, d->type == 'u' ? 'c' : d->type, (unsigned)d->major,
-                       (unsigned)d->minor, d->has_file_mode ? (d->file_mode & 07777) : 0666,
-                       d->has_uid ? d->uid : 0, d->has_gid ? d->gid : 0, err)
-          < 0)
+        {
+          if (place_outside_dev (rootfd, devfd, d, k, fd, err) < 0)
+            return -1;
+          continue;
+        }
+      if (fd >= 0
+              ? place_in_dev (devfd, d->path + 5, fd, err)
+              : make_device (devfd, d->path + 5, d->type == 'u' ? 'c' : d->type, (unsigned)d->major,
+                             (unsigned)d->minor, d->has_file_mode ? (d->file_mode & 07777) : 0666,
+                             d->has_uid ? d->uid : 0, d->has_gid ? d->gid : 0, err))
         return -1;
     }
   static const char *const links[][2] = {
@@ -705,7 +819,7 @@ rootfs_propagation (const struct oci_config *c, unsigned long *prop, csr_error *
 
 int
 csr_oci_mounts_prepare (const struct oci_config *c, const char *rootfs, const char *bundle,
-                        csr_error **err)
+                        struct csr_oci_premounts *pre, csr_error **err)
 {
   unsigned long prop;
   if (rootfs_propagation (c, &prop, err) < 0)
@@ -727,10 +841,12 @@ csr_oci_mounts_prepare (const struct oci_config *c, const char *rootfs, const ch
     return csr_error_errno (err, "open the rootfs %s", rootfs);
   cleanup_close int devfd = -1;
   for (size_t i = 0; i < c->n_mounts; i++)
-    if (do_one_mount (&c->mounts[i], bundle, rootfd, err) < 0
+    if (do_one_mount (&c->mounts[i], bundle, rootfd,
+                      pre ? csr_oci_premounts_take (pre->mount_fds, pre->n_mounts, i) : -1, err)
+            < 0
         || track_dev (&c->mounts[i], rootfd, &devfd, err) < 0)
       return -1;
-  if (devfd >= 0 && setup_devices (c, devfd, err) < 0)
+  if (devfd >= 0 && setup_devices (c, rootfd, devfd, pre, err) < 0)
     return -1;
   return 0;
 }

@@ -11,6 +11,7 @@
 struct csr_cgroup;
 struct oci_config;
 struct oci_cgroup;
+struct csr_oci_premounts;
 
 struct csr_idmap
 {
@@ -88,6 +89,7 @@ struct jail_spec
   bool oci_no_pivot;                   /* --no-pivot: move the root and chroot instead */
   bool oci_joined;                     /* the namespaces given by path are joined already */
   const struct oci_cgroup *oci_cgroup; /* joined before the container runs, or NULL */
+  struct csr_oci_premounts *oci_premounts; /* bind sources and nodes made by create, or NULL */
 };
 
 void jail_spec_init (struct jail_spec *spec);

@@ -313,11 +313,13 @@ check_devices (const struct oci_config *c, csr_error **err)
     {
       char buf[4096];
       const char *p = c->devices[i].path;
-      if (!clean_path (p, buf, sizeof buf) || strncmp (buf, "/dev/", 5) != 0
-          || strcmp (buf, p) != 0)
+      /* Anywhere in the container (runc, crun): a node outside /dev is made
+       * in the /dev tmpfs and bound onto an empty file at its path. */
+      if (!clean_path (p, buf, sizeof buf) || strcmp (buf, p) != 0 || strcmp (buf, "/") == 0
+          || strcmp (buf, "/dev") == 0)
         return csr_error_set (err, 0,
-                              "linux.devices[%zu]: '%s' is not a plain path below /dev "
-                              "(csrun makes device nodes only in the container's tmpfs /dev)",
+                              "linux.devices[%zu]: '%s' is not a plain absolute path (no '..', "
+                              "'.', '//' or trailing '/')",
                               i, p);
     }
   if (oci_config_dev_kind (c) == OCI_DEV_NONE)
