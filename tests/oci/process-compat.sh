@@ -168,10 +168,10 @@ print(stat.S_ISCHR(s.st_mode), oct(s.st_mode & 0o777), os.major(s.st_rdev), os.m
     ok "root, user namespace: a bind source below a directory only root can enter is mounted (crun)" ||
     not_ok "a bind source only root reaches, in a user namespace" "exit $rc: $out"
 else
-  skip "device nodes' mode and owner" "needs root (mknod)"
-  skip "a device node outside /dev" "needs root (mknod)"
-  skip "device nodes in a user namespace (root)" "needs root"
-  skip "a bind source only root reaches, in a user namespace" "needs root"
+  skip "device nodes' mode and owner" "n/a: root only (mknod)"
+  skip "a device node outside /dev" "n/a: root only (mknod)"
+  skip "device nodes in a user namespace (root)" "n/a: root only"
+  skip "a bind source only root reaches, in a user namespace" "n/a: root only"
 fi
 
 done_testing

@@ -486,8 +486,11 @@ csr_oci_child_main (const struct jail_spec *spec, int syncfd, const int *cgroup_
       if (r != 1 || go != 'H')
         _exit (125);
     }
+  /* createContainer hooks run in the rootfs as their working directory
+   * (runc), before pivot_root. */
   if (c->n_hooks[OCI_HOOK_CREATE_CONTAINER] > 0
-      && oci_hooks_run (c, OCI_HOOK_CREATE_CONTAINER, state, &e) < 0)
+      && ((chdir (spec->rootfs_dir) < 0 && csr_error_errno (&e, "chdir %s", spec->rootfs_dir))
+          || oci_hooks_run (c, OCI_HOOK_CREATE_CONTAINER, state, &e) < 0))
     fail (syncfd, e);
   if (mntns && csr_oci_mounts_enter (c, spec->rootfs_dir, spec->oci_no_pivot, &e) < 0)
     fail (syncfd, e);
