@@ -1,6 +1,7 @@
 #include <config.h> /* the autotools header: oci/config.h would shadow "config.h" */
 #include "hooks.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -84,15 +85,19 @@ run_one (const struct oci_hook *h, const char *stage, const char *state, csr_err
     if (errno != EINTR)
       return csr_error_errno (err, "%s hook %s: wait", stage, h->path);
   if (timed_out)
-    return csr_error_set (err, ETIMEDOUT, "%s hook %s: timed out after %d s", stage, h->path,
-                          h->timeout_s);
+    return csr_error_set (err, ETIMEDOUT, "error running %s hook %s: timed out after %d s", stage,
+                          h->path, h->timeout_s);
   if (WIFEXITED (status) && WEXITSTATUS (status) == 0)
     return 0;
   if (WIFEXITED (status))
-    return csr_error_set (err, 0, "%s hook %s: exit status %d", stage, h->path,
+    return csr_error_set (err, 0, "error running %s hook %s: exit status %d", stage, h->path,
                           WEXITSTATUS (status));
-  return csr_error_set (err, 0, "%s hook %s: killed by signal %d", stage, h->path,
-                        WTERMSIG (status));
+  /* "bad system call", as runc words it (a seccomp kill, say). */
+  char name[64];
+  snprintf (name, sizeof name, "%s", strsignal (WTERMSIG (status)));
+  name[0] = (char)tolower ((unsigned char)name[0]);
+  return csr_error_set (err, 0, "error running %s hook %s: killed by signal %d: %s", stage, h->path,
+                        WTERMSIG (status), name);
 }
 
 int
