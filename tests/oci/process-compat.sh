@@ -102,14 +102,6 @@ done
 pid_ok=$(json_get "$H/poststart" 'j["pid"] > 0' 2>/dev/null)
 [ "$pid_ok" = True ] && ok "poststart's state has the container's pid" || not_ok "poststart's pid" "$(cat "$H/poststart" 2>&1)"
 
-# startContainer hooks run under the container's seccomp filter (runc's seccomp.bats).
-make_bundle "$T/hsc" "$(args 'print("ran")'); c[\"process\"][\"noNewPrivileges\"] = True; c[\"linux\"][\"seccomp\"] = {\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [{\"names\": [\"mkdir\", \"mkdirat\"], \"action\": \"SCMP_ACT_KILL\"}]}; c[\"hooks\"] = {\"startContainer\": [{\"path\": \"$PY\", \"args\": [\"python3\", \"-c\", \"import os; os.mkdir('/tmp/csr-hook-dir')\"]}]}"
-out=$("${C[@]}" run -b "$T/hsc" hsc 2>&1 </dev/null)
-rc=$?
-[ "$rc" != 0 ] && [[ $out == *"error running startContainer hook"*"bad system call"* ]] && [[ $out != *ran* ]] &&
-  ok "startContainer hooks run under the seccomp filter (runc): a killed mkdir fails the start" ||
-  not_ok "startContainer hooks under seccomp" "exit $rc: $out"
-
 # ---------------------------------------------------------------- rootfsPropagation
 PROP=$(args 'for l in open("/proc/self/mountinfo"):
     f = l.split()

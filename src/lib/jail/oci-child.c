@@ -390,14 +390,11 @@ exec_failed (int status_fd, int code)
   _exit (code);
 }
 
-/* The filter loaded already (before the startContainer hooks). */
-static bool seccomp_loaded;
-
 void
 csr_oci_exec_process (const struct oci_config *c, const void *seccomp_bpf, const char *exe,
                       int status_fd)
 {
-  if (seccomp_bpf && c->no_new_privileges && !seccomp_loaded
+  if (seccomp_bpf && c->no_new_privileges
       && prctl (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, seccomp_bpf) < 0)
     {
       fprintf (stderr, "csrun: load the seccomp filter: %s\n", strerror (errno));
@@ -551,16 +548,6 @@ csr_oci_child_main (const struct jail_spec *spec, int syncfd, const int *cgroup_
     {
       fprintf (stderr, "csrun: %s\n", csr_error_text (e));
       _exit (125);
-    }
-  /* startContainer hooks run under the container's seccomp filter (runc). */
-  if (c->n_hooks[OCI_HOOK_START_CONTAINER] > 0 && spec->seccomp_bpf && c->no_new_privileges)
-    {
-      if (prctl (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, spec->seccomp_bpf) < 0)
-        {
-          fprintf (stderr, "csrun: load the seccomp filter: %s\n", strerror (errno));
-          _exit (125);
-        }
-      seccomp_loaded = true;
     }
   if (c->n_hooks[OCI_HOOK_START_CONTAINER] > 0
       && oci_hooks_run (c, OCI_HOOK_START_CONTAINER, state, &e) < 0)

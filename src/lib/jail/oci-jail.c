@@ -28,8 +28,8 @@
 #include "cgroup.h"
 #include "child.h"
 #include "idmap.h"
-#include "oci-child.h"
 #include "oci-premount.h"
+#include "oci-child.h"
 
 #define SETUP_TIMEOUT_MS 60000
 
@@ -190,15 +190,6 @@ csr_oci_jail_create (const struct jail_spec *spec, csr_oci_state_fn state_fn, vo
     return -1;
   if (userns && (s.n_uid_map == 0 || s.n_gid_map == 0))
     csr_idmap_default (&s, geteuid (), getegid ());
-  /* As root, with a user namespace of its own: bind sources and device
-   * nodes made here, before it exists (crun's way; see oci-premount.c). */
-  __attribute__ ((cleanup (csr_oci_premounts_release))) struct csr_oci_premounts pre = { 0 };
-  if (userns && geteuid () == 0 && s.oci_premounts == NULL && (c->n_mounts || c->n_devices))
-    {
-      if (csr_oci_premounts_make (c, s.oci_bundle, &s, &pre, err) < 0)
-        return -1;
-      s.oci_premounts = &pre;
-    }
 
   int sv[2];
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
@@ -226,6 +217,19 @@ csr_oci_jail_create (const struct jail_spec *spec, csr_oci_state_fn state_fn, vo
           break; /* the parent moves it instead */
         }
       cg_fds[n_cg_fds++] = fd;
+    }
+  /* As root, with a user namespace of its own: bind sources and device
+   * nodes made here, before it exists (crun's way; see oci-premount.c). */
+  __attribute__ ((cleanup (csr_oci_premounts_release))) struct csr_oci_premounts pre = { 0 };
+  if (userns && geteuid () == 0 && s.oci_premounts == NULL && (c->n_mounts || c->n_devices))
+    {
+      if (csr_oci_premounts_make (c, s.oci_bundle, &s, &pre, err) < 0)
+        {
+          while (n_cg_fds > 0)
+            close (cg_fds[--n_cg_fds]);
+          return -1;
+        }
+      s.oci_premounts = &pre;
     }
   int pidfd = -1;
   uint64_t cflags = join_first ? 0 : flags;

@@ -81,15 +81,18 @@ struct jail_spec
    * devices, process, capabilities and rlimits; the process is pid 1 itself
    * (no csrun init) and, with an exec FIFO, waits for `csrun start`. */
   const struct oci_config *oci;
+  /* The first N of the preserved fds are LISTEN_FDS (socket activation). */
+  int oci_listen_fds;
+  /* Bind sources and device nodes create made as root, or NULL (oci-premount.c). */
+  struct csr_oci_premounts *oci_premounts;
+
   const char *oci_bundle;              /* absolute: relative bind sources are relative to it */
   int oci_exec_fifo;                   /* O_PATH fd of the exec FIFO, or -1: exec at once */
   int oci_console;                     /* connected console socket (process.terminal), or -1 */
   int oci_preserve_fds;                /* fds 3 .. 3+N-1 stay open for the process */
-  int oci_listen_fds;                  /* the first N of them are LISTEN_FDS (socket activation) */
   bool oci_no_pivot;                   /* --no-pivot: move the root and chroot instead */
   bool oci_joined;                     /* the namespaces given by path are joined already */
   const struct oci_cgroup *oci_cgroup; /* joined before the container runs, or NULL */
-  struct csr_oci_premounts *oci_premounts; /* bind sources and nodes made by create, or NULL */
 };
 
 void jail_spec_init (struct jail_spec *spec);
