@@ -152,7 +152,10 @@ run_hooks_logged (const struct csr_global *g, const struct oci_state *st, int st
     }
   if (cfg.n_hooks[stage])
     {
-      cleanup_free char *json = oci_state_json (st);
+      /* poststart: "running", even when the process is gone already (crun). */
+      struct oci_state copy = *st;
+      copy.force_running = stage == OCI_HOOK_POSTSTART;
+      cleanup_free char *json = oci_state_json (&copy);
       cleanup_close int cwd = open (".", O_PATH | O_DIRECTORY | O_CLOEXEC);
       if (st->bundle && chdir (st->bundle) == 0)
         {

@@ -231,10 +231,10 @@ state_for_hooks (pid_t pid, void *data)
   struct creation *c = data;
   c->st.pid = pid;
   c->st.pid_start = oci_pid_start_time (pid, NULL);
-  c->st.creating = true; /* the hooks run while it is being created */
-  char *json = oci_state_json (&c->st);
-  c->st.creating = false;
-  return json;
+  /* "created" for prestart, createRuntime, createContainer and
+   * startContainer, as crun says (runtime-tools checks prestart's); the
+   * state file says "creating" meanwhile (it has no pid yet). */
+  return oci_state_json (&c->st);
 }
 
 static int
@@ -348,6 +348,17 @@ create_container (struct creation *c, const struct create_opts *o, pid_t *pid, c
   spec.oci_bundle = bundle;
   spec.oci_exec_fifo = fifo_fd;
   spec.oci_preserve_fds = (int)o->preserve_fds;
+  /* Socket activation, as runc and crun do: LISTEN_FDS=N in our environment
+   * (and LISTEN_PID, when set, ours) hands fds 3 .. 3+N-1 on too. */
+  const char *listen = getenv ("LISTEN_FDS");
+  const char *listen_pid = getenv ("LISTEN_PID");
+  uint64_t n_listen = 0;
+  if (listen && (listen_pid == NULL || atol (listen_pid) == (long)getpid ())
+      && csr_parse_uint (listen, 0, 4096, &n_listen, NULL) == 0 && n_listen > 0)
+    {
+      spec.oci_listen_fds = (int)n_listen;
+      spec.oci_preserve_fds += (int)n_listen;
+    }
   spec.oci_no_pivot = o->no_pivot;
   cleanup_close int console = -1;
   if (c->cfg.terminal)

@@ -268,9 +268,9 @@ if [ "$rc" = 0 ] && [ "$out" = ran ] && [ -z "$missing" ]; then
 else
   not_ok "all six hook stages run" "exit $rc: $out" "missing:$missing"
 fi
-if [ -s "$H/prestart.state" ] && json_get "$H/prestart.state" '(j["id"], j["pid"] > 0, j["status"])' | grep -qx "('c5', True, 'creating')" &&
+if [ -s "$H/prestart.state" ] && json_get "$H/prestart.state" '(j["id"], j["pid"] > 0, j["status"])' | grep -qx "('c5', True, 'created')" &&
   [ "$(sed -n 1p "$H/prestart.out")" = "$T/b5" ]; then
-  ok "prestart: the state on stdin (id, pid, status creating) and the bundle as working directory"
+  ok "prestart: the state on stdin (id, pid, status created, as crun says) and the bundle as working directory"
 else
   not_ok "prestart state and cwd" "$(cat "$H/prestart.state" "$H/prestart.out" 2>&1)"
 fi

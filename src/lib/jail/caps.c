@@ -65,7 +65,8 @@ csr_caps_apply_oci (uid_t uid, gid_t gid, const gid_t *groups, size_t n_groups,
   /* Keep the permitted set across the uid change; set the sets after it. */
   if (prctl (PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
     return csr_error_errno (err, "keep capabilities");
-  if (setgroups (n_groups, groups) < 0 && !(errno == EPERM && n_groups == 0))
+  if (n_groups != CSR_CAPS_KEEP_GROUPS && setgroups (n_groups, groups) < 0
+      && !(errno == EPERM && n_groups == 0))
     return csr_error_errno (err, "setgroups");
   if (setresgid (gid, gid, gid) < 0)
     return csr_error_errno (err, "setresgid %u", (unsigned)gid);

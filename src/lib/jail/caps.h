@@ -20,8 +20,9 @@ struct csr_cap_sets
   uint64_t bounding, effective, inheritable, permitted, ambient;
 };
 /* An OCI process: drop what the bounding set lacks, switch to UID/GID with
- * GROUPS as supplementary groups, keep exactly SETS, and set no_new_privs
- * when asked. */
+ * GROUPS as supplementary groups (N_GROUPS CSR_CAPS_KEEP_GROUPS: the
+ * current ones stay), keep exactly SETS, and set no_new_privs when asked. */
+#define CSR_CAPS_KEEP_GROUPS ((size_t)-1)
 int csr_caps_apply_oci (uid_t uid, gid_t gid, const gid_t *groups, size_t n_groups,
                         const struct csr_cap_sets *sets, bool no_new_privs, csr_error **err);
 

@@ -29,6 +29,8 @@
 #include "../oci/hooks.h"
 #include "../oci/validate.h"
 #include "../util/cleanup.h"
+#include "../util/fs.h"
+#include "../util/log.h"
 #include "../util/syscalls.h"
 #include "caps.h"
 #include "seccomp-notify.h"
@@ -98,15 +100,15 @@ write_sysctls (const struct oci_config *c, int host_proc, csr_error **err)
       char rel[300] = "sys/";
       if (oci_sysctl_check (c->sysctl_keys[i], ~0UL, rel + 4, sizeof rel - 4, err) < 0)
         return -1;
-      /* The UTS names of the container's own UTS namespace (validated):
-       * the system calls, which its user namespace's root may make, where
-       * /proc/sys/kernel/{host,domain}name stay the host root's files. */
+      /* The domain name of the container's own UTS namespace (validated;
+       * kernel.hostname is refused): the system call, which its user
+       * namespace's root may make, where /proc/sys/kernel/domainname stays
+       * the host root's file. */
       const char *v = c->sysctl_values[i];
       size_t len = strlen (v);
-      bool host = strcmp (rel, "sys/kernel/hostname") == 0;
-      if (host || strcmp (rel, "sys/kernel/domainname") == 0)
+      if (strcmp (rel, "sys/kernel/domainname") == 0)
         {
-          if ((host ? sethostname (v, len) : setdomainname (v, len)) < 0)
+          if (setdomainname (v, len) < 0)
             return csr_error_errno (err, "sysctl %s", c->sysctl_keys[i]);
           continue;
         }
@@ -232,6 +234,94 @@ find_executable (const struct oci_config *c, char *out, size_t size, csr_error *
   return csr_error_set (err, ENOENT, "executable file `%s` not found in $PATH", prog);
 }
 
+/* The environment csr_oci_exec_process hands to execve: the config's,
+ * with what csr_oci_prepare_process and csr_oci_child_main add (HOME,
+ * LISTEN_FDS).  One process, between set-up and execve: a plain static. */
+static char **process_env;
+static size_t n_process_env;
+
+static const char *
+env_get (char *const *env, size_t n, const char *key)
+{
+  size_t k = strlen (key);
+  for (size_t i = 0; i < n && env[i]; i++)
+    if (strncmp (env[i], key, k) == 0 && env[i][k] == '=')
+      return env[i] + k + 1;
+  return NULL;
+}
+
+/* KEY=VALUE appended to process_env (a copy of the config's env at first). */
+static int
+env_add (const struct oci_config *c, const char *key, const char *value, csr_error **err)
+{
+  if (process_env == NULL)
+    {
+      process_env = calloc (c->n_env + 1, sizeof (char *));
+      if (process_env == NULL)
+        return csr_error_errno (err, "the process's environment");
+      for (size_t i = 0; i < c->n_env; i++)
+        process_env[i] = c->env[i];
+      n_process_env = c->n_env;
+    }
+  char **grown = realloc (process_env, (n_process_env + 2) * sizeof (char *));
+  if (grown == NULL)
+    return csr_error_errno (err, "the process's environment");
+  process_env = grown;
+  if (asprintf (&process_env[n_process_env], "%s=%s", key, value) < 0)
+    return csr_error_errno (err, "the process's environment");
+  process_env[++n_process_env] = NULL;
+  return 0;
+}
+
+/* The home directory of UID in the container's /etc/passwd (the current
+ * root's), into OUT; "/" when the file or the user is not there, as runc
+ * and crun do.  Only a regular file of at most 4 MiB is read (the rootfs
+ * is the container's: no FIFO or device to hang on). */
+static void
+passwd_home (uid_t uid, char *out, size_t size)
+{
+  snprintf (out, size, "/");
+  cleanup_close int fd = open ("/etc/passwd", O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat (fd, &st) < 0 || !S_ISREG (st.st_mode))
+    return;
+  cleanup_free char *text = NULL;
+  size_t len = 0;
+  csr_error *e = NULL;
+  if (csr_read_fd (fd, 4u << 20, &text, &len, &e) < 0)
+    {
+      csr_error_free (e);
+      return;
+    }
+  char *save = NULL;
+  for (char *line = strtok_r (text, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
+    {
+      /* name:password:uid:gid:gecos:home:shell */
+      char *f[7] = { 0 };
+      size_t n = 0;
+      for (char *p = line; n < 7; n++)
+        {
+          f[n] = p;
+          p = strchr (p, ':');
+          if (p == NULL)
+            {
+              n++;
+              break;
+            }
+          *p++ = '\0';
+        }
+      char *end;
+      if (n < 6 || f[2][0] == '\0')
+        continue;
+      unsigned long v = strtoul (f[2], &end, 10);
+      if (*end == '\0' && v == uid && f[5][0] == '/')
+        {
+          snprintf (out, size, "%s", f[5]);
+          return;
+        }
+    }
+}
+
 /* Block until `csrun start` opens the exec FIFO for reading (reopened
  * through PROCFD when >= 0, else through /proc). */
 static int
@@ -287,10 +377,19 @@ csr_oci_prepare_process_notify (const struct oci_config *c, const void *seccomp_
     return -1;
   if (chdir (c->cwd) < 0)
     return csr_error_errno (err, "chdir %s", c->cwd);
+  /* HOME from the container's passwd when the config has none (runc, crun). */
+  if (env_get (process_env ? process_env : c->env, process_env ? n_process_env : c->n_env, "HOME")
+      == NULL)
+    {
+      char home[PATH_MAX];
+      passwd_home (c->uid, home, sizeof home);
+      if (env_add (c, "HOME", home, err) < 0)
+        return -1;
+    }
   if (find_executable (c, exe, exe_size, err) < 0 || apply_rlimits (c, err) < 0)
     return -1;
-  if (c->has_umask)
-    umask ((mode_t)c->umask);
+  /* 0022 unless the config says otherwise (runc), not the caller's. */
+  umask (c->has_umask ? (mode_t)c->umask : 022);
   /* Without no_new_privs, loading the filter needs CAP_SYS_ADMIN: before the caps go. */
   if (seccomp_bpf && !c->no_new_privileges)
     {
@@ -302,8 +401,12 @@ csr_oci_prepare_process_notify (const struct oci_config *c, const void *seccomp_
   if (c->has_caps)
     sets = (struct csr_cap_sets){ c->caps.bounding, c->caps.effective, c->caps.inheritable,
                                   c->caps.permitted, c->caps.ambient };
-  if (csr_caps_apply_oci (c->uid, c->gid, (const gid_t *)c->additional_gids, c->n_additional_gids,
-                          &sets, c->no_new_privileges, err)
+  /* crun's annotation: the caller's supplementary groups stay. */
+  const char *keep = oci_config_annotation (c, "run.oci.keep_original_groups");
+  bool keep_groups = keep && strcmp (keep, "1") == 0 && c->n_additional_gids == 0;
+  if (csr_caps_apply_oci (c->uid, c->gid, (const gid_t *)c->additional_gids,
+                          keep_groups ? CSR_CAPS_KEEP_GROUPS : c->n_additional_gids, &sets,
+                          c->no_new_privileges, err)
       < 0)
     return -1;
   if (notify && c->no_new_privileges && load_with_listener (seccomp_bpf, listener_sock, err) < 0)
@@ -337,7 +440,7 @@ csr_oci_exec_process (const struct oci_config *c, const void *seccomp_bpf, const
   sigset_t none;
   sigemptyset (&none);
   sigprocmask (SIG_SETMASK, &none, NULL);
-  execve (exe, c->args, c->env);
+  execve (exe, c->args, process_env ? process_env : c->env);
   int saved = errno;
   fprintf (stderr, "csrun: exec %s: %s\n", exe, strerror (saved));
   exec_failed (status_fd, saved == ENOENT ? 127 : 126);
@@ -407,7 +510,9 @@ csr_oci_child_main (const struct jail_spec *spec, int syncfd, const int *cgroup_
       close (procfd);
       procfd = hi;
     }
-  if (mntns && csr_oci_mounts_prepare (c, spec->rootfs_dir, spec->oci_bundle, &e) < 0)
+  if (mntns
+      && csr_oci_mounts_prepare (c, spec->rootfs_dir, spec->oci_bundle, spec->oci_premounts, &e)
+             < 0)
     fail (syncfd, e);
   /* prestart and createRuntime hooks run in the runtime's namespaces. */
   if (c->n_hooks[OCI_HOOK_PRESTART] + c->n_hooks[OCI_HOOK_CREATE_RUNTIME] > 0)
@@ -418,8 +523,11 @@ csr_oci_child_main (const struct jail_spec *spec, int syncfd, const int *cgroup_
       if (r != 1 || go != 'H')
         _exit (125);
     }
+  /* createContainer hooks run in the rootfs as their working directory
+   * (runc), before pivot_root. */
   if (c->n_hooks[OCI_HOOK_CREATE_CONTAINER] > 0
-      && oci_hooks_run (c, OCI_HOOK_CREATE_CONTAINER, state, &e) < 0)
+      && ((chdir (spec->rootfs_dir) < 0 && csr_error_errno (&e, "chdir %s", spec->rootfs_dir))
+          || oci_hooks_run (c, OCI_HOOK_CREATE_CONTAINER, state, &e) < 0))
     fail (syncfd, e);
   if (mntns && csr_oci_mounts_enter (c, spec->rootfs_dir, spec->oci_no_pivot, &e) < 0)
     fail (syncfd, e);
@@ -441,9 +549,29 @@ csr_oci_child_main (const struct jail_spec *spec, int syncfd, const int *cgroup_
           fail (syncfd, e);
         }
     }
+  /* A missing cwd is made (mode 0755, as root, before the rootfs may turn
+   * read-only), as runc does. */
+  struct stat cwd_st;
+  if (stat (c->cwd, &cwd_st) < 0 && errno == ENOENT && csr_mkdir_p (c->cwd, 0755, &e) < 0)
+    {
+      csr_error_wrap (&e, "process.cwd");
+      fail (syncfd, e);
+    }
   if ((procfd >= 0 && write_sysctls (c, procfd, &e) < 0)
       || (mntns && csr_oci_mounts_finish (c, &e) < 0))
     fail (syncfd, e);
+  /* Socket activation (LISTEN_FDS in create's environment): the fds are
+   * among the preserved ones; the process is told it is their listener. */
+  if (spec->oci_listen_fds > 0)
+    {
+      char n[16], self[16];
+      snprintf (n, sizeof n, "%d", spec->oci_listen_fds);
+      snprintf (self, sizeof self, "%d", (int)getpid ());
+      if ((env_get (c->env, c->n_env, "LISTEN_FDS") == NULL && env_add (c, "LISTEN_FDS", n, &e) < 0)
+          || (env_get (c->env, c->n_env, "LISTEN_PID") == NULL
+              && env_add (c, "LISTEN_PID", self, &e) < 0))
+        fail (syncfd, e);
+    }
   if (procfd >= 0 && mntns)
     close (steal_fd (&procfd));
   char exe[PATH_MAX];

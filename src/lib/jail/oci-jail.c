@@ -23,10 +23,12 @@
 #include "../oci/hooks.h"
 #include "../oci/validate.h"
 #include "../util/cleanup.h"
+#include "../util/log.h"
 #include "../util/syscalls.h"
 #include "cgroup.h"
 #include "child.h"
 #include "idmap.h"
+#include "oci-premount.h"
 #include "oci-child.h"
 #include "seccomp-notify.h"
 
@@ -189,6 +191,9 @@ csr_oci_jail_create (const struct jail_spec *spec, csr_oci_state_fn state_fn, vo
    * library caller that did not gets the same checks here. */
   if (oci_config_validate (c, err) < 0 || clone_flags (c, &flags, &join_first, err) < 0)
     return -1;
+  if (c->n_unknown_caps)
+    csr_warn ("process.capabilities: unknown capability '%s' ignored%s", c->unknown_cap,
+              c->n_unknown_caps > 1 ? " (and others)" : "");
   bool userns = (flags & CLONE_NEWUSER) != 0;
   if (userns
       && (copy_maps (c->uid_mappings, c->n_uid_mappings, s.uid_map, &s.n_uid_map, "uidMappings",
@@ -236,6 +241,19 @@ csr_oci_jail_create (const struct jail_spec *spec, csr_oci_state_fn state_fn, vo
           break; /* the parent moves it instead */
         }
       cg_fds[n_cg_fds++] = fd;
+    }
+  /* As root, with a user namespace of its own: bind sources and device
+   * nodes made here, before it exists (crun's way; see oci-premount.c). */
+  __attribute__ ((cleanup (csr_oci_premounts_release))) struct csr_oci_premounts pre = { 0 };
+  if (userns && geteuid () == 0 && s.oci_premounts == NULL && (c->n_mounts || c->n_devices))
+    {
+      if (csr_oci_premounts_make (c, s.oci_bundle, &s, &pre, err) < 0)
+        {
+          while (n_cg_fds > 0)
+            close (cg_fds[--n_cg_fds]);
+          return -1;
+        }
+      s.oci_premounts = &pre;
     }
   int pidfd = -1;
   uint64_t cflags = join_first ? 0 : flags;

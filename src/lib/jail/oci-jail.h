@@ -8,7 +8,7 @@
 #include "spec.h"
 
 /* The runtime-spec state JSON of the container being created (PID; status
- * "creating"), for its hooks; malloc'ed, NULL on ENOMEM. */
+ * "created"), for its hooks; malloc'ed, NULL on ENOMEM. */
 typedef char *(*csr_oci_state_fn) (pid_t pid, void *data);
 
 /* Clone the container described by SPEC (SPEC->oci, rootfs_dir, oci_bundle,

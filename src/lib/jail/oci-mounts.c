@@ -22,8 +22,10 @@
 #include "../oci/config.h"
 #include "../oci/validate.h"
 #include "../util/cleanup.h"
+#include "../util/fs.h"
 #include "../util/syscalls.h"
 #include "mounts.h"
+#include "oci-premount.h"
 
 struct mount_opt
 {
@@ -66,9 +68,53 @@ static const struct mount_opt propagation_opts[] = {
   { "unbindable", false, MS_UNBINDABLE }, { "runbindable", false, MS_UNBINDABLE | MS_REC },
 };
 
-/* Options we accept and ignore (other runtimes' extensions). */
-static const char *const ignored_opts[]
-    = { "tmpcopyup", "notmpcopyup", "copy-symlink", "z", "Z", "idmap", "ridmap" };
+/* Options we accept and ignore (other runtimes' extensions), or apply
+ * apart (the recursive ones: recursive_attrs). */
+static const char *const ignored_opts[] = { "tmpcopyup",
+                                            "notmpcopyup",
+                                            "copy-symlink",
+                                            "z",
+                                            "Z",
+                                            "idmap",
+                                            "ridmap",
+                                            "rro",
+                                            "rrw",
+                                            "rnosuid",
+                                            "rsuid",
+                                            "rnodev",
+                                            "rdev",
+                                            "rnoexec",
+                                            "rexec",
+                                            "rnoatime",
+                                            "ratime",
+                                            "rrelatime",
+                                            "rnorelatime",
+                                            "rstrictatime",
+                                            "rnostrictatime",
+                                            "rnodiratime",
+                                            "rdiratime",
+                                            "rnosymfollow",
+                                            "rsymfollow",
+                                            "nosymfollow",
+                                            "symfollow" };
+
+/* runc's recursive options (rro, rnosuid, rnodev, rnoexec): the flags to
+ * set on the mount and every mount below it (mount_setattr AT_RECURSIVE). */
+static unsigned long
+recursive_attrs (const struct oci_mount *m)
+{
+  static const struct mount_opt rec[] = {
+    { "rro", false, MS_RDONLY },     { "rrw", true, MS_RDONLY },    { "rnosuid", false, MS_NOSUID },
+    { "rsuid", true, MS_NOSUID },    { "rnodev", false, MS_NODEV }, { "rdev", true, MS_NODEV },
+    { "rnoexec", false, MS_NOEXEC }, { "rexec", true, MS_NOEXEC },
+  };
+  unsigned long f = 0;
+  for (size_t i = 0; i < m->n_options; i++)
+    for (size_t k = 0; k < sizeof rec / sizeof rec[0]; k++)
+      if (strcmp (m->options[i], rec[k].name) == 0)
+        f = rec[k].clear ? f & ~rec[k].flag : f | rec[k].flag;
+  return f;
+}
 
 struct parsed_mount
 {
@@ -186,12 +232,12 @@ describe_symlink (int rootfd, const char *dest, char *buf, size_t size)
  * the rootfs, never out of it; a target that resolves to the rootfs's root
  * itself (dev -> / in the rootfs) is an error naming the symlink: nothing is
  * ever mounted over the container's root. */
-static int open_target_at (int rootfd, const char *dest, bool file, csr_error **err);
+static int open_target_at (int rootfd, const char *dest, bool file, int depth, csr_error **err);
 
 static int
 open_target (int rootfd, const char *dest, bool file, csr_error **err)
 {
-  int fd = open_target_at (rootfd, dest, file, err);
+  int fd = open_target_at (rootfd, dest, file, 0, err);
   if (fd < 0)
     return -1;
   struct stat a, b;
@@ -215,8 +261,31 @@ open_target (int rootfd, const char *dest, bool file, csr_error **err)
   return fd;
 }
 
+/* PATH's component NAME (in PFD, which is PATH's parent) is a dangling
+ * symlink: the target, made where the link points inside the rootfs (crun),
+ * with REST (the components after NAME, or NULL) after it. */
 static int
-open_target_at (int rootfd, const char *dest, bool file, csr_error **err)
+follow_dangling (int rootfd, int pfd, char *path, const char *name, const char *rest, bool file,
+                 int depth, csr_error **err)
+{
+  char link[PATH_MAX];
+  ssize_t n = readlinkat (pfd, name, link, sizeof link - 1);
+  if (n < 0)
+    return -1;
+  link[n] = '\0';
+  if (depth >= 40)
+    return csr_error_set (err, ELOOP, "mount target /%s", path);
+  size_t plen = (size_t)(name - path);
+  char next[PATH_MAX];
+  int w = snprintf (next, sizeof next, "%.*s%s%s%s", link[0] == '/' ? 0 : (int)plen, path, link,
+                    rest ? "/" : "", rest ? rest : "");
+  if (w < 0 || (size_t)w >= sizeof next)
+    return csr_error_set (err, ENAMETOOLONG, "mount target /%s", path);
+  return open_target_at (rootfd, next, file, depth + 1, err);
+}
+
+static int
+open_target_at (int rootfd, const char *dest, bool file, int depth, csr_error **err)
 {
   while (*dest == '/')
     dest++;
@@ -256,10 +325,24 @@ open_target_at (int rootfd, const char *dest, bool file, csr_error **err)
             }
           else
             rc = mkdirat (pfd, name, 0755);
-          close (pfd);
           if (rc < 0 && errno != EEXIST)
-            return csr_error_errno (err, "create mount target /%s", path);
+            {
+              close (pfd);
+              return csr_error_errno (err, "create mount target /%s", path);
+            }
           fd = openat2_in_root (rootfd, path, O_PATH);
+          if (fd < 0 && errno == ENOENT)
+            {
+              /* A symlink to nothing yet: make what it points to. */
+              int r = follow_dangling (rootfd, pfd, path, name, last ? NULL : p + 1, file, depth,
+                                       err);
+              close (pfd);
+              if (r >= 0 || (err && *err))
+                return r;
+              errno = ENOENT;
+            }
+          else
+            close (pfd);
         }
       if (fd < 0)
         return csr_error_errno (err, "mount target /%s", path);
@@ -281,24 +364,52 @@ mount_at (const char *src, int fd, const char *dest, const char *type, unsigned 
   return 0;
 }
 
+/* Move the detached mount TREE (closed) onto the target FD. */
+static int
+move_detached (int tree, int fd, const char *dest, csr_error **err)
+{
+  int rc = move_mount (tree, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+  int saved = errno;
+  close (tree);
+  if (rc < 0)
+    return csr_error_set (err, saved, "mount %s", dest);
+  return 0;
+}
+
+/* A bind mount of M's source (or of PRE, a detached clone of it that csrun
+ * create made as the host's root: see oci-premount.c; closed here). */
 static int
 bind_mount (const struct oci_mount *m, const char *bundle, int rootfd, unsigned long flags,
-            unsigned long propagation, csr_error **err)
+            unsigned long propagation, int pre, bool tree, csr_error **err)
 {
   char src[PATH_MAX];
   if (m->source == NULL)
-    return csr_error_set (err, EINVAL, "bind mount on %s has no source", m->destination);
+    {
+      if (pre >= 0)
+        close (pre);
+      return csr_error_set (err, EINVAL, "bind mount on %s has no source", m->destination);
+    }
   if (m->source[0] == '/' || bundle == NULL)
     snprintf (src, sizeof src, "%s", m->source);
   else
     snprintf (src, sizeof src, "%s/%s", bundle, m->source);
   struct stat st;
-  if (stat (src, &st) < 0)
-    return csr_error_errno (err, "bind mount source %s", src);
+  if ((pre >= 0 ? fstat (pre, &st) : stat (src, &st)) < 0)
+    {
+      int saved = errno;
+      if (pre >= 0)
+        close (pre);
+      return csr_error_set (err, saved, "bind mount source %s", src);
+    }
   cleanup_close int fd = open_target (rootfd, m->destination, !S_ISDIR (st.st_mode), err);
   if (fd < 0)
-    return -1;
-  if (mount_at (src, fd, m->destination, NULL, MS_BIND | (flags & MS_REC), NULL, err) < 0)
+    {
+      if (pre >= 0)
+        close (pre);
+      return -1;
+    }
+  if (pre >= 0 ? move_detached (pre, fd, m->destination, err)
+               : mount_at (src, fd, m->destination, NULL, MS_BIND | (flags & MS_REC), NULL, err))
     return -1;
   /* The flags of a bind mount take a remount of the new mount. */
   cleanup_close int fd2 = open_target (rootfd, m->destination, false, err);
@@ -306,10 +417,12 @@ bind_mount (const struct oci_mount *m, const char *bundle, int rootfd, unsigned 
     return -1;
   char path[64];
   snprintf (path, sizeof path, "/proc/self/fd/%d", fd2);
+  /* TREE: the flags on every mount of an rbind (csrun's own binds); a
+   * config's "rbind,ro" is read-only on top only, as in runc (rro: all). */
   unsigned long want = flags & (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC);
   if (want
-      && ((flags & MS_REC) ? csr_mounts_restrict_tree (path, want, err)
-                           : csr_mounts_restrict (path, want, err))
+      && ((tree && (flags & MS_REC)) ? csr_mounts_restrict_tree (path, want, err)
+                                     : csr_mounts_restrict (path, want, err))
              < 0)
     return csr_error_wrap (err, "%s", m->destination);
   if (propagation && mount (NULL, path, NULL, propagation, NULL) < 0)
@@ -373,7 +486,7 @@ static int
 bind_ro (const char *host_dir, const char *dest, int rootfd, csr_error **err)
 {
   struct oci_mount b = { .destination = (char *)dest, .source = (char *)host_dir };
-  return bind_mount (&b, NULL, rootfd, MS_BIND | MS_REC | CG_RO, 0, err);
+  return bind_mount (&b, NULL, rootfd, MS_BIND | MS_REC | CG_RO, 0, -1, true, err);
 }
 
 struct mountinfo_line
@@ -467,9 +580,41 @@ mount_cgroups (const struct oci_mount *m, int rootfd, csr_error **err)
   return csr_mounts_restrict (tpath, CG_RO, err);
 }
 
+/* The mount at DEST (inside ROOTFD) and those below it get FLAGS. */
+static int
+restrict_tree_at (int rootfd, const char *dest, unsigned long flags, csr_error **err)
+{
+  cleanup_close int fd = open_target (rootfd, dest, false, err);
+  if (fd < 0)
+    return -1;
+  char path[64];
+  snprintf (path, sizeof path, "/proc/self/fd/%d", fd);
+  if (csr_mounts_restrict_tree (path, flags, err) < 0)
+    return csr_error_wrap (err, "%s", dest);
+  return 0;
+}
+
+/* DEST (inside ROOTFD) is missing or a directory reached without a symlink. */
+static int
+check_plain_dir (int rootfd, const char *dest, const char *type, csr_error **err)
+{
+  while (*dest == '/')
+    dest++;
+  struct open_how how
+      = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS };
+  cleanup_close int fd = (int)syscall (SYS_openat2, rootfd, *dest ? dest : ".", &how, sizeof how);
+  struct stat st;
+  if (fd < 0 && errno == ENOENT)
+    return 0;
+  if (fd < 0 || fstat (fd, &st) < 0 || !S_ISDIR (st.st_mode))
+    return csr_error_set (err, 0, "filesystem \"%s\" must be mounted on ordinary directory (/%s%s)",
+                          type, dest, fd < 0 && errno == ELOOP ? " goes through a symlink" : "");
+  return 0;
+}
+
 /* One entry of config.mounts. */
 static int
-do_one_mount (const struct oci_mount *m, const char *bundle, int rootfd, csr_error **err)
+do_one_mount (const struct oci_mount *m, const char *bundle, int rootfd, int pre, csr_error **err)
 {
   unsigned long flags, propagation;
   char data[1024];
@@ -478,17 +623,31 @@ do_one_mount (const struct oci_mount *m, const char *bundle, int rootfd, csr_err
       < 0)
     return csr_error_wrap (err, "mount %s", m->destination);
   const char *type = m->type;
+  unsigned long rec = recursive_attrs (m);
   if ((flags & MS_BIND) || (type && strcmp (type, "bind") == 0))
-    return bind_mount (m, bundle, rootfd, flags | MS_BIND, propagation, err);
+    return bind_mount (m, bundle, rootfd, flags | MS_BIND, propagation, pre, false, err) < 0
+                   || (rec && restrict_tree_at (rootfd, m->destination, rec, err) < 0)
+               ? -1
+               : 0;
+  if (pre >= 0)
+    close (pre);
   if (type && (strcmp (type, "cgroup") == 0 || strcmp (type, "cgroup2") == 0))
     return mount_cgroups (m, rootfd, err);
+  /* proc and sysfs only on a real directory, never through a symlink
+   * (runc: CVE-2019-19921's family). */
+  if (type && (strcmp (type, "proc") == 0 || strcmp (type, "sysfs") == 0)
+      && check_plain_dir (rootfd, m->destination, type, err) < 0)
+    return -1;
   cleanup_close int fd = open_target (rootfd, m->destination, false, err);
   if (fd < 0)
     return -1;
-  if (mount_at (m->source, fd, m->destination, type, flags & ~MS_REMOUNT, data[0] ? data : NULL,
-                err)
-      == 0)
-    return 0;
+  /* A read-only tmpfs is mounted read-write and turned read-only once what
+   * goes below it is there (runc: /dev with its nodes and /dev/pts). */
+  unsigned long mflags = flags & ~MS_REMOUNT;
+  if (type && strcmp (type, "tmpfs") == 0)
+    mflags &= ~MS_RDONLY;
+  if (mount_at (m->source, fd, m->destination, type, mflags, data[0] ? data : NULL, err) == 0)
+    return rec ? restrict_tree_at (rootfd, m->destination, rec, err) : 0;
   /* sysfs in a user namespace that does not own the network namespace:
    * bind the host's /sys read-only instead (what rootless runtimes do). */
   if (type && strcmp (type, "sysfs") == 0 && (errno == EPERM || errno == EACCES))
@@ -498,7 +657,7 @@ do_one_mount (const struct oci_mount *m, const char *bundle, int rootfd, csr_err
       b.source = (char *)"/sys";
       return bind_mount (&b, NULL, rootfd,
                          MS_BIND | MS_REC | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                         propagation, err);
+                         propagation, -1, true, err);
     }
   /* mqueue without a private IPC namespace owner: the same idea. */
   if (type && strcmp (type, "mqueue") == 0 && (errno == EPERM || errno == EACCES))
@@ -507,7 +666,7 @@ do_one_mount (const struct oci_mount *m, const char *bundle, int rootfd, csr_err
       struct oci_mount b = *m;
       b.source = (char *)"/dev/mqueue";
       return bind_mount (&b, NULL, rootfd, MS_BIND | MS_REC | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                         propagation, err);
+                         propagation, -1, true, err);
     }
   return -1;
 }
@@ -577,7 +736,13 @@ make_device (int devfd, const char *rel, char type, unsigned maj, unsigned min, 
   cleanup_close int dfd = dev_parent (devfd, path, &name, err);
   if (dfd < 0)
     return -1;
-  if (mknodat (dfd, name, kind | perm, makedev (maj, min)) == 0)
+  /* The mode asked for, not less (runc clears the umask around it too). */
+  mode_t old_mask = umask (0);
+  int made = mknodat (dfd, name, kind | perm, makedev (maj, min));
+  int saved = errno;
+  umask (old_mask);
+  errno = saved;
+  if (made == 0)
     {
       if (fchownat (dfd, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0 && errno != EPERM
           && errno != EINVAL)
@@ -600,10 +765,87 @@ make_device (int devfd, const char *rel, char type, unsigned maj, unsigned min, 
   return mount_at (host, target, host, NULL, MS_BIND, NULL, err);
 }
 
-/* The default devices, linux.devices, the /dev links and ptmx, all in the
- * tmpfs at DEVFD. */
+/* An empty file at /dev/REL, and the detached mount PRE (a node csrun create
+ * made: oci-premount.c) moved onto it; PRE is closed. */
 static int
-setup_devices (const struct oci_config *c, int devfd, csr_error **err)
+place_in_dev (int devfd, const char *rel, int pre, csr_error **err)
+{
+  char path[PATH_MAX];
+  const char *name = NULL;
+  if (snprintf (path, sizeof path, "%s", rel) >= (int)sizeof path)
+    {
+      close (pre);
+      return csr_error_set (err, ENAMETOOLONG, "device /dev/%s", rel);
+    }
+  cleanup_close int dfd = dev_parent (devfd, path, &name, err);
+  int fd = dfd < 0 ? -1 : openat (dfd, name, O_CREAT | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd >= 0)
+    close (fd);
+  cleanup_close int target = fd < 0 ? -1 : (int)openat2_in_dev (dfd, name, O_PATH);
+  if (target < 0)
+    {
+      close (pre);
+      if (dfd < 0)
+        return -1;
+      return csr_error_errno (err, "device /dev/%s", rel);
+    }
+  char dest[PATH_MAX + 8];
+  snprintf (dest, sizeof dest, "/dev/%s", rel);
+  return move_detached (pre, target, dest, err);
+}
+
+/* linux.devices[K] at D->path outside /dev: a node made in the /dev tmpfs
+ * under a passing name (or PRE, made by csrun create), bound onto an empty
+ * file at its path in the rootfs (created, as mount targets are: never a
+ * node in the rootfs's own directory), the passing name removed.  Without
+ * mknod, the host's node of the same path is bound (runc). */
+static int
+place_outside_dev (int rootfd, int devfd, const struct oci_device *d, size_t k, int pre,
+                   csr_error **err)
+{
+  cleanup_close int target = open_target (rootfd, d->path, true, err);
+  if (target < 0)
+    {
+      if (pre >= 0)
+        close (pre);
+      return -1;
+    }
+  if (pre >= 0)
+    return move_detached (pre, target, d->path, err);
+  char tmp[64];
+  snprintf (tmp, sizeof tmp, ".csrun-device-%zu", k);
+  cleanup_close int ddir = (int)openat2_in_dev (devfd, ".", O_RDONLY | O_DIRECTORY);
+  if (ddir < 0)
+    return csr_error_errno (err, "open /dev");
+  mode_t kind = d->type == 'b' ? S_IFBLK : d->type == 'p' ? S_IFIFO : S_IFCHR;
+  mode_t old_mask = umask (0);
+  int made = mknodat (ddir, tmp, kind | (d->has_file_mode ? (d->file_mode & 07777) : 0666),
+                      makedev ((unsigned)d->major, (unsigned)d->minor));
+  int saved = errno;
+  umask (old_mask);
+  if (made < 0 && saved == EPERM)
+    return mount_at (d->path, target, d->path, NULL, MS_BIND, NULL, err);
+  if (made < 0)
+    return csr_error_set (err, saved, "mknod %s", d->path);
+  if (fchownat (ddir, tmp, d->has_uid ? d->uid : 0, d->has_gid ? d->gid : 0, AT_SYMLINK_NOFOLLOW)
+          < 0
+      && errno != EPERM && errno != EINVAL)
+    return csr_error_errno (err, "chown device %s", d->path);
+  /* The passing name goes once the node is bound in place (a mount whose
+   * root is already unlinked can't be attached). */
+  int tree = open_tree (ddir, tmp, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+  int rc = tree < 0 ? csr_error_errno (err, "device %s", d->path)
+                    : move_detached (tree, target, d->path, err);
+  (void)unlinkat (ddir, tmp, 0);
+  return rc;
+}
+
+/* The default devices, linux.devices (PRE: the nodes csrun create made, or
+ * NULL), the /dev links and ptmx, in the tmpfs at DEVFD (a device elsewhere
+ * is bound from there onto its path in ROOTFD). */
+static int
+setup_devices (const struct oci_config *c, int rootfd, int devfd, struct csr_oci_premounts *pre,
+               csr_error **err)
 {
   for (size_t i = 0; i < sizeof default_devices / sizeof default_devices[0]; i++)
     {
@@ -619,13 +861,19 @@ setup_devices (const struct oci_config *c, int devfd, csr_error **err)
   for (size_t k = 0; k < c->n_devices; k++)
     {
       const struct oci_device *d = &c->devices[k];
-      /* oci_config_validate: a plain path below /dev. */
+      int fd = pre ? csr_oci_premounts_take (pre->device_fds, pre->n_devices, k) : -1;
+      /* oci_config_validate: a clean absolute path. */
       if (strncmp (d->path, "/dev/", 5) != 0)
-        return csr_error_set (err, EINVAL, "device %s is not below /dev", d->path);
-      if (make_device (devfd, d->path + 5, d->type == 'u' ? 'c' : d->type, (unsigned)d->major,
-                       (unsigned)d->minor, d->has_file_mode ? (d->file_mode & 07777) : 0666,
-                       d->has_uid ? d->uid : 0, d->has_gid ? d->gid : 0, err)
-          < 0)
+        {
+          if (place_outside_dev (rootfd, devfd, d, k, fd, err) < 0)
+            return -1;
+          continue;
+        }
+      if (fd >= 0
+              ? place_in_dev (devfd, d->path + 5, fd, err)
+              : make_device (devfd, d->path + 5, d->type == 'u' ? 'c' : d->type, (unsigned)d->major,
+                             (unsigned)d->minor, d->has_file_mode ? (d->file_mode & 07777) : 0666,
+                             d->has_uid ? d->uid : 0, d->has_gid ? d->gid : 0, err))
         return -1;
     }
   static const char *const links[][2] = {
@@ -680,23 +928,38 @@ track_dev (const struct oci_mount *m, int rootfd, int *devfd, csr_error **err)
   return 0;
 }
 
+/* linux.rootfsPropagation as mount flags into *PROP (0: not given). */
+static int
+rootfs_propagation (const struct oci_config *c, unsigned long *prop, csr_error **err)
+{
+  *prop = 0;
+  if (c->rootfs_propagation == NULL)
+    return 0;
+  const struct mount_opt *m
+      = find_opt (propagation_opts, sizeof propagation_opts / sizeof propagation_opts[0],
+                  c->rootfs_propagation);
+  if (m == NULL)
+    return csr_error_set (err, EINVAL, "linux.rootfsPropagation: unknown value '%s'",
+                          c->rootfs_propagation);
+  *prop = m->flag;
+  return 0;
+}
+
 int
 csr_oci_mounts_prepare (const struct oci_config *c, const char *rootfs, const char *bundle,
-                        csr_error **err)
+                        struct csr_oci_premounts *pre, csr_error **err)
 {
-  unsigned long prop = MS_SLAVE | MS_REC;
-  if (c->rootfs_propagation)
-    {
-      const struct mount_opt *m
-          = find_opt (propagation_opts, sizeof propagation_opts / sizeof propagation_opts[0],
-                      c->rootfs_propagation);
-      if (m == NULL)
-        return csr_error_set (err, EINVAL, "linux.rootfsPropagation: unknown value '%s'",
-                              c->rootfs_propagation);
-      prop = m->flag;
-    }
-  /* Nothing we mount propagates back (shared roots become private first). */
-  if (mount (NULL, "/", NULL, (prop & MS_SHARED) ? (MS_PRIVATE | MS_REC) : prop, NULL) < 0)
+  unsigned long prop;
+  if (rootfs_propagation (c, &prop, err) < 0)
+    return -1;
+  /* Nothing we mount propagates back: every mount becomes a slave (or
+   * private, when rprivate is asked for) before the rootfs is bound.  The
+   * configured propagation is applied to the container's "/" after
+   * pivot_root (csr_oci_mounts_enter), as runc does: a shared "/" here would
+   * make pivot_root fail (EINVAL) and propagate the mounts below to the
+   * caller's namespace. */
+  unsigned long first = prop == (MS_PRIVATE | MS_REC) ? prop : MS_SLAVE | MS_REC;
+  if (mount (NULL, "/", NULL, first, NULL) < 0)
     return csr_error_errno (err, "set the propagation of /");
   /* The rootfs must be a mount point of its own for pivot_root. */
   if (mount (rootfs, rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
@@ -706,14 +969,88 @@ csr_oci_mounts_prepare (const struct oci_config *c, const char *rootfs, const ch
     return csr_error_errno (err, "open the rootfs %s", rootfs);
   cleanup_close int devfd = -1;
   for (size_t i = 0; i < c->n_mounts; i++)
-    if (do_one_mount (&c->mounts[i], bundle, rootfd, err) < 0
+    if (do_one_mount (&c->mounts[i], bundle, rootfd,
+                      pre ? csr_oci_premounts_take (pre->mount_fds, pre->n_mounts, i) : -1, err)
+            < 0
         || track_dev (&c->mounts[i], rootfd, &devfd, err) < 0)
       return -1;
-  if (devfd >= 0 && setup_devices (c, devfd, err) < 0)
+  if (devfd >= 0 && setup_devices (c, rootfd, devfd, pre, err) < 0)
     return -1;
-  if ((prop & MS_SHARED) && mount (NULL, rootfs, NULL, prop, NULL) < 0)
-    return csr_error_errno (err, "set the propagation of the rootfs");
+  /* The read-only tmpfs mounts (mounted read-write: do_one_mount). */
+  for (size_t i = 0; i < c->n_mounts; i++)
+    {
+      const struct oci_mount *m = &c->mounts[i];
+      unsigned long flags, propagation;
+      char data[1024];
+      if (m->type == NULL || strcmp (m->type, "tmpfs") != 0
+          || csr_oci_parse_mount_options (m->options, m->n_options, &flags, &propagation, data,
+                                          sizeof data, err)
+                 < 0
+          || (flags & (MS_RDONLY | MS_BIND)) != MS_RDONLY)
+        continue;
+      cleanup_close int fd = open_target (rootfd, m->destination, false, err);
+      char path[64];
+      snprintf (path, sizeof path, "/proc/self/fd/%d", fd);
+      if (fd < 0 || csr_mounts_restrict (path, MS_RDONLY, err) < 0)
+        return csr_error_wrap (err, "make %s read-only", m->destination);
+    }
   return 0;
+}
+
+/* --no-pivot leaves the old root's mounts below the new one: every procfs
+ * and sysfs outside ROOTFS is detached (or, when that is refused, covered
+ * by an empty read-only tmpfs), as runc does, so the container can't reach
+ * them nor, with a fully visible procfs gone, mount a new one of its own. */
+static int
+hide_outside_procfs (const char *rootfs, csr_error **err)
+{
+  cleanup_file FILE *mi = fopen ("/proc/self/mountinfo", "re");
+  if (mi == NULL)
+    return csr_error_errno (err, "read /proc/self/mountinfo");
+  char line[8192];
+  char **paths = NULL;
+  size_t n = 0;
+  size_t rlen = strlen (rootfs);
+  while (fgets (line, sizeof line, mi))
+    {
+      struct mountinfo_line l;
+      if (!parse_mountinfo_line (line, &l)
+          || (strcmp (l.fstype, "proc") != 0 && strcmp (l.fstype, "sysfs") != 0))
+        continue;
+      csr_mountinfo_unescape (l.mnt);
+      if (strncmp (l.mnt, rootfs, rlen) == 0 && (l.mnt[rlen] == '/' || l.mnt[rlen] == '\0'))
+        continue;
+      char **grown = realloc (paths, (n + 1) * sizeof *paths);
+      if (grown == NULL || (grown[n] = strdup (l.mnt)) == NULL)
+        {
+          paths = grown ? grown : paths;
+          for (size_t i = 0; i < n; i++)
+            free (paths[i]);
+          free (paths);
+          return csr_error_errno (err, "--no-pivot: the procfs mounts");
+        }
+      paths = grown;
+      n++;
+    }
+  int rc = 0;
+  /* The last mounted first: what is mounted below goes before its parent. */
+  for (size_t i = n; i-- > 0;)
+    {
+      if (rc == 0 && umount2 (paths[i], MNT_DETACH) < 0)
+        {
+          if (errno != EINVAL && errno != EPERM && errno != ENOENT)
+            rc = csr_error_errno (err, "--no-pivot: detach %s", paths[i]);
+          else if (errno != ENOENT
+                   && mount ("tmpfs", paths[i], "tmpfs",
+                             MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0555")
+                          < 0
+                   && errno != ENOENT)
+            rc = csr_error_errno (err, "--no-pivot: cover %s", paths[i]);
+        }
+      free (paths[i]);
+    }
+  free (paths);
+  return rc;
 }
 
 int
@@ -722,6 +1059,8 @@ csr_oci_mounts_enter (const struct oci_config *c, const char *rootfs, bool no_pi
 {
   if (chdir (rootfs) < 0)
     return csr_error_errno (err, "chdir %s", rootfs);
+  if (no_pivot && hide_outside_procfs (rootfs, err) < 0)
+    return -1;
   if (no_pivot)
     {
       if (mount (rootfs, "/", NULL, MS_MOVE, NULL) < 0)
@@ -738,6 +1077,13 @@ csr_oci_mounts_enter (const struct oci_config *c, const char *rootfs, bool no_pi
     }
   if (chdir ("/") < 0)
     return csr_error_errno (err, "chdir /");
+  /* linux.rootfsPropagation, on the container's own root now (its peers
+   * and masters are in this mount namespace only: see prepare). */
+  unsigned long prop;
+  if (rootfs_propagation (c, &prop, err) < 0)
+    return -1;
+  if (prop && mount (NULL, "/", NULL, prop, NULL) < 0)
+    return csr_error_errno (err, "linux.rootfsPropagation %s", c->rootfs_propagation);
   return 0;
 }
 

@@ -11,6 +11,7 @@
 struct csr_cgroup;
 struct oci_config;
 struct oci_cgroup;
+struct csr_oci_premounts;
 
 struct csr_idmap
 {
@@ -80,6 +81,11 @@ struct jail_spec
    * devices, process, capabilities and rlimits; the process is pid 1 itself
    * (no csrun init) and, with an exec FIFO, waits for `csrun start`. */
   const struct oci_config *oci;
+  /* The first N of the preserved fds are LISTEN_FDS (socket activation). */
+  int oci_listen_fds;
+  /* Bind sources and device nodes create made as root, or NULL (oci-premount.c). */
+  struct csr_oci_premounts *oci_premounts;
+
   const char *oci_bundle;              /* absolute: relative bind sources are relative to it */
   int oci_exec_fifo;                   /* O_PATH fd of the exec FIFO, or -1: exec at once */
   int oci_console;                     /* connected console socket (process.terminal), or -1 */

@@ -737,9 +737,16 @@ parse_caps (struct ctx *x, yajl_val proc, struct oci_config *c)
           for (cap = 0; cap < N_ELEMENTS (cap_names); cap++)
             if (strcmp (v->u.string, cap_names[cap]) == 0)
               break;
+          /* Unknown names are ignored (crun; runc warns too): a config
+           * written for a newer kernel still runs.  The first is kept for
+           * create's warning. */
           if (cap == N_ELEMENTS (cap_names))
-            return fail (x, "unknown capability '%s'", v->u.string);
-          *sets[k] |= 1ULL << cap;
+            {
+              if (c->n_unknown_caps++ == 0 && (c->unknown_cap = strdup (v->u.string)) == NULL)
+                return fail (x, "out of memory");
+            }
+          else
+            *sets[k] |= 1ULL << cap;
           path_pop (x, s3);
         }
       path_pop (x, s2);
@@ -1631,6 +1638,7 @@ oci_config_release (struct oci_config *c)
     free (c->devices[i].path);
   free (c->devices);
   free (c->rootfs_propagation);
+  free (c->unknown_cap);
   free (c->mount_label);
   strv_free (c->annotation_keys, c->n_annotations);
   strv_free (c->annotation_values, c->n_annotations);

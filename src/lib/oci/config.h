@@ -123,6 +123,8 @@ struct oci_config
   char *cwd; /* absolute */
   bool has_caps;
   struct oci_caps caps;
+  char *unknown_cap;     /* the first capability name not known (ignored), or NULL */
+  size_t n_unknown_caps; /* how many names were ignored */
   struct oci_rlimit *rlimits;
   size_t n_rlimits;
   bool no_new_privileges;
@@ -185,7 +187,8 @@ struct oci_config
  * number"); required fields (ociVersion, root.path, process.cwd and
  * process.args when process is present, mounts[].destination, namespaces[].type,
  * uid/gid mappings' fields, hooks[].path) must be present; unknown
- * capability, rlimit, namespace and device type names are errors; unknown
+ * capability names are ignored (counted in n_unknown_caps, as crun does);
+ * unknown rlimit, namespace and device type names are errors; unknown
  * fields elsewhere (vendor extensions: windows, solaris, vm, linux.intelRdt,
  * ...) are ignored.  Returns 0, or -1 with one line in *ERR. */
 int oci_config_parse (const char *json, size_t len, struct oci_config *c, csr_error **err);

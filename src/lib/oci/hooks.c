@@ -1,10 +1,13 @@
 #include <config.h> /* the autotools header: oci/config.h would shadow "config.h" */
 #include "hooks.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -12,6 +15,8 @@
 
 #include "../util/cleanup.h"
 #include "../util/syscalls.h"
+
+#define DEFAULT_HOOK_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 static int
 run_one (const struct oci_hook *h, const char *stage, const char *state, csr_error **err)
@@ -31,7 +36,13 @@ run_one (const struct oci_hook *h, const char *stage, const char *state, csr_err
       if (dup2 (in[0], 0) < 0)
         _exit (127);
       char *argv0[] = { h->path, NULL };
-      char *envp0[] = { NULL };
+      /* A hook without env gets the runtime's PATH, nothing else (runc and
+       * crun pass their whole environment: not csrun's API keys). */
+      char path_env[4096];
+      const char *path = getenv ("PATH");
+      snprintf (path_env, sizeof path_env, "PATH=%s",
+                path && strlen (path) < sizeof path_env - 6 ? path : DEFAULT_HOOK_PATH);
+      char *envp0[] = { path_env, NULL };
       signal (SIGPIPE, SIG_DFL);
       execve (h->path, h->n_args ? h->args : argv0, h->n_env ? h->env : envp0);
       _exit (127);
@@ -74,15 +85,19 @@ run_one (const struct oci_hook *h, const char *stage, const char *state, csr_err
     if (errno != EINTR)
       return csr_error_errno (err, "%s hook %s: wait", stage, h->path);
   if (timed_out)
-    return csr_error_set (err, ETIMEDOUT, "%s hook %s: timed out after %d s", stage, h->path,
-                          h->timeout_s);
+    return csr_error_set (err, ETIMEDOUT, "error running %s hook %s: timed out after %d s", stage,
+                          h->path, h->timeout_s);
   if (WIFEXITED (status) && WEXITSTATUS (status) == 0)
     return 0;
   if (WIFEXITED (status))
-    return csr_error_set (err, 0, "%s hook %s: exit status %d", stage, h->path,
+    return csr_error_set (err, 0, "error running %s hook %s: exit status %d", stage, h->path,
                           WEXITSTATUS (status));
-  return csr_error_set (err, 0, "%s hook %s: killed by signal %d", stage, h->path,
-                        WTERMSIG (status));
+  /* "bad system call", as runc words it (a seccomp kill, say). */
+  char name[64];
+  snprintf (name, sizeof name, "%s", strsignal (WTERMSIG (status)));
+  name[0] = (char)tolower ((unsigned char)name[0]);
+  return csr_error_set (err, 0, "error running %s hook %s: killed by signal %d: %s", stage, h->path,
+                        WTERMSIG (status), name);
 }
 
 int

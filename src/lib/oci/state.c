@@ -765,7 +765,7 @@ user_name (uid_t uid)
 static char *
 state_json (const struct oci_state *s, bool pretty)
 {
-  enum oci_status status = oci_state_status (s);
+  enum oci_status status = s->force_running ? OCI_RUNNING : oci_state_status (s);
   cleanup_free char *owner = user_name (s->owner);
   if (owner == NULL)
     return NULL;

@@ -43,6 +43,8 @@ struct oci_state
   bool started;        /* `start` has opened the exec FIFO */
   bool paused;         /* frozen by `pause` */
   bool creating;       /* not saved: `create` is still setting it up (its hooks run) */
+  bool force_running;  /* not saved: oci_state_json says "running" (for the poststart hooks,
+                          which see it so even when the process already exited: crun) */
   char *cgroup_v2;     /* the container's cgroup v2 directory, or NULL */
   char *cgroup_v1[17]; /* its v1 directories (one per hierarchy), NULL-terminated */
   size_t n_cgroup_v1;

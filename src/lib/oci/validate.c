@@ -261,12 +261,16 @@ check_sysctls (const struct oci_config *c, unsigned long own, csr_error **err)
       char rel[SYSCTL_MAX + 1];
       if (oci_sysctl_check (c->sysctl_keys[i], own, rel, sizeof rel, err) < 0)
         return -1;
-      /* crun: a kernel.domainname (here also kernel.hostname, which runc
-       * refuses outright) that says otherwise than the config's field. */
-      const char *field = strcmp (rel, "kernel/domainname") == 0 ? c->domainname
-                          : strcmp (rel, "kernel/hostname") == 0 ? c->hostname
-                                                                 : NULL;
-      if (field && strcmp (field, c->sysctl_values[i]) != 0)
+      /* kernel.hostname is refused outright, as runc and crun do: the
+       * "hostname" field is the one way to set it. */
+      if (strcmp (rel, "kernel/hostname") == 0)
+        return csr_error_set (err, 0,
+                              "linux.sysctl: '%s' conflicts with the config's \"hostname\" field "
+                              "(set that instead)",
+                              c->sysctl_keys[i]);
+      /* crun: a kernel.domainname that says otherwise than the config's field. */
+      const char *field = strcmp (rel, "kernel/domainname") == 0 ? c->domainname : NULL;
+      if (field && field[0] && strcmp (field, c->sysctl_values[i]) != 0)
         return csr_error_set (err, 0, "linux.sysctl: '%s' conflicts with the config's \"%s\"",
                               c->sysctl_keys[i], rel + 7);
     }
@@ -315,11 +319,13 @@ check_devices (const struct oci_config *c, csr_error **err)
     {
       char buf[4096];
       const char *p = c->devices[i].path;
-      if (!clean_path (p, buf, sizeof buf) || strncmp (buf, "/dev/", 5) != 0
-          || strcmp (buf, p) != 0)
+      /* Anywhere in the container (runc, crun): a node outside /dev is made
+       * in the /dev tmpfs and bound onto an empty file at its path. */
+      if (!clean_path (p, buf, sizeof buf) || strcmp (buf, p) != 0 || strcmp (buf, "/") == 0
+          || strcmp (buf, "/dev") == 0)
         return csr_error_set (err, 0,
-                              "linux.devices[%zu]: '%s' is not a plain path below /dev "
-                              "(csrun makes device nodes only in the container's tmpfs /dev)",
+                              "linux.devices[%zu]: '%s' is not a plain absolute path (no '..', "
+                              "'.', '//' or trailing '/')",
                               i, p);
     }
   if (oci_config_dev_kind (c) == OCI_DEV_NONE)
