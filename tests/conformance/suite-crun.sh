@@ -175,10 +175,45 @@ restore_frozen () {
   echo "suite-crun.sh: cannot remove $frozen (left by test_simple_delete)" >&2
 }
 
+# Container cgroups that a test's runtime left behind, found by the tests' container
+# ids (test-tmpXXXXXXXX, from tempfile.mkdtemp): a failed test (say an unknown
+# `delete --regex`) can leave its container running once crun's tests_utils.py has
+# removed the state root.  The processes in them are the test's containers: killed,
+# the directories removed, and each reported on stderr and in FILE.d/leaks.
+list_test_cgroups () {
+  find /sys/fs/cgroup -mindepth 2 -maxdepth 4 -type d -name 'test-tmp????????' 2>/dev/null | LC_ALL=C sort
+}
+remove_leaked_cgroups () {
+  local t=$1 d pid
+  list_test_cgroups > "$work/cg.after"
+  LC_ALL=C comm -13 "$work/cg.before" "$work/cg.after" > "$work/cg.new"
+  [ -s "$work/cg.new" ] || return 0
+  # A runtime may remove a container's cgroup just after its command returned.
+  sleep 1
+  list_test_cgroups > "$work/cg.after"
+  LC_ALL=C comm -13 "$work/cg.before" "$work/cg.after" > "$work/cg.new"
+  [ -s "$work/cg.new" ] || return 0
+  while read -r d; do
+    while read -r pid; do kill -KILL "$pid" 2>/dev/null; done < <(cat "$d/cgroup.procs" 2>/dev/null)
+  done < "$work/cg.new"
+  sort -r "$work/cg.new" | while read -r d; do
+    for _ in 1 2 3 4 5 6; do
+      rmdir "$d" 2>/dev/null && break
+      sleep 0.5
+    done
+    if [ -d "$d" ]; then
+      echo "$t: left cgroup $d (NOT removed: busy)"
+    else
+      echo "$t: left cgroup $d (removed)"
+    fi
+  done | tee -a "$logdir/leaks" >&2
+}
+
 for t in "${expanded[@]}"; do
   file=${t%%:*}
   name=${t#*:}
   log=$logdir/${file%.py}.$name.log
+  list_test_cgroups > "$work/cg.before"
   cmd=(env OCI_RUNTIME="$runtime" INIT="$init" RUN_TESTS="$name" PYTHONDONTWRITEBYTECODE=1
     timeout -k 5 "$timeout_s" "$python" "$src/tests/$file")
   rc=0
@@ -207,5 +242,6 @@ for t in "${expanded[@]}"; do
   printf '%s\t%s\t%s\n' "$status" "$t" "$detail" >> "$results"
   cleanup_work
   restore_frozen
+  remove_leaked_cgroups "$t"
 done
 exit 0
