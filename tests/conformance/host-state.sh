@@ -29,7 +29,7 @@ volatile='^/proc/sys/(kernel/random/|kernel/ns_last_pid|kernel/pty/nr|kernel/tai
 # holds one per session command; csrun's test suite makes csrun-* cgroups).
 # csrun keeps two parents once made: csrun/ (its snippet engine, whose test suite runs
 # first) and csrun-containers/ itself (a container's cgroup below it must go away).
-cg_volatile='^/sys/fs/cgroup/[^/]+/(process_api(/|$)|csrun(/|$)|csrun-containers$|csrun-([a-z]+-)?test[^/]*(/|$)|system\.slice/[^/]*\.scope(/|$)|user\.slice(/|$)|init\.scope(/|$))'
+cg_volatile='^/sys/fs/cgroup/[^/]+/(process_api(/|$)|csrun(/|$)|csrun-containers$|csrun-[^/]*test[^/]*(/|$)|system\.slice/[^/]*\.scope(/|$)|user\.slice(/|$)|init\.scope(/|$))'
 
 {
   echo "## sysctl"

@@ -125,13 +125,13 @@ for s in "${only[@]}"; do
     expected=$out/empty-expected
   fi
   # Unexpected: fail or skip not listed.  Now passing: listed, passed.
-  awk -F'\t' '!/^#/ && NF { known[$1] = 1; next }
+  awk -F'\t' 'FNR == NR { if (!/^#/ && NF) known[$1] = 1; next }
     ($1 != "pass" && !($2 in known)) { print "unexpected " $1 ": " $2 " -- " $3 }' \
     "$expected" "$res" > "$out/$s.unexpected"
-  awk -F'\t' '!/^#/ && NF { known[$1] = 1; next }
+  awk -F'\t' 'FNR == NR { if (!/^#/ && NF) known[$1] = 1; next }
     ($1 == "pass" && ($2 in known)) { print "now passes: remove from expected-'"$s"'.txt: " $2 }' \
     "$expected" "$res" > "$out/$s.nowpass"
-  nexp=$(awk -F'\t' '!/^#/ && NF { known[$1] = 1; next } ($1 != "pass" && ($2 in known))' "$expected" "$res" | wc -l)
+  nexp=$(awk -F'\t' 'FNR == NR { if (!/^#/ && NF) known[$1] = 1; next } ($1 != "pass" && ($2 in known))' "$expected" "$res" | wc -l)
   [ -s "$out/$s.unexpected" ] && status=1
   note=
   [ "$host_changed" = yes ] && note=" HOST STATE CHANGED"
