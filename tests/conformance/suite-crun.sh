@@ -12,12 +12,13 @@
 # STATUS pass, fail or skip (crun's tests print "ok N - name #SKIP", return 77,
 # for what the host or the runtime lacks).  FILE.d/NAME.log holds each test's output.
 #
-# As root it re-executes itself under `unshare -m --propagation private`, and in that
-# private mount namespace only, when the host is a cgroup v1/v2 hybrid whose v2
+# As root it re-executes itself under `unshare -m --propagation private`.  When the
+# runtime is crun (the reference) and the host is a cgroup v1/v2 hybrid whose v2
 # hierarchy has controllers, it bind-mounts an empty file over
-# /sys/fs/cgroup/unified/cgroup.controllers: crun (the reference) refuses such
-# hosts outright ("cgroups in hybrid mode not supported"), which would make the
-# comparison meaningless.  The host's files are never written.
+# /sys/fs/cgroup/unified/cgroup.controllers in that private mount namespace only:
+# crun refuses such hosts outright ("cgroups in hybrid mode not supported"), which
+# would make the comparison meaningless.  Other runtimes see the host as it is.
+# The host's files are never written.
 #
 # Exit status: 0 when the suite ran (whatever the results), 2 when it cannot run
 # here (missing source, init or tool: stderr says which).
@@ -80,7 +81,8 @@ if [ "$(id -u)" = 0 ] && [ -z "${CSRUN_SUITE_CRUN_NS:-}" ]; then
   exec unshare -m --propagation private "$0" --runtime "$runtime" --suites "$suites" \
     --results "$results" "${names[@]}"
 fi
-if [ "$(id -u)" = 0 ] && [ "$(stat -f -c %T /sys/fs/cgroup/unified 2>/dev/null)" = cgroup2fs ] \
+if [ "$(id -u)" = 0 ] && "$runtime" --version 2>/dev/null | head -n 1 | grep -q '^crun version' \
+  && [ "$(stat -f -c %T /sys/fs/cgroup/unified 2>/dev/null)" = cgroup2fs ] \
   && grep -q . /sys/fs/cgroup/unified/cgroup.controllers 2>/dev/null; then
   : > "${TMPDIR:-/tmp}/suite-crun-empty.$$"
   mount --bind "${TMPDIR:-/tmp}/suite-crun-empty.$$" /sys/fs/cgroup/unified/cgroup.controllers \
