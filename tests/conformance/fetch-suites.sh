@@ -56,7 +56,7 @@ trusted () {
   mode=$(stat -c %a "$1") || return 1
   { [ "$owner" = "$(id -u)" ] || [ "$owner" = 0 ]; } && [ $((0$mode & 022)) = 0 ]
 }
-mkdir -p -m 0755 "$dir" || exit 1
+[ -d "$dir" ] || mkdir -m 0755 "$dir" || exit 1
 if ! trusted "$dir"; then
   echo "$me: $dir is not owned by us or root, or is writable by group/others: refusing to build there" >&2
   exit 1
@@ -91,9 +91,10 @@ EOF
   fi
   unpack () {
     local pkg=$1 version=$2 dsc
-    dsc=$(ls "$dir/${pkg}_${version}"*.dsc 2>/dev/null | tail -n 1)
+    dsc=
+    for f in "$dir/${pkg}_${version}"*.dsc; do [ -f "$f" ] && dsc=$f; done
     if [ -z "$dsc" ]; then
-      echo "$me: no ${pkg}_${version}*.dsc in $dir (the archive has: $(ls "$dir/${pkg}_"*.dsc 2>/dev/null | xargs -r -n1 basename))" >&2
+      echo "$me: no ${pkg}_${version}*.dsc in $dir (found: $(cd "$dir" && echo "${pkg}"_*.dsc))" >&2
       return 2
     fi
     rm -rf "$dir/$pkg-$version.tmp"

@@ -100,6 +100,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/suite-crun.XXXXXX") || exit 2
 chmod 0755 "$work" && ln -s "$src/tests" "$work/tests" || exit 2
 # Debian has no python3-libmount: crun-pylib/libmount.py provides what test_mounts.py uses.
 export PYTHONPATH=$here/crun-pylib${PYTHONPATH:+:$PYTHONPATH}
+export PYTHONDONTWRITEBYTECODE=1
 frozen=/sys/fs/cgroup/freezer/frozen
 frozen_before=no
 [ -d "$frozen" ] && frozen_before=yes
