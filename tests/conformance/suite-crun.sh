@@ -163,6 +163,24 @@ cleanup_work () {
   rm -rf "$work"/.testsuite-run-* 2>/dev/null
 }
 
+# Processes a test left running on the host side: their working directory is in
+# $work (e.g. tests/init check-feature idmapped-mounts, whose paused child can miss
+# its PR_SET_PDEATHSIG when the parent exits first).  Killed, and reported.
+kill_leftovers () {
+  local t=$1 p c
+  for p in /proc/[0-9]*; do
+    c=$(readlink "$p/cwd" 2>/dev/null) || continue
+    case $c in
+      "$work" | "$work"/* | "$work (deleted)")
+        [ "${p#/proc/}" = $$ ] && continue
+        echo "$t: left process ${p#/proc/} ($(tr '\0' ' ' < "$p/cmdline" 2>/dev/null | cut -c1-80)) (killed)" \
+          | tee -a "$logdir/leaks" >&2
+        kill -KILL "${p#/proc/}" 2>/dev/null
+        ;;
+    esac
+  done
+}
+
 # test_delete.py:test_simple_delete creates the host cgroup freezer/frozen, freezes
 # the container in it and leaves it when delete -f cannot empty it (cgroup v1):
 # thaw it, kill what the test put there (the test's container) and remove it.
@@ -244,6 +262,7 @@ for t in "${expanded[@]}"; do
   fi
   printf '%s\t%s\t%s\n' "$status" "$t" "$detail" >> "$results"
   cleanup_work
+  kill_leftovers "$t"
   restore_frozen
   remove_leaked_cgroups "$t"
 done
