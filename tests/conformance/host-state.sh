@@ -13,12 +13,9 @@ set -uo pipefail
 
 if [ "${1:-}" = --diff ]; then
   [ $# -eq 3 ] || { echo "usage: $0 --diff A B" >&2; exit 2; }
-  if diff -u "$2" "$3" > "$3.diff"; then
-    rm -f "$3.diff"
-    exit 0
-  fi
-  cat "$3.diff"
-  exit 1
+  diff -u "$2" "$3"
+  [ $? = 0 ] || exit 1
+  exit 0
 fi
 [ $# -eq 1 ] || { echo "usage: $0 OUT | --diff A B" >&2; exit 2; }
 out=$1
