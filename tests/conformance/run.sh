@@ -18,8 +18,8 @@
 #             side-by-side table; does not change the exit status
 #
 # Per suite: a host-state snapshot (host-state.sh) before and after, the suite run
-# under `unshare -m --propagation private`, failed tests re-run once alone (a busy
-# machine), then: a failure or skip not listed in expected-SUITE.txt fails the run,
+# under `unshare -m --propagation private`, unexpected failures re-run once alone (a
+# busy machine), then: a failure or skip not listed in expected-SUITE.txt fails the run,
 # a listed one that now passes is printed as "now passes: remove from expected", and
 # any host change fails the run.  A listed test whose reason starts with "flaky:"
 # may pass or fail.  Exit 0 all as expected, 1 otherwise, 2 usage.
@@ -80,8 +80,12 @@ run_suite () {
     grep . "$out/$s-$tag.stderr" | tail -n 1 > "$out/$s-$tag.why"
     return 2
   fi
-  # Re-run what failed, once, alone (the suite run under load can time out).
-  mapfile -t names < <(awk -F'\t' '$1 == "fail" { print $2 }' "$res")
+  # Re-run what failed unexpectedly (not in expected-SUITE.txt, or listed "flaky:"),
+  # once, alone: the suite run under load can time out.  Known failures are not re-run.
+  local expected=$here/expected-$s.txt
+  [ -f "$expected" ] || expected=/dev/null
+  mapfile -t names < <(awk -F'\t' 'FNR == NR { if (!/^#/ && NF && $2 !~ /^flaky:/) known[$1] = 1; next }
+    $1 == "fail" && !($2 in known) { print $2 }' "$expected" "$res")
   if [ ${#names[@]} -gt 0 ]; then
     CSRUN_SUITE_CRUN_NS=1 unshare -m --propagation private "$here/suite-$s.sh" --runtime "$rt" \
       --suites "$suites_dir" --results "$res.rerun" "${names[@]}" 2>> "$out/$s-$tag.stderr" < /dev/null
@@ -104,7 +108,9 @@ for s in "${only[@]}"; do
   fi
   "$here/host-state.sh" "$out/$s.host-before"
   rc=0
+  t0=$SECONDS
   run_suite "$s" "$runtime" csrun || rc=$?
+  took=$((SECONDS - t0))
   if [ "$rc" = 2 ]; then
     why=$(cat "$out/$s-csrun.why")
     case $s in
@@ -136,8 +142,8 @@ for s in "${only[@]}"; do
   [ -s "$out/$s.unexpected" ] && status=1
   note=
   [ "$host_changed" = yes ] && note=" HOST STATE CHANGED"
-  rows+=("$(printf '%-14s | %-8s | %5s | %5s | %5s | %5s%s' "$s" csrun "$(count pass "$res")" \
-    "$(count fail "$res")" "$(count skip "$res")" "$nexp" "$note")")
+  rows+=("$(printf '%-14s | %-8s | %5s | %5s | %5s | %8s | %5ss%s' "$s" csrun "$(count pass "$res")" \
+    "$(count fail "$res")" "$(count skip "$res")" "$nexp" "$took" "$note")")
   while IFS= read -r l; do failing+=("$s: $l"); done < "$out/$s.unexpected"
   while IFS= read -r l; do failing+=("$s: $l"); done < "$out/$s.nowpass"
   if [ "$host_changed" = yes ]; then
@@ -150,18 +156,19 @@ for s in "${only[@]}"; do
     for ref in $refs; do
       refbin=$(command -v "$ref") || continue
       rc=0
+      t0=$SECONDS
       run_suite "$s" "$refbin" "$ref" || rc=$?
       [ "$rc" = 0 ] || continue
       r=$out/$s-$ref.txt
-      rows+=("$(printf '%-14s | %-8s | %5s | %5s | %5s | %5s' "$s" "$ref" "$(count pass "$r")" \
-        "$(count fail "$r")" "$(count skip "$r")" -)")
+      rows+=("$(printf '%-14s | %-8s | %5s | %5s | %5s | %8s | %5ss' "$s" "$ref" "$(count pass "$r")" \
+        "$(count fail "$r")" "$(count skip "$r")" - "$((SECONDS - t0))")")
     done
   fi
 done
 
 echo
-printf '%-14s | %-8s | %5s | %5s | %5s | %s\n' suite runtime pass fail skip "expected (listed fail/skip)"
-echo "---------------+----------+-------+-------+-------+------"
+printf '%-14s | %-8s | %5s | %5s | %5s | %8s | %6s\n' suite runtime pass fail skip expected time
+echo "---------------+----------+-------+-------+-------+----------+-------"
 for r in "${rows[@]}"; do echo "$r"; done
 for s in "${only[@]}"; do
   [ -n "${absent[$s]:-}" ] && printf '%-14s | %s\n' "$s" "${absent[$s]}"
