@@ -22,7 +22,9 @@
 # busy machine), then: a failure or skip not listed in expected-SUITE.txt fails the run,
 # a listed one that now passes is printed as "now passes: remove from expected", and
 # any host change fails the run.  A listed test whose reason starts with "flaky:"
-# may pass or fail.  Exit 0 all as expected, 1 otherwise, 2 usage.
+# may pass or fail.  tests/conformance/select-SUITE.txt, if present, lists the files
+# or tests of that suite to run (one per line, # comments), to keep CI's time.
+# Exit 0 all as expected, 1 otherwise, 2 usage.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -73,9 +75,14 @@ declare -A absent
 # run_suite SUITE RUNTIME TAG: results in $out/SUITE-TAG.txt; prints nothing on success;
 # returns 2 when the suite cannot run here (its one-line reason in $out/SUITE-TAG.why).
 run_suite () {
-  local s=$1 rt=$2 tag=$3 res=$out/$1-$3.txt rc=0 names=()
+  local s=$1 rt=$2 tag=$3 res=$out/$1-$3.txt rc=0 names=() select=()
+  # select-SUITE.txt, when its owner keeps one, names the files/tests that run (the
+  # CI time budget); without it the whole suite runs.
+  if [ -f "$here/select-$s.txt" ]; then
+    mapfile -t select < <(grep -v -E '^(#|[[:space:]]*$)' "$here/select-$s.txt" | cut -f1)
+  fi
   CSRUN_SUITE_CRUN_NS=1 unshare -m --propagation private "$here/suite-$s.sh" --runtime "$rt" \
-    --suites "$suites_dir" --results "$res" 2> "$out/$s-$tag.stderr" < /dev/null || rc=$?
+    --suites "$suites_dir" --results "$res" "${select[@]}" 2> "$out/$s-$tag.stderr" < /dev/null || rc=$?
   if [ "$rc" = 2 ]; then
     grep . "$out/$s-$tag.stderr" | tail -n 1 > "$out/$s-$tag.why"
     return 2
@@ -84,14 +91,14 @@ run_suite () {
   # once, alone: the suite run under load can time out.  Known failures are not re-run.
   local expected=$here/expected-$s.txt
   [ -f "$expected" ] || expected=/dev/null
-  mapfile -t names < <(awk -F'\t' 'FNR == NR { if (!/^#/ && NF && $2 !~ /^flaky:/) known[$1] = 1; next }
+  mapfile -t names < <(awk -F'\t' 'FILENAME == ARGV[1] { if (!/^#/ && NF && $2 !~ /^flaky:/) known[$1] = 1; next }
     $1 == "fail" && !($2 in known) { print $2 }' "$expected" "$res")
   if [ ${#names[@]} -gt 0 ]; then
     CSRUN_SUITE_CRUN_NS=1 unshare -m --propagation private "$here/suite-$s.sh" --runtime "$rt" \
       --suites "$suites_dir" --results "$res.rerun" "${names[@]}" 2>> "$out/$s-$tag.stderr" < /dev/null
     if [ -f "$res.rerun" ]; then
       # A test that passes (or skips) on the re-run counts as such; the first log is kept.
-      awk -F'\t' 'NR == FNR { again[$2] = $0; next }
+      awk -F'\t' 'FILENAME == ARGV[1] { again[$2] = $0; next }
         ($1 == "fail" && ($2 in again)) { print again[$2]; next } { print }' \
         "$res.rerun" "$res" > "$res.merged" && mv "$res.merged" "$res"
     fi
@@ -132,13 +139,13 @@ for s in "${only[@]}"; do
     expected=$out/empty-expected
   fi
   # Unexpected: fail or skip not listed.  Now passing: listed, passed.
-  awk -F'\t' 'FNR == NR { if (!/^#/ && NF) known[$1] = 1; next }
+  awk -F'\t' 'FILENAME == ARGV[1] { if (!/^#/ && NF) known[$1] = 1; next }
     ($1 != "pass" && !($2 in known)) { print "unexpected " $1 ": " $2 " -- " $3 }' \
     "$expected" "$res" > "$out/$s.unexpected"
-  awk -F'\t' 'FNR == NR { if (!/^#/ && NF && $2 !~ /^flaky:/) known[$1] = 1; next }
+  awk -F'\t' 'FILENAME == ARGV[1] { if (!/^#/ && NF && $2 !~ /^flaky:/) known[$1] = 1; next }
     ($1 == "pass" && ($2 in known)) { print "now passes: remove from expected-'"$s"'.txt: " $2 }' \
     "$expected" "$res" > "$out/$s.nowpass"
-  nexp=$(awk -F'\t' 'FNR == NR { if (!/^#/ && NF) known[$1] = 1; next } ($1 != "pass" && ($2 in known))' "$expected" "$res" | wc -l)
+  nexp=$(awk -F'\t' 'FILENAME == ARGV[1] { if (!/^#/ && NF) known[$1] = 1; next } ($1 != "pass" && ($2 in known))' "$expected" "$res" | wc -l)
   [ -s "$out/$s.unexpected" ] && status=1
   note=
   [ "$host_changed" = yes ] && note=" HOST STATE CHANGED"
