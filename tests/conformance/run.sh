@@ -28,6 +28,8 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
+# The snapshot command (tests/integration/conformance-harness.sh substitutes one).
+host_state=${CSRUN_CONFORMANCE_HOST_STATE:-$here/host-state.sh}
 
 usage () {
   sed -n '6,13p' "$0" >&2
@@ -113,7 +115,7 @@ for s in "${only[@]}"; do
     absent[$s]="not run: tests/conformance/suite-$s.sh missing"
     continue
   fi
-  "$here/host-state.sh" "$out/$s.host-before"
+  "$host_state" "$out/$s.host-before"
   rc=0
   t0=$SECONDS
   run_suite "$s" "$runtime" csrun || rc=$?
@@ -126,9 +128,9 @@ for s in "${only[@]}"; do
     esac
     continue
   fi
-  "$here/host-state.sh" "$out/$s.host-after"
+  "$host_state" "$out/$s.host-after"
   host_changed=no
-  if ! "$here/host-state.sh" --diff "$out/$s.host-before" "$out/$s.host-after" > "$out/$s.host-diff"; then
+  if ! "$host_state" --diff "$out/$s.host-before" "$out/$s.host-after" > "$out/$s.host-diff"; then
     host_changed=yes
     status=1
   fi
