@@ -30,6 +30,21 @@ if ! make -C "$top" check; then
   status=1
 fi
 
+echo "== OCI conformance suites as root (tests/conformance/run.sh)"
+# crun's and runc's own tests and runtime-tools' validation, against this tree's
+# csrun, fetched and built by tests/conformance/fetch-suites.sh (CI does it).
+suites_dir=${CSRUN_SUITES_DIR:-/var/cache/csrun-suites}
+if [ -d "$suites_dir" ]; then
+  if ! bash tests/conformance/run.sh --runtime "$top/csrun" --suites "$suites_dir"; then
+    status=1
+  fi
+elif [ "${CSRUN_MUST_WORK:-0}" = 1 ]; then
+  echo "conformance: $suites_dir absent (run tests/conformance/fetch-suites.sh $suites_dir)" >&2
+  status=1
+else
+  echo "conformance: not run: $suites_dir absent (tests/conformance/fetch-suites.sh $suites_dir makes it)"
+fi
+
 echo "== test suite as the unprivileged user '$user'"
 id "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$user"
 # Subordinate id ranges for --user (useradd usually adds the user's; root's is ours to add).
