@@ -1,0 +1,243 @@
+#!/bin/bash
+# Run runc 1.1.5's own integration tests (tests/integration/*.bats from Debian's
+# source package, prepared by tests/conformance/prepare-runc.sh) against an OCI
+# runtime.
+#
+#   suite-runc.sh [--ci] --runtime BIN --suites DIR --results FILE [NAME...]
+#
+# NAME is a file ("exec.bats") or one test ("exec.bats:runc exec --user");
+# without NAME every file runs (with --ci only the files listed in CI_FILES
+# below, the ones that fit CI's time budget).  Each file runs in one `bats -t`
+# under `script -q -e -c` (the tests want a tty, as in runc's CI) with RUNC=BIN,
+# bounded by $CSRUN_RUNC_FILE_TIMEOUT seconds (default 300); when a file hits
+# it, the test in progress counts as "fail<TAB>timeout" and the tests after it
+# run one at a time, each bounded by $CSRUN_CONFORMANCE_TIMEOUT (default 60).
+# FILE gets one line per test: STATUS<TAB>NAME<TAB>DETAIL, STATUS pass, fail or
+# skip, NAME "FILE.bats:TEST NAME".  FILE.d/ holds each file's TAP output
+# (FILE.bats.tap), each failed test's log (FILE.bats:TEST NAME.log, "/" as "_")
+# and timings.txt (FILE.bats<TAB>seconds).
+#
+# As root it re-executes itself under `unshare -m --propagation private`: the
+# tests mount things.  Containers a killed file leaves behind are deleted with
+# BIN itself.
+#
+# Exit status: 0 when the suite ran (whatever the results), 2 when it cannot run
+# here (missing source, helper binary or tool: stderr says which).
+set -uo pipefail
+
+# The files CI runs (--ci): all but the slow ones that test what csrun does
+# not implement and the host lacks anyway (see tests/conformance/README or the
+# report in FAILURES-runc.md): checkpoint.bats (criu), mounts_sshfs.bats (sshfs).
+CI_SKIP_FILES="checkpoint.bats mounts_sshfs.bats"
+
+usage () {
+  echo "usage: $0 [--ci] --runtime BIN --suites DIR --results FILE [NAME...]" >&2
+  exit 2
+}
+
+runtime=
+suites=
+results=
+ci=0
+names=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --runtime) runtime=${2:-}; shift 2 || usage ;;
+    --suites) suites=${2:-}; shift 2 || usage ;;
+    --results) results=${2:-}; shift 2 || usage ;;
+    --ci) ci=1; shift ;;
+    -h | --help) sed -n '2,27p' "$0"; exit 0 ;;
+    --*) usage ;;
+    *) names+=("$1"); shift ;;
+  esac
+done
+[ -n "$runtime" ] && [ -n "$suites" ] && [ -n "$results" ] || usage
+
+src=$suites/runc-1.1.5
+integ=$src/tests/integration
+if [ ! -f "$integ/helpers.bash" ]; then
+  echo "suite-runc.sh: runc's tests not present: $integ (run tests/conformance/fetch-suites.sh $suites)" >&2
+  exit 2
+fi
+for cmd in recvtty sd-helper seccompagent; do
+  if [ ! -x "$src/contrib/cmd/$cmd/$cmd" ]; then
+    echo "suite-runc.sh: $src/contrib/cmd/$cmd/$cmd not built (run tests/conformance/prepare-runc.sh $suites)" >&2
+    exit 2
+  fi
+done
+if ! (cd "$integ" && ./get-images.sh > /dev/null 2>&1 < /dev/null) \
+  || [ "$(find "$integ/testdata" -name '*.tar.xz' | wc -l)" -lt 2 ]; then
+  echo "suite-runc.sh: test images missing in $integ/testdata (run tests/conformance/prepare-runc.sh $suites)" >&2
+  exit 2
+fi
+for tool in bats gawk jq script timeout go gcc; do
+  if ! command -v "$tool" > /dev/null; then
+    echo "suite-runc.sh: $tool not installed" >&2
+    exit 2
+  fi
+done
+case $runtime in
+  /*) ;;
+  */*) runtime=$PWD/$runtime ;;
+  *) runtime=$(command -v "$runtime") || { echo "suite-runc.sh: runtime not found: $runtime" >&2; exit 2; } ;;
+esac
+if [ ! -x "$runtime" ]; then
+  echo "suite-runc.sh: runtime not executable: $runtime" >&2
+  exit 2
+fi
+case $results in /*) ;; *) results=$PWD/$results ;; esac
+
+if [ "$(id -u)" = 0 ] && [ -z "${CSRUN_SUITE_RUNC_NS:-}" ]; then
+  export CSRUN_SUITE_RUNC_NS=1
+  cici=()
+  [ $ci = 1 ] && cici=(--ci)
+  exec unshare -m --propagation private "$0" "${cici[@]}" --runtime "$runtime" --suites "$suites" \
+    --results "$results" "${names[@]}"
+fi
+
+file_timeout=${CSRUN_RUNC_FILE_TIMEOUT:-300}
+test_timeout=${CSRUN_CONFORMANCE_TIMEOUT:-60}
+logdir=$results.d
+rm -rf "$logdir"
+mkdir -p "$logdir" || exit 2
+: > "$results" || exit 2
+: > "$logdir/timings.txt" || exit 2
+work=$(mktemp -d "${TMPDIR:-/tmp}/suite-runc.XXXXXX") || exit 2
+chmod 755 "$work"
+trap 'rm -rf "$work"' EXIT
+
+# test_names FILE: the @test names, in order.
+test_names () {
+  sed -n 's/^@test "\(.*\)" *{ *$/\1/p' "$integ/$1"
+}
+
+# regex_quote STRING: STRING as an anchored bats -f regex.
+regex_quote () {
+  printf '^%s$' "$(printf '%s' "$1" | sed 's/[][\.*^$+?(){}|/]/\\&/g')"
+}
+
+# cleanup: delete containers a killed test left (bats' ROOT dirs are under $work/tmp).
+cleanup () {
+  local state ct
+  for state in "$work"/tmp/bats-run-*/runc.*/state; do
+    [ -d "$state" ] || continue
+    for ct in $("$runtime" --root "$state" list -q 2> /dev/null); do
+      timeout 30 "$runtime" --root "$state" delete -f "$ct" > /dev/null 2>&1
+    done
+  done
+  rm -rf "$work/tmp"
+}
+
+# run_bats TAP TIMEOUT FILE [FILTER]: one bats run under a tty, its TAP (\r
+# stripped) in TAP.
+run_bats () {
+  local tap=$1 t=$2 file=$3 filter=${4:-} cmd
+  cmd="timeout -k 10 $t bats -t"
+  [ -n "$filter" ] && cmd+=" -f $(printf '%q' "$filter")"
+  cmd+=" $(printf '%q' "$file")"
+  mkdir -p "$work/tmp"
+  (cd "$integ" && TMPDIR=$work/tmp RUNC=$runtime timeout -k 10 $((t + 30)) \
+    script -q -e -c "$cmd" /dev/null < /dev/null 2>&1) | tr -d '\r' > "$tap"
+  cleanup
+}
+
+# record FILE TAP: turn TAP lines into result lines; prints the number of the
+# last test reported.
+record () {
+  local file=$1 tap=$2
+  gawk -v file="$file" -v res="$results" -v logdir="$logdir" '
+    function flush() {
+      if (name == "") return
+      if (status == "fail") {
+        lf = logdir "/" file ":" gensub("/", "_", "g", name) ".log"
+        printf "%s", body > lf
+        close(lf)
+        if (detail == "") detail = "see " lf
+      }
+      printf "%s\t%s:%s\t%s\n", status, file, name, detail >> res
+      name = ""
+    }
+    /^(not )?ok [0-9]+ / {
+      flush()
+      status = ($1 == "ok") ? "pass" : "fail"
+      line = $0
+      sub(/^(not )?ok [0-9]+ /, "", line)
+      n = ($1 == "ok") ? $2 : $3
+      detail = ""
+      body = ""
+      if (status == "pass" && match(line, / # skip( \(|$)/)) {
+        status = "skip"
+        detail = substr(line, RSTART + 8)
+        gsub(/^\(|\)$/, "", detail)
+        line = substr(line, 1, RSTART - 1)
+      }
+      name = line
+      last = n
+      next
+    }
+    /^# / {
+      body = body substr($0, 3) "\n"
+      if (status == "fail" && detail == "" && $0 ~ /failed/) {
+        detail = gensub(/^#[ \t]*/, "", 1, $0)
+        if (where != "") detail = where ": " detail
+      }
+      if (match($0, /line [0-9]+\)/)) where = substr($0, RSTART, RLENGTH - 1)
+      next
+    }
+    END { flush(); print last + 0 }
+  ' "$tap"
+}
+
+# run_file FILE: every test of FILE.
+run_file () {
+  local file=$1 tap=$logdir/$1.tap start end last all i
+  start=$(date +%s)
+  run_bats "$tap" "$file_timeout" "$file"
+  last=$(record "$file" "$tap")
+  mapfile -t all < <(test_names "$file")
+  if [ "$last" -lt ${#all[@]} ]; then
+    # Killed (or bats died): the test in progress hung.
+    printf 'fail\t%s:%s\t%s\n' "$file" "${all[$last]}" timeout >> "$results"
+    for ((i = last + 1; i < ${#all[@]}; i++)); do
+      run_one "$file" "${all[$i]}" "$tap.$i"
+    done
+  fi
+  end=$(date +%s)
+  printf '%s\t%s\n' "$file" $((end - start)) >> "$logdir/timings.txt"
+  echo "suite-runc.sh: $file: $((end - start))s" >&2
+}
+
+# run_one FILE NAME [TAP]: one test.
+run_one () {
+  local file=$1 name=$2 tap=${3:-$logdir/$1:${2//\//_}.tap} last
+  run_bats "$tap" "$test_timeout" "$file" "$(regex_quote "$name")"
+  last=$(record "$file" "$tap")
+  [ "$last" -ge 1 ] || printf 'fail\t%s:%s\t%s\n' "$file" "$name" timeout >> "$results"
+}
+
+if [ ${#names[@]} -eq 0 ]; then
+  for f in "$integ"/*.bats; do
+    f=$(basename "$f")
+    if [ $ci = 1 ] && [[ " $CI_SKIP_FILES " == *" $f "* ]]; then
+      continue
+    fi
+    names+=("$f")
+  done
+fi
+for n in "${names[@]}"; do
+  case $n in
+    *.bats:*)
+      f=${n%%.bats:*}.bats
+      [ -f "$integ/$f" ] || { echo "suite-runc.sh: no such test file: $f" >&2; exit 2; }
+      run_one "$f" "${n#*.bats:}"
+      ;;
+    *)
+      f=${n%.bats}.bats
+      [ -f "$integ/$f" ] || { echo "suite-runc.sh: no such test file: $f" >&2; exit 2; }
+      run_file "$f"
+      ;;
+  esac
+done
+awk -F'\t' '{ n[$1]++ } END { printf "suite-runc.sh: %d pass, %d fail, %d skip\n", n["pass"], n["fail"], n["skip"] }' \
+  "$results" >&2
+exit 0
