@@ -93,11 +93,12 @@ testdata=$src/tests/integration/testdata
 
 # busybox_root DIR: a busybox image like the one runc's tests download
 # (docker-library busybox): applets as hard links in /bin, the same
-# /etc/passwd and /etc/group, /root 0700, /tmp 1777.
+# /etc/passwd and /etc/group, /root 0700, /tmp 1777, no /proc or /sys
+# (mask.bats replaces them with symlinks).
 busybox_root () {
   local r=$1 a
-  mkdir -p "$r"/{bin,dev,etc,home,lib,proc,root,sys,tmp,usr/bin,usr/sbin,var/spool/mail,var/www}
-  chmod 755 "$r" "$r"/{bin,dev,etc,home,lib,proc,sys,usr,usr/bin,usr/sbin,var,var/www}
+  mkdir -p "$r"/{bin,dev,etc,home,lib,root,tmp,usr/bin,usr/sbin,var/spool/mail,var/www}
+  chmod 755 "$r" "$r"/{bin,dev,etc,home,lib,usr,usr/bin,usr/sbin,var,var/www}
   chmod 700 "$r/root"
   chmod 1777 "$r/tmp"
   cp "$busybox" "$r/bin/busybox"
