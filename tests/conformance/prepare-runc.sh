@@ -80,7 +80,7 @@ for cmd in recvtty sd-helper seccompagent; do
   echo "prepare-runc.sh: building $cmd" >&2
   (cd "$build/gopath/src/github.com/opencontainers/runc" \
     && GO111MODULE=off GOPATH=$build/gopath:/usr/share/gocode GOCACHE=$build/gocache \
-      GOFLAGS= GOPROXY=off CGO_ENABLED=1 go build -tags "$tags" -o "$out.tmp" "./contrib/cmd/$cmd") \
+      GOFLAGS='' GOPROXY=off CGO_ENABLED=1 go build -tags "$tags" -o "$out.tmp" "./contrib/cmd/$cmd") \
     || die "cannot build $cmd (missing golang-*-dev package? run with --install)"
   chmod 755 "$out.tmp"
   mv "$out.tmp" "$out"
