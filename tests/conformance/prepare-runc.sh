@@ -56,7 +56,13 @@ for tool in go bats gawk jq busybox gcc script tar xz; do
   command -v "$tool" >/dev/null || die "$tool not installed (run with --install)"
 done
 busybox=$(command -v busybox)
-file -L "$busybox" 2>/dev/null | grep -q 'statically linked' \
+# static: ldd (libc-bin, always there; file(1) may not be) says so.
+static () {
+  local out
+  out=$(ldd "$1" 2>&1) || true
+  [[ $out == *"not a dynamic executable"* || $out == *"statically linked"* ]]
+}
+static "$busybox" \
   || die "$busybox is not statically linked (install busybox-static)"
 
 # trusted FILE: exists, owned by us or root, not group/other-writable.
@@ -74,7 +80,6 @@ ln -sfn "$(readlink -f "$src")" "$build/gopath/src/github.com/opencontainers/run
 for cmd in recvtty sd-helper seccompagent; do
   out=$src/contrib/cmd/$cmd/$cmd
   trusted "$out" && continue
-  rm -f "$out"
   tags=
   [ $cmd = seccompagent ] && tags=seccomp # without it only the stub builds
   echo "prepare-runc.sh: building $cmd" >&2
@@ -153,14 +158,13 @@ EOF
 make_image () {
   local out=$1 kind=$2 r
   trusted "$out" && return 0
-  rm -f "$out"
   echo "prepare-runc.sh: building $(basename "$out")" >&2
   r=$(mktemp -d "$build/image.XXXXXX")
   busybox_root "$r/root"
   if [ "$kind" = debian ]; then
     # hooks.bats runs `ldconfig` and `ldconfig -p` in it: Debian's ldconfig is
     # static-pie, so the host's copy runs there.
-    file -L /sbin/ldconfig | grep -q 'static' || die "/sbin/ldconfig is not static"
+    static /sbin/ldconfig || die "/sbin/ldconfig is not static"
     mkdir -p "$r/root/sbin" "$r/root/etc/ld.so.conf.d" "$r/root/usr/lib"
     cp /sbin/ldconfig "$r/root/sbin/ldconfig"
     chmod 755 "$r/root/sbin" "$r/root/sbin/ldconfig" "$r/root/etc/ld.so.conf.d" "$r/root/usr/lib"
