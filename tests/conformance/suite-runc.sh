@@ -257,14 +257,15 @@ record () {
 
 # run_file FILE: every test of FILE.
 run_file () {
-  local file=$1 tap=$logdir/$1.tap start end last all i
+  local file=$1 tap=$logdir/$1.tap start end last all i rc=0 why=timeout
   start=$(date +%s)
-  run_bats "$tap" "$test_timeout" "$file"
+  run_bats "$tap" "$test_timeout" "$file" || rc=$?
   last=$(record "$file" "$tap")
   mapfile -t all < <(test_names "$file")
   if [ "$last" -lt ${#all[@]} ]; then
-    # Killed (or bats died): the test in progress hung.
-    printf 'fail\t%s:%s\t%s\n' "$file" "${all[$last]}" timeout >> "$results"
+    # Killed: the test in progress hung.  (Or bats stopped by itself.)
+    [ $rc = 124 ] || why="no result (bats stopped: see $tap)"
+    printf 'fail\t%s:%s\t%s\n' "$file" "${all[$last]}" "$why" >> "$results"
     for ((i = last + 1; i < ${#all[@]}; i++)); do
       run_one "$file" "${all[$i]}" "$tap.$i"
     done
@@ -276,10 +277,11 @@ run_file () {
 
 # run_one FILE NAME [TAP]: one test.
 run_one () {
-  local file=$1 name=$2 tap=${3:-$logdir/$1:${2//\//_}.tap} last
-  run_bats "$tap" "$test_timeout" "$file" "$(regex_quote "$name")"
+  local file=$1 name=$2 tap=${3:-$logdir/$1:${2//\//_}.tap} last rc=0 why=timeout
+  run_bats "$tap" "$test_timeout" "$file" "$(regex_quote "$name")" || rc=$?
   last=$(record "$file" "$tap")
-  [ "$last" -ge 1 ] || printf 'fail\t%s:%s\t%s\n' "$file" "$name" timeout >> "$results"
+  [ $rc = 124 ] || why="no result (no such test, or bats failed: see $tap)"
+  [ "$last" -ge 1 ] || printf 'fail\t%s:%s\t%s\n' "$file" "$name" "$why" >> "$results"
 }
 
 if [ ${#names[@]} -eq 0 ]; then
