@@ -32,9 +32,10 @@ set -uo pipefail
 # The files CI skips (--ci, or CSRUN_CONFORMANCE_CI=1): the whole suite takes
 # about 2 minutes on 2 cores with runc (3 with csrun on main, whose failing
 # tests wait in retries; 2 once they pass; FILE.d/timings.txt has each
-# file's), so only what cannot say anything useful is left out: checkpoint.bats (criu: csrun has no checkpoint/restore, and on
-# kernels like this host's criu cannot dump even for runc) and
-# mounts_sshfs.bats (needs a working sshfs; skips everywhere else).
+# file's), so only what cannot say anything useful is left out:
+# checkpoint.bats (criu: csrun has no checkpoint/restore, and on kernels like
+# this host's criu cannot dump even for runc) and mounts_sshfs.bats (needs a
+# working sshfs; skips everywhere else).
 CI_SKIP_FILES="checkpoint.bats mounts_sshfs.bats"
 
 usage () {
