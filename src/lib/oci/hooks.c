@@ -85,19 +85,19 @@ run_one (const struct oci_hook *h, const char *stage, const char *state, csr_err
     if (errno != EINTR)
       return csr_error_errno (err, "%s hook %s: wait", stage, h->path);
   if (timed_out)
-    return csr_error_set (err, ETIMEDOUT, "error running %s hook %s: timed out after %d s", stage,
+    return csr_error_set (err, ETIMEDOUT, "error running hook (%s) %s: timed out after %d s", stage,
                           h->path, h->timeout_s);
   if (WIFEXITED (status) && WEXITSTATUS (status) == 0)
     return 0;
   if (WIFEXITED (status))
-    return csr_error_set (err, 0, "error running %s hook %s: exit status %d", stage, h->path,
+    return csr_error_set (err, 0, "error running hook (%s) %s: exit status %d", stage, h->path,
                           WEXITSTATUS (status));
   /* "bad system call", as runc words it (a seccomp kill, say). */
   char name[64];
   snprintf (name, sizeof name, "%s", strsignal (WTERMSIG (status)));
   name[0] = (char)tolower ((unsigned char)name[0]);
-  return csr_error_set (err, 0, "error running %s hook %s: killed by signal %d: %s", stage, h->path,
-                        WTERMSIG (status), name);
+  return csr_error_set (err, 0, "error running hook (%s) %s: killed by signal %d: %s", stage,
+                        h->path, WTERMSIG (status), name);
 }
 
 int

@@ -10,7 +10,7 @@
  * PATH=the caller's PATH), STATE_JSON on
  * its standard input, the caller's stdout and stderr, in the caller's
  * namespaces and working directory, killed after its timeout.  The first
- * that fails stops the stage: -1 with "error running createRuntime hook
+ * that fails stops the stage: -1 with "error running hook (createRuntime)
  * /usr/bin/x: exit status 3" (or "killed by signal 31: bad system call",
  * "timed out after 5 s"). */
 int oci_hooks_run (const struct oci_config *c, int stage, const char *state_json, csr_error **err);
