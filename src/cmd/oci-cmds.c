@@ -200,12 +200,30 @@ cmd_oci_start (struct csr_global *g, int argc, char **argv)
   struct oci_state st;
   if (open_container (g, argc, argv, false, &a, &root, &st))
     return 1;
+  /* `state` already answers "creating" while `create` sets the container up
+   * (its hooks run); runc and crun write their state only once it is
+   * created, so a start right after a successful `state` finds it created
+   * there: wait for create to finish here, at most 10 s. */
+  for (int waited = 0; oci_state_status (&st) == OCI_CREATING && waited < 10000; waited += 20)
+    {
+      usleep (20000);
+      oci_state_release (&st);
+      if (load (g, root, a.id, &st))
+        return 1;
+    }
   csr_error *e = NULL;
   int lock = oci_state_lock (root, a.id, &e);
   if (lock < 0)
     {
       oci_state_release (&st);
       return oci_fail (g, e);
+    }
+  /* Again under the lock: another start may have been first. */
+  oci_state_release (&st);
+  if (load (g, root, a.id, &st))
+    {
+      close (lock);
+      return 1;
     }
   int rc = 0;
   enum oci_status s = oci_state_status (&st);

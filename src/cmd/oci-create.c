@@ -226,11 +226,20 @@ make_cgroup (struct creation *c, const char *id, csr_error **err)
 }
 
 static char *
-state_for_hooks (pid_t pid, void *data)
+state_for_hooks (pid_t pid, bool creating, void *data)
 {
   struct creation *c = data;
   c->st.pid = pid;
   c->st.pid_start = oci_pid_start_time (pid, NULL);
+  if (creating)
+    {
+      /* The seccomp agent's copy: "creating" (crun's test checks it). */
+      bool was = c->st.creating;
+      c->st.creating = true;
+      char *json = oci_state_json (&c->st);
+      c->st.creating = was;
+      return json;
+    }
   /* "created" for prestart, createRuntime, createContainer and
    * startContainer, as crun says (runtime-tools checks prestart's); the
    * state file says "creating" meanwhile (it has no pid yet). */
@@ -272,6 +281,13 @@ snapshot_config (const char *cfgp, const char *dir, char **out, csr_error **err)
   return 0;
 }
 
+/* Without --console-socket, create and run -d have nowhere to put the
+ * terminal's master; crun's wording ("use --console-socket"), which its
+ * tests match. */
+#define TERMINAL_NEEDS_SOCKET                                                                      \
+  "process.terminal is true but no --console-socket was given: use --console-socket with "         \
+  "create or run -d/--detach"
+
 /* Everything up to a container waiting on its exec FIFO. */
 static int
 create_container (struct creation *c, const struct create_opts *o, pid_t *pid, csr_error **err)
@@ -284,6 +300,9 @@ create_container (struct creation *c, const struct create_opts *o, pid_t *pid, c
   if (asprintf (&cfg_path, "%s/config.json", bundle) < 0)
     return csr_error_set (err, ENOMEM, "config path");
   const char *cfgp = o->config ? o->config : cfg_path;
+  /* crun checks this first, whatever else is wrong in the config. */
+  if (o->console_socket == NULL && !c->foreground && oci_config_peek_terminal (cfgp))
+    return csr_error_set (err, EINVAL, TERMINAL_NEEDS_SOCKET);
   if (oci_config_load (cfgp, &c->cfg, err) < 0)
     return -1;
   if (!c->cfg.has_process)
@@ -367,9 +386,7 @@ create_container (struct creation *c, const struct create_opts *o, pid_t *pid, c
        * copies between the terminal and its own stdio; create and run -d
        * can't (nothing would be left to hold the master). */
       if (o->console_socket == NULL && !c->foreground)
-        return csr_error_set (err, EINVAL,
-                              "process.terminal is true but no --console-socket "
-                              "was given");
+        return csr_error_set (err, EINVAL, TERMINAL_NEEDS_SOCKET);
       if (o->console_socket == NULL)
         {
           if (oci_console_pair (&c->console_ours, &console, err) < 0)
