@@ -23,6 +23,7 @@
 #include "oci/cgroup.h"
 #include "oci/devices.h"
 #include "oci/hooks.h"
+#include "oci/notify.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
 #include "util/parse.h"
@@ -229,11 +230,19 @@ cmd_oci_start (struct csr_global *g, int argc, char **argv)
   enum oci_status s = oci_state_status (&st);
   cleanup_free char *dir = oci_state_dir (root, a.id);
   cleanup_free char *fifo = NULL;
+  /* sd_notify: a container created with NOTIFY_SOCKET has its own socket,
+   * bound here before it runs; its READY=1 goes to ours (runc and crun). */
+  const char *notify_host = getenv ("NOTIFY_SOCKET");
+  if (notify_host != NULL && *notify_host == '\0')
+    notify_host = NULL;
+  cleanup_close int notify = -1;
   if (s != OCI_CREATED)
     rc = oci_failf (g, "cannot start container '%s': it is %s, not created", a.id,
                     oci_status_name (s));
   else if (dir == NULL || asprintf (&fifo, "%s/exec.fifo", dir) < 0)
     rc = oci_failf (g, "out of memory");
+  else if (notify_host && oci_notify_listen (dir, &notify, &e) < 0)
+    rc = oci_fail (g, e);
   else
     {
       int fd = open (fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -274,6 +283,14 @@ cmd_oci_start (struct csr_global *g, int argc, char **argv)
         }
     }
   close (lock);
+  if (rc == 0 && notify >= 0)
+    {
+      /* Running once it says it is ready (crun: poststart after that); no
+       * limit here: systemd has its own (TimeoutStartSec). */
+      cleanup_close int pidfd = csr_pidfd_open (st.pid);
+      if (oci_notify_forward (notify, pidfd, st.pid, notify_host, &e) < 0)
+        rc = oci_fail (g, e);
+    }
   if (rc == 0)
     run_hooks_logged (g, &st, OCI_HOOK_POSTSTART);
   oci_state_release (&st);

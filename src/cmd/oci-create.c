@@ -26,6 +26,7 @@
 #include "oci/console.h"
 #include "oci/devices.h"
 #include "oci/hooks.h"
+#include "oci/notify.h"
 #include "oci/validate.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
@@ -342,6 +343,10 @@ create_container (struct creation *c, const struct create_opts *o, pid_t *pid, c
    * edits to the bundle after create must not affect the container
    * (runtime-spec "Lifecycle"; runc keeps it in its state.json). */
   if (snapshot_config (cfgp, dir, &c->st.config_path, err) < 0)
+    return -1;
+  /* sd_notify (csrun-oci(8) NOTIFY SOCKET): after the snapshot, which
+   * keeps the config as given (exec'd processes don't get it, as in crun). */
+  if (oci_notify_prepare (&c->cfg, dir, getenv ("NOTIFY_SOCKET"), err) < 0)
     return -1;
   c->st.systemd_cgroup = c->g->systemd_cgroup;
   if (c->cfg.n_annotations)
