@@ -193,6 +193,8 @@ open_container (struct csr_global *g, int argc, char **argv, bool allow_format,
   return 0;
 }
 
+bool oci_start_notify_in_background = false;
+
 int
 cmd_oci_start (struct csr_global *g, int argc, char **argv)
 {
@@ -288,8 +290,17 @@ cmd_oci_start (struct csr_global *g, int argc, char **argv)
       /* Running once it says it is ready (crun: poststart after that); no
        * limit here: systemd has its own (TimeoutStartSec). */
       cleanup_close int pidfd = csr_pidfd_open (st.pid);
-      if (oci_notify_forward (notify, pidfd, st.pid, notify_host, &e) < 0)
-        rc = oci_fail (g, e);
+      pid_t helper = oci_start_notify_in_background ? fork () : 0;
+      if (helper < 0)
+        rc = oci_failf (g, "start '%s': fork the notify helper: %s", a.id, strerror (errno));
+      else if (helper == 0)
+        {
+          int frc = oci_notify_forward (notify, pidfd, st.pid, notify_host, &e);
+          if (frc < 0)
+            rc = oci_fail (g, e);
+          if (oci_start_notify_in_background)
+            _exit (rc == 0 ? 0 : 1);
+        }
     }
   if (rc == 0)
     run_hooks_logged (g, &st, OCI_HOOK_POSTSTART);

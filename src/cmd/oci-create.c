@@ -490,6 +490,9 @@ do_create (struct csr_global *g, int argc, char **argv, bool run)
     return 0;
   /* run: start it, then (unless detached) wait for it like a parent. */
   char *start_argv[] = { (char *)"csrun start", (char *)o.id, NULL };
+  /* A terminal we copy ourselves must not wait behind READY=1: a container
+   * filling it first would never get there. */
+  oci_start_notify_in_background = console >= 0 && !o.detach;
   int rc = cmd_oci_start (g, 2, start_argv);
   if (rc != 0 || o.detach)
     return rc;

@@ -94,6 +94,22 @@ rc=$?
 [ "$rc" = 0 ] && [ "$out" = bye ] && ok "run: a container that never says READY=1 still ends" ||
   not_ok "run without READY=1" "exit $rc: $out"
 
+# run with a terminal it copies itself: a container that fills the terminal
+# before it says READY=1 must not wait on a run that waits for READY=1.
+: >"$T/got"
+make_bundle "$T/b7" "$(args 'import os, socket, sys
+print("x" * 200000, flush=True)
+socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b"READY=1", os.environ["NOTIFY_SOCKET"])
+print("done")'); c[\"process\"][\"terminal\"] = True"
+NOTIFY_SOCKET=$H timeout 30 "${C[@]}" run -b "$T/b7" n7 >"$T/n7.out" 2>&1 </dev/null
+rc=$?
+lines 1 "$T/got"
+[ "$rc" = 0 ] && grep -q '^done' "$T/n7.out" && [ "$(head -c 200000 "$T/n7.out" | tr -d x | wc -c)" = 0 ] &&
+  [ "$(sed -n 1p "$T/got")" = READY=1 ] &&
+  ok "run with a terminal: 200 kB before READY=1 is copied meanwhile, READY=1 forwarded" ||
+  not_ok "run with a terminal and NOTIFY_SOCKET" "exit $rc: $(tail -c 200 "$T/n7.out")" "got: $(cat "$T/got")"
+"${C[@]}" delete --force n7 >/dev/null 2>&1
+
 # Without NOTIFY_SOCKET nothing of it; an abstract one ("@name") can't be mounted: ignored.
 make_bundle "$T/b4" "$(args 'import os; print(os.environ.get("NOTIFY_SOCKET", "none"))')"
 out=$(env -u NOTIFY_SOCKET "${C[@]}" run -b "$T/b4" n4 2>&1 </dev/null)
