@@ -13,7 +13,11 @@
 #include "util/log.h"
 
 #define OCI_SPEC_VERSION "1.0.2"
-#define FEATURES "+SECCOMP +CAP +NL3 +YAJL +CURL +ARCHIVE"
+/* +SYSTEMD_NOTIFY: the OCI commands proxy NOTIFY_SOCKET (sd_notify), as
+ * crun's +SYSTEMD does (crun's tests look for "SYSTEMD"); csrun links no
+ * libsystemd and has no systemd cgroup driver beyond --systemd-cgroup's
+ * path form. */
+#define FEATURES "+SECCOMP +CAP +NL3 +YAJL +CURL +ARCHIVE +SYSTEMD_NOTIFY"
 
 struct command
 {

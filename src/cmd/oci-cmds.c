@@ -23,6 +23,7 @@
 #include "oci/cgroup.h"
 #include "oci/devices.h"
 #include "oci/hooks.h"
+#include "oci/notify.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
 #include "util/parse.h"
@@ -192,6 +193,8 @@ open_container (struct csr_global *g, int argc, char **argv, bool allow_format,
   return 0;
 }
 
+bool oci_start_notify_in_background = false;
+
 int
 cmd_oci_start (struct csr_global *g, int argc, char **argv)
 {
@@ -200,6 +203,17 @@ cmd_oci_start (struct csr_global *g, int argc, char **argv)
   struct oci_state st;
   if (open_container (g, argc, argv, false, &a, &root, &st))
     return 1;
+  /* `state` already answers "creating" while `create` sets the container up
+   * (its hooks run); runc and crun write their state only once it is
+   * created, so a start right after a successful `state` finds it created
+   * there: wait for create to finish here, at most 10 s. */
+  for (int waited = 0; oci_state_status (&st) == OCI_CREATING && waited < 10000; waited += 20)
+    {
+      usleep (20000);
+      oci_state_release (&st);
+      if (load (g, root, a.id, &st))
+        return 1;
+    }
   csr_error *e = NULL;
   int lock = oci_state_lock (root, a.id, &e);
   if (lock < 0)
@@ -207,15 +221,30 @@ cmd_oci_start (struct csr_global *g, int argc, char **argv)
       oci_state_release (&st);
       return oci_fail (g, e);
     }
+  /* Again under the lock: another start may have been first. */
+  oci_state_release (&st);
+  if (load (g, root, a.id, &st))
+    {
+      close (lock);
+      return 1;
+    }
   int rc = 0;
   enum oci_status s = oci_state_status (&st);
   cleanup_free char *dir = oci_state_dir (root, a.id);
   cleanup_free char *fifo = NULL;
+  /* sd_notify: a container created with NOTIFY_SOCKET has its own socket,
+   * bound here before it runs; its READY=1 goes to ours (runc and crun). */
+  const char *notify_host = getenv ("NOTIFY_SOCKET");
+  if (notify_host != NULL && *notify_host == '\0')
+    notify_host = NULL;
+  cleanup_close int notify = -1;
   if (s != OCI_CREATED)
     rc = oci_failf (g, "cannot start container '%s': it is %s, not created", a.id,
                     oci_status_name (s));
   else if (dir == NULL || asprintf (&fifo, "%s/exec.fifo", dir) < 0)
     rc = oci_failf (g, "out of memory");
+  else if (notify_host && oci_notify_listen (dir, &notify, &e) < 0)
+    rc = oci_fail (g, e);
   else
     {
       int fd = open (fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -256,6 +285,23 @@ cmd_oci_start (struct csr_global *g, int argc, char **argv)
         }
     }
   close (lock);
+  if (rc == 0 && notify >= 0)
+    {
+      /* Running once it says it is ready (crun: poststart after that); no
+       * limit here: systemd has its own (TimeoutStartSec). */
+      cleanup_close int pidfd = csr_pidfd_open (st.pid);
+      pid_t helper = oci_start_notify_in_background ? fork () : 0;
+      if (helper < 0)
+        rc = oci_failf (g, "start '%s': fork the notify helper: %s", a.id, strerror (errno));
+      else if (helper == 0)
+        {
+          int frc = oci_notify_forward (notify, pidfd, st.pid, notify_host, &e);
+          if (frc < 0)
+            rc = oci_fail (g, e);
+          if (oci_start_notify_in_background)
+            _exit (rc == 0 ? 0 : 1);
+        }
+    }
   if (rc == 0)
     run_hooks_logged (g, &st, OCI_HOOK_POSTSTART);
   oci_state_release (&st);

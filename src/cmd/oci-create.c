@@ -26,6 +26,7 @@
 #include "oci/console.h"
 #include "oci/devices.h"
 #include "oci/hooks.h"
+#include "oci/notify.h"
 #include "oci/validate.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
@@ -226,11 +227,20 @@ make_cgroup (struct creation *c, const char *id, csr_error **err)
 }
 
 static char *
-state_for_hooks (pid_t pid, void *data)
+state_for_hooks (pid_t pid, bool creating, void *data)
 {
   struct creation *c = data;
   c->st.pid = pid;
   c->st.pid_start = oci_pid_start_time (pid, NULL);
+  if (creating)
+    {
+      /* The seccomp agent's copy: "creating" (crun's test checks it). */
+      bool was = c->st.creating;
+      c->st.creating = true;
+      char *json = oci_state_json (&c->st);
+      c->st.creating = was;
+      return json;
+    }
   /* "created" for prestart, createRuntime, createContainer and
    * startContainer, as crun says (runtime-tools checks prestart's); the
    * state file says "creating" meanwhile (it has no pid yet). */
@@ -272,6 +282,13 @@ snapshot_config (const char *cfgp, const char *dir, char **out, csr_error **err)
   return 0;
 }
 
+/* Without --console-socket, create and run -d have nowhere to put the
+ * terminal's master; crun's wording ("use --console-socket"), which its
+ * tests match. */
+#define TERMINAL_NEEDS_SOCKET                                                                      \
+  "process.terminal is true but no --console-socket was given: use --console-socket with "         \
+  "create or run -d/--detach"
+
 /* Everything up to a container waiting on its exec FIFO. */
 static int
 create_container (struct creation *c, const struct create_opts *o, pid_t *pid, csr_error **err)
@@ -284,6 +301,9 @@ create_container (struct creation *c, const struct create_opts *o, pid_t *pid, c
   if (asprintf (&cfg_path, "%s/config.json", bundle) < 0)
     return csr_error_set (err, ENOMEM, "config path");
   const char *cfgp = o->config ? o->config : cfg_path;
+  /* crun checks this first, whatever else is wrong in the config. */
+  if (o->console_socket == NULL && !c->foreground && oci_config_peek_terminal (cfgp))
+    return csr_error_set (err, EINVAL, TERMINAL_NEEDS_SOCKET);
   if (oci_config_load (cfgp, &c->cfg, err) < 0)
     return -1;
   if (!c->cfg.has_process)
@@ -323,6 +343,10 @@ create_container (struct creation *c, const struct create_opts *o, pid_t *pid, c
    * edits to the bundle after create must not affect the container
    * (runtime-spec "Lifecycle"; runc keeps it in its state.json). */
   if (snapshot_config (cfgp, dir, &c->st.config_path, err) < 0)
+    return -1;
+  /* sd_notify (csrun-oci(8) NOTIFY SOCKET): after the snapshot, which
+   * keeps the config as given (exec'd processes don't get it, as in crun). */
+  if (oci_notify_prepare (&c->cfg, dir, getenv ("NOTIFY_SOCKET"), err) < 0)
     return -1;
   c->st.systemd_cgroup = c->g->systemd_cgroup;
   if (c->cfg.n_annotations)
@@ -367,9 +391,7 @@ create_container (struct creation *c, const struct create_opts *o, pid_t *pid, c
        * copies between the terminal and its own stdio; create and run -d
        * can't (nothing would be left to hold the master). */
       if (o->console_socket == NULL && !c->foreground)
-        return csr_error_set (err, EINVAL,
-                              "process.terminal is true but no --console-socket "
-                              "was given");
+        return csr_error_set (err, EINVAL, TERMINAL_NEEDS_SOCKET);
       if (o->console_socket == NULL)
         {
           if (oci_console_pair (&c->console_ours, &console, err) < 0)
@@ -468,6 +490,9 @@ do_create (struct csr_global *g, int argc, char **argv, bool run)
     return 0;
   /* run: start it, then (unless detached) wait for it like a parent. */
   char *start_argv[] = { (char *)"csrun start", (char *)o.id, NULL };
+  /* A terminal we copy ourselves must not wait behind READY=1: a container
+   * filling it first would never get there. */
+  oci_start_notify_in_background = console >= 0 && !o.detach;
   int rc = cmd_oci_start (g, 2, start_argv);
   if (rc != 0 || o.detach)
     return rc;

@@ -55,6 +55,10 @@ int cmd_oci_unsupported (struct csr_global *g, int argc, char **argv);
 int cmd_oci_create (struct csr_global *g, int argc, char **argv);
 int cmd_oci_run (struct csr_global *g, int argc, char **argv);
 int cmd_oci_start (struct csr_global *g, int argc, char **argv);
+/* `run` with a terminal it proxies itself: start then forwards the
+ * container's READY=1 (NOTIFY_SOCKET) from a helper process instead of
+ * waiting for it, so that the terminal is copied meanwhile. */
+extern bool oci_start_notify_in_background;
 int cmd_oci_state (struct csr_global *g, int argc, char **argv);
 int cmd_oci_kill (struct csr_global *g, int argc, char **argv);
 int cmd_oci_delete (struct csr_global *g, int argc, char **argv);

@@ -57,6 +57,7 @@ if [ ! -x "$init" ]; then
 fi
 # Debian's python (where python3-* packages install), not a python earlier in PATH.
 python=${CSRUN_SUITE_PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}
+me=suite-crun.sh
 here=$(cd "$(dirname "$0")" && pwd)
 for tool in "$python" timeout script; do
   if ! command -v "$tool" >/dev/null; then
@@ -104,7 +105,17 @@ export PYTHONDONTWRITEBYTECODE=1
 frozen=/sys/fs/cgroup/freezer/frozen
 frozen_before=no
 [ -d "$frozen" ] && frozen_before=yes
-trap 'rm -rf "$work" "${TMPDIR:-/tmp}/suite-crun-empty.$$"' EXIT
+private_null=
+trap '[ -z "$private_null" ] || umount -l /dev/null; umount -l "$work/dev" 2>/dev/null; rm -rf --one-file-system "$work" "${TMPDIR:-/tmp}/suite-crun-empty.$$"' EXIT
+# Host safety: runtimes change their stdio (crun 1.8.1 fchown()s its stdin to the
+# container's user), so no test gets the host's /dev/null: stdin is an empty pipe,
+# and as root (in this private mount namespace) /dev/null is a private node of our
+# own tmpfs, so a test that opens /dev/null itself changes only that node.
+if [ "$(id -u)" = 0 ]; then
+  mkdir "$work/dev" && mount -t tmpfs -o mode=0755,size=16k csrun-suite-null "$work/dev" \
+    && mknod -m 0666 "$work/dev/null" c 1 3 && mount --bind "$work/dev/null" /dev/null && private_null=1 \
+    || { echo "$me: cannot put a private /dev/null in place" >&2; exit 2; }
+fi
 
 # The list of tests: FILE:NAME for every entry of each file's all_tests dict.
 list_tests () {
@@ -240,9 +251,9 @@ for t in "${expanded[@]}"; do
   rc=0
   if [ "$file" = test_tty.py ]; then
     # test_tty needs a terminal on stdout (it skips otherwise): give it one.
-    (cd "$work" && script -q -e -c "$(printf '%q ' "${cmd[@]}")" /dev/null < /dev/null) > "$log" 2>&1 || rc=$?
+    : | (cd "$work" && script -q -e -c "$(printf '%q ' "${cmd[@]}")" /dev/null) > "$log" 2>&1 || rc=$?
   else
-    (cd "$work" && "${cmd[@]}" < /dev/null) > "$log" 2>&1 || rc=$?
+    : | (cd "$work" && "${cmd[@]}") > "$log" 2>&1 || rc=$?
   fi
   tr -d '\r' < "$log" > "$log.tmp" && mv "$log.tmp" "$log"
   # The test's TAP line (a test's own output may precede it on the same line).

@@ -115,7 +115,14 @@ if [ -z "${CSRUN_SUITE_RT_NS:-}" ]; then
 fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/suite-rt.XXXXXX") && chmod 0755 "$work" || exit 2
-trap 'umount -l "$work/tmp" 2>/dev/null; rm -rf --one-file-system "$work"' EXIT
+private_null=
+trap 'umount -l "$work/tmp" 2>/dev/null; [ -z "$private_null" ] || umount -l /dev/null; umount -l "$work/dev" 2>/dev/null; rm -rf --one-file-system "$work"' EXIT
+# Host safety: runtimes change their stdio (crun 1.8.1 fchown()s its stdin to the
+# container's user), so no test gets the host's /dev/null: stdin is an empty pipe,
+# and in this private mount namespace /dev/null is a private node of our own tmpfs.
+mkdir "$work/dev" && mount -t tmpfs -o mode=0755,size=16k csrun-suite-null "$work/dev" \
+  && mknod -m 0666 "$work/dev/null" c 1 3 && mount --bind "$work/dev/null" /dev/null && private_null=1 \
+  || { echo "$me: cannot put a private /dev/null in place" >&2; exit 2; }
 rtversion=$("$runtime" --version 2>/dev/null | head -n 1)
 if [ "${rtversion#crun version}" != "$rtversion" ] \
   && [ "$(stat -f -c %T /sys/fs/cgroup/unified 2>/dev/null)" = cgroup2fs ] \
@@ -162,8 +169,8 @@ for f in "${selected[@]}"; do
   before=$(list_ids)
   cg_before=$(cgroup_dirs)
   rc=0
-  (cd "$src" && exec env RUNTIME="$runtime" TMPDIR="$work/tmp" \
-    timeout -k 10 "$timeout_s" "./$f" < /dev/null) > "$log" 2>&1 || rc=$?
+  : | (cd "$src" && exec env RUNTIME="$runtime" TMPDIR="$work/tmp" \
+    timeout -k 10 "$timeout_s" "./$f") > "$log" 2>&1 || rc=$?
   # Containers the file left (killed, or its cleanup failed): delete them.
   for id in $(comm -13 <(printf '%s\n' "$before") <(list_ids)); do
     echo "# $me: deleting the container $id the file left" >> "$log"

@@ -8,7 +8,7 @@ printf 'print("hi")\n' > "$T/ok.py"
 out=$(csrun --version)
 if [ "$(echo "$out" | wc -l)" = 4 ] && echo "$out" | sed -n 1p | grep -qE '^csrun version [0-9]+\.[0-9]+\.[0-9]+$' \
   && echo "$out" | sed -n 2p | grep -q '^commit: ' && echo "$out" | sed -n 3p | grep -qE '^spec: 1\.' \
-  && [ "$(echo "$out" | sed -n 4p)" = "+SECCOMP +CAP +NL3 +YAJL +CURL +ARCHIVE" ]; then
+  && [ "$(echo "$out" | sed -n 4p)" = "+SECCOMP +CAP +NL3 +YAJL +CURL +ARCHIVE +SYSTEMD_NOTIFY" ]; then
   ok "--version prints version, commit, spec and the build features"
 else
   not_ok "--version" "$out"

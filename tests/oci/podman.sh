@@ -561,6 +561,40 @@ expect "--device /dev/kmsg: the device cgroup lets the container open it" 0 ok
 prun run --rm --device /dev/kmsg:/dev/kmsg:r "$IMAGE" $PY -c "$KMSG_PROBE"
 expect "--device /dev/kmsg:/dev/kmsg:r: not for writing (EPERM from the device cgroup)" 0 "Operation not permitted"
 
+# ---------------------------------------------------------------- sd_notify (fix-crun2)
+# --sdnotify=container: podman hands NOTIFY_SOCKET on to the runtime; csrun
+# gives the container a socket of its own and forwards its READY=1.
+rm -f "$T/pm-notify.sock" "$T/pm-notify.got"
+python3 - "$T/pm-notify.sock" "$T/pm-notify.got" <<'PYEOF' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.settimeout(60)
+try:
+    while True:
+        d = s.recv(4096)
+        with open(sys.argv[2], "a") as f:
+            f.write(d.decode() + "\n")
+except socket.timeout:
+    pass
+PYEOF
+notify_recv=$!
+for _ in $(seq 100); do [ -S "$T/pm-notify.sock" ] && break; sleep 0.05; done
+NOTIFY_PY='import os, socket
+p = os.environ.get("NOTIFY_SOCKET", "")
+socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b"READY=1", p)
+print("sent")'
+NOTIFY_SOCKET=$T/pm-notify.sock prun run --rm --sdnotify=container "$IMAGE" $PY -c "$NOTIFY_PY"
+for _ in $(seq 100); do grep -q '^READY=1$' "$T/pm-notify.got" 2>/dev/null && break; sleep 0.05; done
+if [ "$rc" = 0 ] && [ "$out" = sent ] && grep -q '^READY=1$' "$T/pm-notify.got" 2>/dev/null; then
+  ok "run --sdnotify=container: the container's READY=1 reaches podman's NOTIFY_SOCKET"
+else
+  fail "run --sdnotify=container: the container's READY=1 reaches podman's NOTIFY_SOCKET" \
+    "received: $(cat "$T/pm-notify.got" 2>/dev/null)"
+fi
+kill "$notify_recv" 2>/dev/null
+wait "$notify_recv" 2>/dev/null
+
 # ---------------------------------------------------------------- configuration
 prun --runtime csrun info --format '{{.Host.OCIRuntime.Name}} {{.Host.OCIRuntime.Path}}'
 expect "the runtime named csrun in [engine.runtimes] resolves to \$CSRUN" 0 "csrun $CSRUN"

@@ -1103,3 +1103,39 @@ Test (oci_config, device_access_letters_as_runc)
   cr_assert_not_null (strstr (c.resources.json, "\"devices\""));
   oci_config_release (&c);
 }
+
+/* process.env: a later KEY= replaces an earlier one, in the earlier's stead
+ * removed (runc's prepareEnv: the last wins, the order of the rest kept). */
+Test (oci_config, env_last_entry_of_a_name_wins)
+{
+  struct oci_config c;
+  parse_ok (HEAD ",'process':{'cwd':'/','args':['sh'],'env':['PATH=/a','FOO=1','PATHX=x',"
+                 "'PATH=/b','FOO=','BAR=2','FOO=3'],'user':{'uid':0,'gid':0}}}",
+            &c);
+  cr_assert_eq (c.n_env, 4);
+  cr_assert_str_eq (c.env[0], "PATHX=x");
+  cr_assert_str_eq (c.env[1], "PATH=/b");
+  cr_assert_str_eq (c.env[2], "BAR=2");
+  cr_assert_str_eq (c.env[3], "FOO=3");
+  cr_assert_null (c.env[4]);
+  oci_config_release (&c);
+}
+
+/* process.terminal read without the rest of the config being valid. */
+Test (oci_config, peek_terminal_ignores_other_errors)
+{
+  char path[] = "/tmp/csrun-test-peek.XXXXXX";
+  int fd = mkstemp (path);
+  cr_assert_geq (fd, 0);
+  const char *doc = "{\"process\":{\"terminal\":true,\"args\":[\"/init\",0]}}";
+  cr_assert_eq (write (fd, doc, strlen (doc)), (ssize_t)strlen (doc));
+  close (fd);
+  cr_assert (oci_config_peek_terminal (path));
+  fd = open (path, O_WRONLY | O_TRUNC);
+  cr_assert_geq (fd, 0);
+  cr_assert_eq (write (fd, "{\"process\":{\"terminal\":1}}", 27), 27);
+  close (fd);
+  cr_assert_not (oci_config_peek_terminal (path));
+  unlink (path);
+  cr_assert_not (oci_config_peek_terminal (path));
+}

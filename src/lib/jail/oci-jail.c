@@ -305,7 +305,7 @@ csr_oci_jail_create (const struct jail_spec *spec, csr_oci_state_fn state_fn, vo
     goto failed;
   if (c->n_hooks[OCI_HOOK_CREATE_CONTAINER] + c->n_hooks[OCI_HOOK_START_CONTAINER] > 0)
     {
-      cleanup_free char *st = state_fn (pid, data);
+      cleanup_free char *st = state_fn (pid, false, data);
       if (st == NULL || send (parent_end, st, strlen (st), MSG_NOSIGNAL) < 0)
         {
           csr_error_errno (err, "send the state to the container");
@@ -322,7 +322,8 @@ csr_oci_jail_create (const struct jail_spec *spec, csr_oci_state_fn state_fn, vo
         {
           /* The listener to the agent, with the state (status "creating"). */
           cleanup_close int listener = attached;
-          cleanup_free char *st = listener >= 0 && listener_path ? state_fn (pid, data) : NULL;
+          cleanup_free char *st
+              = listener >= 0 && listener_path ? state_fn (pid, true, data) : NULL;
           if (st == NULL)
             {
               csr_error_set (err, 0, "the container sent no seccomp listener");
@@ -348,7 +349,7 @@ csr_oci_jail_create (const struct jail_spec *spec, csr_oci_state_fn state_fn, vo
           csr_error_set (err, 0, "unexpected message %u from the container", m.type);
           goto failed;
         }
-      cleanup_free char *st = state_fn (pid, data);
+      cleanup_free char *st = state_fn (pid, false, data);
       if (st == NULL)
         {
           csr_error_set (err, ENOMEM, "the state for the hooks");

@@ -2,14 +2,17 @@
 #ifndef CSRUN_OCI_JAIL_H
 #define CSRUN_OCI_JAIL_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "../util/error.h"
 #include "spec.h"
 
-/* The runtime-spec state JSON of the container being created (PID; status
- * "created"), for its hooks; malloc'ed, NULL on ENOMEM. */
-typedef char *(*csr_oci_state_fn) (pid_t pid, void *data);
+/* The runtime-spec state JSON of the container being created (PID), for its
+ * hooks (status "created") or, with CREATING, for the seccomp agent (status
+ * "creating": the listener is sent while the container is set up, as crun
+ * says); malloc'ed, NULL on ENOMEM. */
+typedef char *(*csr_oci_state_fn) (pid_t pid, bool creating, void *data);
 
 /* Clone the container described by SPEC (SPEC->oci, rootfs_dir, oci_bundle,
  * oci_exec_fifo, oci_console, oci_preserve_fds, seccomp_bpf, cgroup), run

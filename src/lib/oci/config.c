@@ -498,6 +498,30 @@ strv_free (char **v, size_t n)
   free (v);
 }
 
+/* Drop every KEY=... that a later entry with the same KEY overrides, keeping
+ * the order of the rest: the last one wins, as runc's prepareEnv and crun do
+ * (`exec --env PATH=...` after the spec's PATH).  V stays NULL-terminated. */
+static void
+env_dedup (char **v, size_t *n)
+{
+  size_t out = 0;
+  for (size_t i = 0; i < *n; i++)
+    {
+      const char *eq = strchr (v[i], '=');
+      size_t klen = eq ? (size_t)(eq - v[i]) : strlen (v[i]);
+      bool later = false;
+      for (size_t j = i + 1; j < *n && !later; j++)
+        later = strncmp (v[j], v[i], klen) == 0 && (v[j][klen] == '=' || v[j][klen] == '\0');
+      if (later)
+        free (v[i]);
+      else
+        v[out++] = v[i];
+    }
+  for (size_t i = out; i < *n; i++)
+    v[i] = NULL;
+  *n = out;
+}
+
 /* An array of strings into a NULL-terminated vector (allocated even when
  * empty).  CHECK (may be NULL) validates each element. */
 typedef int (*str_check_fn) (struct ctx *x, const char *s);
@@ -890,6 +914,7 @@ parse_process (struct ctx *x, yajl_val doc, struct oci_config *c)
     return -1;
   if (c->env == NULL && (c->env = calloc (1, sizeof *c->env)) == NULL)
     return fail_oom (x);
+  env_dedup (c->env, &c->n_env);
 
   if (get_string (x, proc, "cwd", true, &c->cwd) < 0)
     return -1;
@@ -1593,6 +1618,25 @@ oci_config_load (const char *path, struct oci_config *c, csr_error **err)
   if (oci_config_parse (buf, len, c, err) < 0)
     return csr_error_wrap (err, "%s", path);
   return 0;
+}
+
+bool
+oci_config_peek_terminal (const char *path)
+{
+  cleanup_free char *buf = NULL;
+  size_t len = 0;
+  csr_error *e = NULL;
+  if (csr_read_file (path, OCI_CONFIG_MAX_BYTES, &buf, &len, &e) < 0
+      || oci_json_prescan (buf, len, &e) < 0)
+    {
+      csr_error_free (e);
+      return false;
+    }
+  yajl_val doc = yajl_tree_parse (buf, NULL, 0);
+  const char *p[] = { "process", "terminal", NULL };
+  bool on = doc != NULL && YAJL_IS_TRUE (yajl_tree_get (doc, p, yajl_t_any));
+  yajl_tree_free (doc);
+  return on;
 }
 
 void

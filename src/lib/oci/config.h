@@ -200,6 +200,10 @@ int oci_json_prescan (const char *s, size_t len, csr_error **err);
 /* Read and parse PATH (at most 4 MiB); errors start with the path. */
 int oci_config_load (const char *path, struct oci_config *c, csr_error **err);
 void oci_config_release (struct oci_config *c);
+/* process.terminal of the config at PATH, read without checking the rest
+ * (false when unreadable or not JSON): `create` refuses a terminal without
+ * --console-socket before the config's own errors, as crun does. */
+bool oci_config_peek_terminal (const char *path);
 
 /* The value of annotation KEY, or NULL. */
 const char *oci_config_annotation (const struct oci_config *c, const char *key);
