@@ -30,6 +30,7 @@
 #include "oci/cgroup.h"
 #include "oci/console.h"
 #include "oci/exec-cgroup.h"
+#include "oci/validate.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
 #include "util/log.h"
@@ -561,6 +562,10 @@ prepare (const struct csr_global *g, const struct exec_opts *o, const char *root
     return csr_error_wrap (err, "%s", o->process ? o->process : "the process");
   if (!x->proc.has_process)
     return csr_error_set (err, EINVAL, "no process to run");
+  /* A profile for the new process (--apparmor, or the --process file's) is
+   * refused where AppArmor is off, as create refuses the container's. */
+  if (oci_apparmor_check (x->proc.apparmor_profile, OCI_APPARMOR_ENABLED, err) < 0)
+    return csr_error_wrap (err, "%s", o->apparmor ? "exec --apparmor" : "exec");
   if (o->process == NULL && inherit_process (&x->proc, &x->ctr, err) < 0)
     return -1;
   cleanup_free char *cache = NULL;
