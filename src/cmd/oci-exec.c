@@ -100,7 +100,9 @@ static struct argp_option exec_options[] = {
   { "no-new-privs", OPT_NO_NEW_PRIVS, NULL, 0,
     "Set no_new_privs (without --process; default: the container's setting)", 0 },
   { "apparmor", OPT_APPARMOR, "PROFILE", 0,
-    "process.apparmorProfile (without --process; recorded, not applied)", 0 },
+    "process.apparmorProfile (without --process; recorded, not applied; refused where "
+    "AppArmor is off)",
+    0 },
   { "process-label", OPT_PROCESS_LABEL, "LABEL", 0,
     "process.selinuxLabel (without --process; recorded, not applied)", 0 },
   { "cgroup", OPT_CGROUP, "[CTRL[,CTRL]:]PATH", 0,
