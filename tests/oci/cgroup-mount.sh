@@ -27,6 +27,8 @@ for n in sorted(os.listdir("/sys/fs/cgroup")):
     if not os.path.islink(p):
         try: r["procs"][n] = open(p + "/cgroup.procs").read().split()
         except OSError as e: r["procs"][n] = "E" + errno.errorcode[e.errno]
+try: r["root_procs"] = open("/sys/fs/cgroup/cgroup.procs").read().split()
+except OSError as e: r["root_procs"] = "E" + errno.errorcode[e.errno]
 for n in ("memory", "unified", ""):
     d = "/sys/fs/cgroup/%s/csrun-probe" % n
     try:
@@ -120,8 +122,15 @@ if is_root && [ "$V2" = 0 ]; then
     'r["mk"]["memory"] == "ok" and all(v == ["1"] for v in r["procs"].values())'
 elif is_root; then
   probe v2ro "$CGNS; $(mnt "$RO")"
-  check v2ro "v2 host: one cgroup2 mount showing the container's cgroup, read-only" \
-    'r["fs"]["/sys/fs/cgroup"] == "cgroup2" and r["mk"][""] == "EROFS"'
+  check v2ro "v2 host, cgroup namespace: one cgroup2 mount, the container's cgroup, read-only" \
+    'r["fs"]["/sys/fs/cgroup"] == "cgroup2" and "1" in r["root_procs"] and r["mk"][""] == "EROFS"'
+  probe v2rw "$NOCGNS; $(mnt "$RW")"
+  if grep -q '0::/\\n' "$T/v2rw.json"; then
+    skip "v2 host: rw" "the container got no cgroup of its own (the root cgroup is not its to write)"
+  else
+    check v2rw "v2 host: without ro the container's cgroup is writable (a sub-cgroup can be made)" \
+      'r["fs"]["/sys/fs/cgroup"] == "cgroup2" and "1" in r["root_procs"] and r["mk"][""] == "ok"'
+  fi
 else
   # Rootless: a user namespace owning a new cgroup namespace may mount the
   # hierarchies; what it may not is left empty with a warning.
