@@ -30,6 +30,7 @@
 #include "oci/cgroup.h"
 #include "oci/console.h"
 #include "oci/exec-cgroup.h"
+#include "oci/validate.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
 #include "util/log.h"
@@ -99,7 +100,9 @@ static struct argp_option exec_options[] = {
   { "no-new-privs", OPT_NO_NEW_PRIVS, NULL, 0,
     "Set no_new_privs (without --process; default: the container's setting)", 0 },
   { "apparmor", OPT_APPARMOR, "PROFILE", 0,
-    "process.apparmorProfile (without --process; recorded, not applied)", 0 },
+    "process.apparmorProfile (without --process; recorded, not applied; refused where "
+    "AppArmor is off)",
+    0 },
   { "process-label", OPT_PROCESS_LABEL, "LABEL", 0,
     "process.selinuxLabel (without --process; recorded, not applied)", 0 },
   { "cgroup", OPT_CGROUP, "[CTRL[,CTRL]:]PATH", 0,
@@ -561,6 +564,10 @@ prepare (const struct csr_global *g, const struct exec_opts *o, const char *root
     return csr_error_wrap (err, "%s", o->process ? o->process : "the process");
   if (!x->proc.has_process)
     return csr_error_set (err, EINVAL, "no process to run");
+  /* A profile for the new process (--apparmor, or the --process file's) is
+   * refused where AppArmor is off, as create refuses the container's. */
+  if (oci_apparmor_check (x->proc.apparmor_profile, OCI_APPARMOR_ENABLED, err) < 0)
+    return csr_error_wrap (err, "%s", o->apparmor ? "exec --apparmor" : "exec");
   if (o->process == NULL && inherit_process (&x->proc, &x->ctr, err) < 0)
     return -1;
   cleanup_free char *cache = NULL;

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <linux/magic.h>
 #include <linux/openat2.h>
 #include <stdio.h>
@@ -23,6 +24,7 @@
 #include "../oci/validate.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
+#include "../util/log.h"
 #include "../util/syscalls.h"
 #include "mounts.h"
 #include "oci-premount.h"
@@ -437,9 +439,10 @@ bind_mount (const struct oci_mount *m, const char *bundle, int rootfd, unsigned 
 
 /* Our own cgroup (from /proc/self/cgroup) in the hierarchy whose mount has
  * super options OPTS ("rw,memory" or "rw,name=systemd"); V2: the cgroup2
- * line.  Malloc'ed path, or NULL. */
+ * line.  Malloc'ed path, or NULL; *CTRLS (when not NULL) gets the line's
+ * controllers ("cpu,cpuacct", "name=systemd"), malloc'ed. */
 static char *
-own_cgroup (const char *opts, bool v2)
+own_cgroup (const char *opts, bool v2, char **ctrls_out)
 {
   cleanup_file FILE *f = fopen ("/proc/self/cgroup", "re");
   if (f == NULL)
@@ -476,17 +479,23 @@ own_cgroup (const char *opts, bool v2)
           all = found;
         }
       if (all && copy)
-        return strdup (c2 + 1);
+        {
+          if (ctrls_out && (*ctrls_out = strdup (ctrls)) == NULL)
+            return NULL;
+          return strdup (c2 + 1);
+        }
     }
   return NULL;
 }
 
-/* Bind HOST_DIR read-only (with what is mounted below it) on DEST in ROOTFD. */
+/* Bind HOST_DIR (with what is mounted below it) on DEST in ROOTFD, every
+ * mount with FLAGS (MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC). */
 static int
-bind_ro (const char *host_dir, const char *dest, int rootfd, csr_error **err)
+bind_cgroup (const char *host_dir, const char *dest, int rootfd, unsigned long flags,
+             csr_error **err)
 {
   struct oci_mount b = { .destination = (char *)dest, .source = (char *)host_dir };
-  return bind_mount (&b, NULL, rootfd, MS_BIND | MS_REC | CG_RO, 0, -1, true, err);
+  return bind_mount (&b, NULL, rootfd, MS_BIND | MS_REC | flags, 0, -1, true, err);
 }
 
 struct mountinfo_line
@@ -502,14 +511,122 @@ parse_mountinfo_line (const char *line, struct mountinfo_line *l)
          && sscanf (dash + 3, "%63s %*s %1023s", l->fstype, l->opts) == 2;
 }
 
-/* A "cgroup" mount: only the container's own cgroups, read-only, as runc
- * does.  On a v2 host, its cgroup directory; on a v1 or hybrid host, a
- * read-only tmpfs holding, per hierarchy, a read-only bind of its cgroup
- * (and the host's links between co-mounted ones, cpu -> cpu,cpuacct). */
+/* In a cgroup namespace: a new mount of the hierarchy (cgroup2 when CTRLS is
+ * NULL) on DST, which shows the namespace's root, the container's cgroup
+ * (runc and crun do the same).  A hierarchy the kernel doesn't have is left
+ * out; one a user namespace may not mount is left empty, with a warning. */
 static int
-mount_cgroups (const struct oci_mount *m, int rootfd, csr_error **err)
+mount_cgroup_ns (const char *dst, const char *ctrls, int rootfd, unsigned long flags,
+                 csr_error **err)
+{
+  cleanup_close int fd = open_target (rootfd, dst, false, err);
+  if (fd < 0)
+    return -1;
+  char path[64];
+  snprintf (path, sizeof path, "/proc/self/fd/%d", fd);
+  const char *type = ctrls ? "cgroup" : "cgroup2";
+  if (mount (type, path, type, flags, ctrls) == 0)
+    return 0;
+  if (errno == ENOENT || errno == ENODEV)
+    return 0;
+  if (errno == EPERM || errno == EACCES)
+    {
+      csr_warn ("cgroup mount: %s (%s) may not be mounted here (%s): %s left empty", type,
+                ctrls ? ctrls : "unified", strerror (errno), dst);
+      return 0;
+    }
+  return csr_error_errno (err, "mount %s (%s) on %s", type, ctrls ? ctrls : "unified", dst);
+}
+
+/* One v1 hierarchy (or the hybrid host's unified one), mounted on the host at
+ * L, as DEST/<its name>.  Without a cgroup namespace, a bind of our own
+ * cgroup there (runc's getCgroupMounts: relative to the mount's root). */
+static int
+mount_one_hierarchy (const struct mountinfo_line *l, const char *dest, int rootfd,
+                     unsigned long flags, bool cgroupns, csr_error **err)
+{
+  bool v2 = strcmp (l->fstype, "cgroup2") == 0;
+  const char *name = l->mnt + sizeof CG_HOST;
+  cleanup_free char *ctrls = NULL;
+  cleanup_free char *own = own_cgroup (l->opts, v2, &ctrls);
+  if (own == NULL)
+    return 0;
+  char src[2 * PATH_MAX], dst[2 * PATH_MAX];
+  if ((size_t)snprintf (dst, sizeof dst, "%s/%s", dest, name) >= sizeof dst)
+    return csr_error_set (err, ENAMETOOLONG, "cgroup mount %s", dest);
+  if (cgroupns)
+    return mount_cgroup_ns (dst, v2 ? NULL : ctrls, rootfd, flags, err);
+  /* OWN is below the mount's root L->root (a mount of a sub-cgroup, as in a
+   * container): the rest of it is below the mount point. */
+  const char *rel = own;
+  size_t rl = strlen (l->root);
+  if (strcmp (l->root, "/") != 0)
+    {
+      if (strncmp (own, l->root, rl) != 0 || (own[rl] != '\0' && own[rl] != '/'))
+        return 0;
+      rel = own + rl;
+    }
+  if ((size_t)snprintf (src, sizeof src, "%s%s", l->mnt, strcmp (rel, "/") == 0 ? "" : rel)
+      >= sizeof src)
+    return csr_error_set (err, ENAMETOOLONG, "cgroup mount %s", dest);
+  struct stat st;
+  if (stat (src, &st) < 0 || !S_ISDIR (st.st_mode))
+    return 0;
+  return bind_cgroup (src, dst, rootfd, flags, err);
+}
+
+/* The links between co-mounted hierarchies in the tmpfs at TPATH: the host's
+ * (cpu -> cpu,cpuacct), and one per controller of a directory named
+ * "a,b" (runc), when missing. */
+static void
+cgroup_links (const char *tpath)
+{
+  cleanup_close int dir = open (tpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0)
+    return;
+  cleanup_dir DIR *host = opendir (CG_HOST);
+  struct dirent *de;
+  while (host && (de = readdir (host)) != NULL)
+    {
+      char link[PATH_MAX], target[256];
+      snprintf (link, sizeof link, CG_HOST "/%s", de->d_name);
+      ssize_t n = readlink (link, target, sizeof target - 1);
+      if (n <= 0 || memchr (target, '/', (size_t)n))
+        continue;
+      target[n] = '\0';
+      (void)!symlinkat (target, dir, de->d_name);
+    }
+  int dup = fcntl (dir, F_DUPFD_CLOEXEC, 0);
+  cleanup_dir DIR *mine = dup >= 0 ? fdopendir (dup) : NULL;
+  if (mine == NULL && dup >= 0)
+    close (dup);
+  while (mine && (de = readdir (mine)) != NULL)
+    {
+      if (de->d_type != DT_DIR || strchr (de->d_name, ',') == NULL)
+        continue;
+      char copy[256];
+      snprintf (copy, sizeof copy, "%s", de->d_name);
+      char *save = NULL;
+      for (char *t = strtok_r (copy, ",", &save); t; t = strtok_r (NULL, ",", &save))
+        (void)!symlinkat (de->d_name, dir, t);
+    }
+}
+
+/* A "cgroup" mount: only the container's own cgroups, read-only unless the
+ * mount's options say otherwise (FLAGS: its MS_RDONLY, MS_NOSUID, MS_NODEV,
+ * MS_NOEXEC), as runc does.  On a v2 host, its cgroup directory; on a v1 or
+ * hybrid host, a tmpfs holding, per hierarchy (the unified one included),
+ * its cgroup, and the host's links between co-mounted ones (cpu ->
+ * cpu,cpuacct).  In a cgroup namespace (CGROUPNS) each is a new mount of
+ * the hierarchy, which shows the namespace's root: the container's cgroup
+ * (the host's mounts of them can't be bound: from inside, they are above
+ * the namespace's root, and /proc/self/cgroup says "/"). */
+static int
+mount_cgroups (const struct oci_mount *m, unsigned long flags, bool cgroupns, int rootfd,
+               csr_error **err)
 {
   const char *dest = m->destination;
+  flags &= MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
   cleanup_file FILE *mi = fopen ("/proc/self/mountinfo", "re");
   if (mi == NULL)
     return csr_error_errno (err, "read /proc/self/mountinfo");
@@ -517,15 +634,25 @@ mount_cgroups (const struct oci_mount *m, int rootfd, csr_error **err)
   struct mountinfo_line l;
   bool v2_root = false;
   while (fgets (line, sizeof line, mi))
-    if (parse_mountinfo_line (line, &l) && strcmp (l.mnt, CG_HOST) == 0
-        && strcmp (l.fstype, "cgroup2") == 0)
-      v2_root = true;
+    if (parse_mountinfo_line (line, &l) && strcmp (l.mnt, CG_HOST) == 0)
+      v2_root = strcmp (l.fstype, "cgroup2") == 0;
   if (v2_root)
     {
-      cleanup_free char *own = own_cgroup ("", true);
+      if (cgroupns)
+        {
+          cleanup_close int fd = open_target (rootfd, dest, false, err);
+          if (fd < 0)
+            return -1;
+          char path[64];
+          snprintf (path, sizeof path, "/proc/self/fd/%d", fd);
+          if (mount ("cgroup2", path, "cgroup2", flags, NULL) < 0)
+            return csr_error_errno (err, "mount cgroup2 on %s", dest);
+          return 0;
+        }
+      cleanup_free char *own = own_cgroup ("", true, NULL);
       char src[PATH_MAX];
       snprintf (src, sizeof src, CG_HOST "%s", own && strcmp (own, "/") != 0 ? own : "");
-      return bind_ro (src, dest, rootfd, err);
+      return bind_cgroup (src, dest, rootfd, flags, err);
     }
   cleanup_close int dfd = open_target (rootfd, dest, false, err);
   if (dfd < 0
@@ -536,26 +663,12 @@ mount_cgroups (const struct oci_mount *m, int rootfd, csr_error **err)
   rewind (mi);
   while (fgets (line, sizeof line, mi))
     {
-      if (!parse_mountinfo_line (line, &l))
+      if (!parse_mountinfo_line (line, &l)
+          || (strcmp (l.fstype, "cgroup") != 0 && strcmp (l.fstype, "cgroup2") != 0)
+          || strncmp (l.mnt, CG_HOST "/", sizeof CG_HOST) != 0
+          || strchr (l.mnt + sizeof CG_HOST, '/') != NULL)
         continue;
-      bool v2 = strcmp (l.fstype, "cgroup2") == 0;
-      const char *name = l.mnt + sizeof CG_HOST;
-      if ((!v2 && strcmp (l.fstype, "cgroup") != 0)
-          || strncmp (l.mnt, CG_HOST "/", sizeof CG_HOST) != 0 || strchr (name, '/') != NULL
-          || strcmp (l.root, "/") != 0)
-        continue;
-      cleanup_free char *own = own_cgroup (l.opts, v2);
-      if (own == NULL)
-        continue;
-      char src[2 * PATH_MAX], dst[2 * PATH_MAX];
-      struct stat st;
-      if ((size_t)snprintf (src, sizeof src, "%s%s", l.mnt, strcmp (own, "/") == 0 ? "" : own)
-              >= sizeof src
-          || (size_t)snprintf (dst, sizeof dst, "%s/%s", dest, name) >= sizeof dst)
-        return csr_error_set (err, ENAMETOOLONG, "cgroup mount %s", dest);
-      if (stat (src, &st) < 0 || !S_ISDIR (st.st_mode))
-        continue;
-      if (bind_ro (src, dst, rootfd, err) < 0)
+      if (mount_one_hierarchy (&l, dest, rootfd, flags, cgroupns, err) < 0)
         return -1;
     }
   /* The tmpfs we mounted: a new fd sees it rather than the directory below. */
@@ -564,20 +677,8 @@ mount_cgroups (const struct oci_mount *m, int rootfd, csr_error **err)
     return -1;
   char tpath[64];
   snprintf (tpath, sizeof tpath, "/proc/self/fd/%d", tfd);
-  cleanup_close int dir = open (tpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  cleanup_dir DIR *host = opendir (CG_HOST);
-  struct dirent *de;
-  while (host && dir >= 0 && (de = readdir (host)) != NULL)
-    {
-      char link[PATH_MAX], target[256];
-      snprintf (link, sizeof link, CG_HOST "/%s", de->d_name);
-      ssize_t n = readlink (link, target, sizeof target - 1);
-      if (n <= 0 || memchr (target, '/', (size_t)n))
-        continue;
-      target[n] = '\0';
-      (void)!symlinkat (target, dir, de->d_name);
-    }
-  return csr_mounts_restrict (tpath, CG_RO, err);
+  cgroup_links (tpath);
+  return (flags & MS_RDONLY) ? csr_mounts_restrict (tpath, CG_RO, err) : 0;
 }
 
 /* The mount at DEST (inside ROOTFD) and those below it get FLAGS. */
@@ -614,7 +715,8 @@ check_plain_dir (int rootfd, const char *dest, const char *type, csr_error **err
 
 /* One entry of config.mounts. */
 static int
-do_one_mount (const struct oci_mount *m, const char *bundle, int rootfd, int pre, csr_error **err)
+do_one_mount (const struct oci_mount *m, const char *bundle, int rootfd, int pre, bool cgroupns,
+              csr_error **err)
 {
   unsigned long flags, propagation;
   char data[1024];
@@ -632,7 +734,7 @@ do_one_mount (const struct oci_mount *m, const char *bundle, int rootfd, int pre
   if (pre >= 0)
     close (pre);
   if (type && (strcmp (type, "cgroup") == 0 || strcmp (type, "cgroup2") == 0))
-    return mount_cgroups (m, rootfd, err);
+    return mount_cgroups (m, flags, cgroupns, rootfd, err);
   /* proc and sysfs only on a real directory, never through a symlink
    * (runc: CVE-2019-19921's family). */
   if (type && (strcmp (type, "proc") == 0 || strcmp (type, "sysfs") == 0)
@@ -968,9 +1070,12 @@ csr_oci_mounts_prepare (const struct oci_config *c, const char *rootfs, const ch
   if (rootfd < 0)
     return csr_error_errno (err, "open the rootfs %s", rootfs);
   cleanup_close int devfd = -1;
+  /* The process is in its cgroup namespace already (csr_oci_child_main). */
+  bool cgroupns = oci_config_has_namespace (c, CLONE_NEWCGROUP, NULL);
   for (size_t i = 0; i < c->n_mounts; i++)
     if (do_one_mount (&c->mounts[i], bundle, rootfd,
-                      pre ? csr_oci_premounts_take (pre->mount_fds, pre->n_mounts, i) : -1, err)
+                      pre ? csr_oci_premounts_take (pre->mount_fds, pre->n_mounts, i) : -1,
+                      cgroupns, err)
             < 0
         || track_dev (&c->mounts[i], rootfd, &devfd, err) < 0)
       return -1;
