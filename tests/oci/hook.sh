@@ -5,6 +5,7 @@
 # and this shell's pid as the container's (so /proc/PID/root is /).  Part 2
 # runs podman with contrib/oci-hooks.d (root only).
 . "$CSRUN_SRCDIR/tests/lib/tap.sh"
+. "$CSRUN_SRCDIR/tests/lib/podman-cgroups.sh"
 
 T=$(tmpdir)
 B=$T/bundle
@@ -410,7 +411,8 @@ elif ! command -v podman > /dev/null 2>&1; then
 elif ! command -v zstd > /dev/null 2>&1; then
   skip "podman: hooks.d gate and scan" "zstd is not installed (to import the rootfs)"
 else
-  trap 'podman_cleanup; _tap_cleanup' EXIT
+  trap 'podman_cleanup; podman_cgroups_restore; _tap_cleanup' EXIT
+  podman_cgroups_mark
   podman_tests
 fi
 

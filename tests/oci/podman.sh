@@ -8,6 +8,7 @@
 # containers.conf, so the machine's images, containers and networks are never
 # touched; the image is imported from $CSRUN_TEST_ROOTFS.  Root only.
 . "$CSRUN_SRCDIR/tests/lib/tap.sh"
+. "$CSRUN_SRCDIR/tests/lib/podman-cgroups.sh"
 
 if ! is_root; then
   skip "podman with csrun as the OCI runtime" "n/a: podman tests run as root"
@@ -45,6 +46,7 @@ _podman_cleanup () {
     pm rm -af -t 0 >/dev/null 2>&1
     pm rmi -af >/dev/null 2>&1
   fi
+  podman_cgroups_restore
   # Whatever is still mounted under the stores (a podman killed by timeout,
   # an overlay store given up for vfs) would make the removal fail.
   awk -v t="$T/" 'index($2, t) == 1 { print $2 }' /proc/mounts | sort -r | while read -r m; do
@@ -53,6 +55,7 @@ _podman_cleanup () {
   _tap_cleanup
 }
 trap _podman_cleanup EXIT
+podman_cgroups_mark
 
 # Limits at or below this shell's hard limits (see contrib/podman/containers.conf).
 lim () { # lim VALUE CAP: VALUE, or CAP when VALUE is unlimited or above CAP
@@ -613,6 +616,16 @@ if [ "$rc" = 0 ] && [ -z "$undecoded" ] && [ "${out%% *}" = csrun ] && [ "${out#
   ok "contrib/podman/containers.conf: podman accepts every key and finds csrun"
 else
   fail "contrib/podman/containers.conf: podman accepts every key and finds csrun" "$undecoded"
+fi
+
+# What conmon made in the host's cgroup tree goes again (see tests/lib/podman-cgroups.sh).
+if [ -n "$S" ]; then
+  pm rm -af -t 0 >/dev/null 2>&1
+  podman_cgroups_restore
+  left=$(find /sys/fs/cgroup -maxdepth 3 -type d 2>/dev/null | LC_ALL=C sort \
+    | LC_ALL=C comm -13 "$PODMAN_CGROUPS_BEFORE" - | grep libpod_parent)
+  [ -z "$left" ] && ok "podman leaves no libpod_parent cgroup of its own behind" \
+    || not_ok "podman leaves no libpod_parent cgroup of its own behind" "$left"
 fi
 
 done_testing

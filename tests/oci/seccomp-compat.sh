@@ -31,7 +31,7 @@ except OSError:
 make_bundle "$T/bh" "$(args 'pass'); c[\"process\"][\"noNewPrivileges\"] = True; c[\"linux\"][\"seccomp\"] = {\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [{\"names\": [\"mkdir\", \"mkdirat\"], \"action\": \"SCMP_ACT_KILL\"}]}; c[\"hooks\"] = {\"startContainer\": [{\"path\": \"$PY\", \"args\": [\"python3\", \"-c\", $(python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$HOOK")]}]}"
 out=$("${C[@]}" run -b "$T/bh" h1 </dev/null 2>&1)
 rc=$?
-[ "$rc" != 0 ] && [[ $out == *"startContainer hook"*"signal 31"* ]] &&
+[ "$rc" != 0 ] && [[ $out == *"error running hook (startContainer)"*"signal 31"* ]] &&
   ok "a startContainer hook runs under the container's seccomp filter" ||
   not_ok "startContainer hook under seccomp" "exit $rc: $out"
 "${C[@]}" delete --force h1 >/dev/null 2>&1
