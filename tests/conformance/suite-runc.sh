@@ -124,6 +124,7 @@ locked () {
   local rc
   flock 9
   cgroup_dirs > "$work/cgroups-before"
+  top_dirs > "$work/top-before"
   "$@"
   rc=$?
   flock -u 9
@@ -145,6 +146,16 @@ regex_quote () {
 cgroup_dirs () {
   find /sys/fs/cgroup -mindepth 1 -maxdepth 3 -type d -name 'runc-cgroups-integration-test*' \
     -prune 2> /dev/null | while read -r d; do find "$d" -depth -type d; done
+}
+
+# top_dirs: the directories directly under /sys/fs/cgroup.  helpers.bash's
+# create_parent makes its parent cgroup in every controller /proc/cgroups
+# lists, with mkdir -p: on a hybrid host that makes plain directories on
+# /sys/fs/cgroup's tmpfs (hugetlb, net_cls, ...: no hierarchy mounted there),
+# and remove_parent leaves them.  cleanup removes those the tests made (empty,
+# not a mount point, not there before), whatever the runtime.
+top_dirs () {
+  find /sys/fs/cgroup -mindepth 1 -maxdepth 1 -type d 2> /dev/null | LC_ALL=C sort
 }
 
 # cleanup FILE: delete containers a killed test left (bats' ROOT dirs are under
@@ -173,6 +184,12 @@ cleanup () {
   if [ ${#left[@]} -gt 0 ]; then
     printf 'fail\t%s:(cgroups left behind)\t%s\n' "$file" "${left[*]}" >> "$results"
   fi
+  while read -r d; do
+    [ -n "$d" ] || continue
+    grep -qxF "$d" "$work/top-before" && continue
+    mountpoint -q "$d" && continue
+    rmdir "$d" 2> /dev/null && printf '%s\t%s (helpers.bash create_parent)\n' "$file" "$d" >> "$logdir/leftovers.txt"
+  done < <(top_dirs)
 }
 
 # run_bats TAP TIMEOUT FILE [FILTER]: one bats run under a tty (its raw output
