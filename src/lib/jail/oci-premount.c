@@ -23,6 +23,7 @@
 
 #include "../oci/config.h"
 #include "../util/cleanup.h"
+#include "../util/fdpass.h"
 #include "oci-mounts.h"
 
 static int *
@@ -121,24 +122,18 @@ static int
 recv_fd (int sock)
 {
   char byte;
-  struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-  union
-  {
-    char buf[CMSG_SPACE (sizeof (int))];
-    struct cmsghdr align;
-  } u;
-  struct msghdr msg
-      = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf };
-  ssize_t r;
-  while ((r = recvmsg (sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
-    ;
-  if (r != 1)
-    return -2;
-  struct cmsghdr *cm = CMSG_FIRSTHDR (&msg);
-  if (byte != 'F' || cm == NULL || cm->cmsg_type != SCM_RIGHTS)
-    return -1;
   int fd;
-  memcpy (&fd, CMSG_DATA (cm), sizeof fd);
+  if (csr_recv_fd (sock, &byte, 1, &fd) != 1)
+    {
+      if (fd >= 0)
+        close (fd);
+      return -2;
+    }
+  if (byte != 'F' && fd >= 0)
+    {
+      close (fd);
+      fd = -1;
+    }
   return fd;
 }
 

@@ -20,6 +20,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "../util/cleanup.h"
+#include "../util/fdpass.h"
 
 int
 csr_seccomp_listener_config (const char *json, size_t len, char **path, char **metadata,
@@ -114,25 +115,9 @@ csr_seccomp_pass_fd (int sock, int fd, const void *data, size_t len, csr_error *
 ssize_t
 csr_seccomp_recv_fd (int sock, void *data, size_t len, int *fd, csr_error **err)
 {
-  *fd = -1;
-  struct iovec iov = { .iov_base = data, .iov_len = len };
-  union
-  {
-    char buf[CMSG_SPACE (sizeof (int))];
-    struct cmsghdr align;
-  } u;
-  memset (&u, 0, sizeof u);
-  struct msghdr msg
-      = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf };
-  ssize_t n;
-  while ((n = recvmsg (sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
-    ;
+  ssize_t n = csr_recv_fd (sock, data, len, fd);
   if (n < 0)
     return csr_error_errno (err, "receive the seccomp listener");
-  struct cmsghdr *cm = CMSG_FIRSTHDR (&msg);
-  if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS
-      && cm->cmsg_len == CMSG_LEN (sizeof (int)))
-    memcpy (fd, CMSG_DATA (cm), sizeof *fd);
   return n;
 }
 

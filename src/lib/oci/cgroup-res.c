@@ -32,6 +32,7 @@
 #include "../util/fs.h"
 #include "../util/log.h"
 #include "cgroup-internal.h"
+#include "config.h"
 #include "devices.h"
 
 #define CG_FILE_MAX (4 << 20)
@@ -112,29 +113,6 @@ pfail (struct pctx *x, const char *key, const char *fmt, ...)
   return csr_error_set (x->err, EINVAL, "%s%s%s: %s", x->path, key ? "." : "", key ? key : "", msg);
 }
 
-static const char *
-type_name (yajl_val v)
-{
-  switch (v->type)
-    {
-    case yajl_t_string:
-      return "a string";
-    case yajl_t_number:
-      return "a number";
-    case yajl_t_object:
-      return "an object";
-    case yajl_t_array:
-      return "an array";
-    case yajl_t_true:
-    case yajl_t_false:
-      return "a boolean";
-    case yajl_t_null:
-      return "null";
-    default:
-      return "something else";
-    }
-}
-
 static yajl_val
 field (yajl_val o, const char *key)
 {
@@ -155,7 +133,7 @@ get_int (struct pctx *x, yajl_val o, const char *key, int64_t min, int64_t max, 
   if (v == NULL || v->type == yajl_t_null)
     return 0;
   if (v->type != yajl_t_number || !(v->u.number.flags & YAJL_NUMBER_INT_VALID))
-    return pfail (x, key, "expected an integer, got %s", type_name (v));
+    return pfail (x, key, "expected an integer, got %s", oci_json_type_name (v));
   long long n = v->u.number.i;
   if (n < min || n > max)
     return pfail (x, key, "%lld is out of range (%" PRId64 "..%" PRId64 ")", n, min, max);
@@ -171,7 +149,7 @@ get_uint (struct pctx *x, yajl_val o, const char *key, uint64_t max, uint64_t *o
   if (v == NULL || v->type == yajl_t_null)
     return 0;
   if (v->type != yajl_t_number)
-    return pfail (x, key, "expected an integer, got %s", type_name (v));
+    return pfail (x, key, "expected an integer, got %s", oci_json_type_name (v));
   const char *s = v->u.number.r;
   char *end;
   errno = 0;
@@ -191,7 +169,7 @@ get_str (struct pctx *x, yajl_val o, const char *key, char **out)
   if (v == NULL || v->type == yajl_t_null)
     return 0;
   if (v->type != yajl_t_string)
-    return pfail (x, key, "expected a string, got %s", type_name (v));
+    return pfail (x, key, "expected a string, got %s", oci_json_type_name (v));
   free (*out);
   *out = strdup (v->u.string);
   if (*out == NULL)
@@ -206,7 +184,7 @@ get_bool (struct pctx *x, yajl_val o, const char *key, bool *out)
   if (v == NULL || v->type == yajl_t_null)
     return 0;
   if (v->type != yajl_t_true && v->type != yajl_t_false)
-    return pfail (x, key, "expected a boolean, got %s", type_name (v));
+    return pfail (x, key, "expected a boolean, got %s", oci_json_type_name (v));
   *out = v->type == yajl_t_true;
   return 1;
 }
@@ -221,7 +199,7 @@ get_obj (struct pctx *x, yajl_val o, const char *key, yajl_type want, yajl_val *
     return 0;
   if (v->type != want)
     return pfail (x, key, "expected %s, got %s", want == yajl_t_array ? "an array" : "an object",
-                  type_name (v));
+                  oci_json_type_name (v));
   *out = v;
   return 1;
 }
@@ -340,7 +318,7 @@ parse_blkio_devs (struct pctx *x, yajl_val b, const char *key, bool weights,
       yajl_val o = a->u.array.values[i];
       size_t l2 = push (x, NULL, (long)i);
       if (o->type != yajl_t_object)
-        return pfail (x, NULL, "expected an object, got %s", type_name (o));
+        return pfail (x, NULL, "expected an object, got %s", oci_json_type_name (o));
       struct oci_blkio_dev *d = &(*out)[(*n)++];
       int64_t w;
       if ((rc = get_int (x, o, "major", 0, UINT32_MAX, &d->major)) <= 0)
@@ -428,7 +406,7 @@ parse_hugetlb (struct pctx *x, yajl_val res, struct oci_cgroup_resources *r)
       yajl_val o = a->u.array.values[i];
       size_t l2 = push (x, NULL, (long)i);
       if (o->type != yajl_t_object)
-        return pfail (x, NULL, "expected an object, got %s", type_name (o));
+        return pfail (x, NULL, "expected an object, got %s", oci_json_type_name (o));
       struct oci_hugetlb_limit *h = &r->hugetlb[r->n_hugetlb++];
       if ((rc = get_str (x, o, "pageSize", &h->page_size)) <= 0)
         return rc < 0 ? -1 : pfail (x, "pageSize", "required");
@@ -469,7 +447,7 @@ parse_network (struct pctx *x, yajl_val res, struct oci_cgroup_resources *r)
           yajl_val o = a->u.array.values[i];
           size_t l3 = push (x, NULL, (long)i);
           if (o->type != yajl_t_object)
-            return pfail (x, NULL, "expected an object, got %s", type_name (o));
+            return pfail (x, NULL, "expected an object, got %s", oci_json_type_name (o));
           struct oci_net_prio *p = &r->net_prios[r->n_net_prios++];
           if ((rc = get_str (x, o, "name", &p->name)) <= 0)
             return rc < 0 ? -1 : pfail (x, "name", "required");
@@ -516,7 +494,7 @@ parse_unified (struct pctx *x, yajl_val res, struct oci_cgroup_resources *r)
           || strcmp (k, "cgroup.subtree_control") == 0 || strcmp (k, "cgroup.kill") == 0)
         return pfail (x, k, "not a resource file");
       if (v->type != yajl_t_string)
-        return pfail (x, k, "expected a string, got %s", type_name (v));
+        return pfail (x, k, "expected a string, got %s", oci_json_type_name (v));
       r->unified_keys[i] = strdup (k);
       r->unified_values[i] = strdup (v->u.string);
       r->n_unified = i + 1;
@@ -548,7 +526,7 @@ oci_cgroup_resources_parse (const char *json, size_t len, struct oci_cgroup_reso
   snprintf (x.path, sizeof x.path, "linux.resources");
   int rc = 0;
   if (doc->type != yajl_t_object)
-    rc = pfail (&x, NULL, "expected an object, got %s", type_name (doc));
+    rc = pfail (&x, NULL, "expected an object, got %s", oci_json_type_name (doc));
   else if (parse_memory (&x, doc, r) < 0 || parse_cpu (&x, doc, r) < 0
            || parse_blkio (&x, doc, r) < 0 || parse_hugetlb (&x, doc, r) < 0
            || parse_network (&x, doc, r) < 0 || parse_unified (&x, doc, r) < 0)

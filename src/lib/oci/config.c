@@ -257,8 +257,8 @@ fail_oom (struct ctx *x)
   return csr_error_set (x->err, ENOMEM, "%s", x->len ? x->path : "config.json");
 }
 
-static const char *
-json_type_name (yajl_val v)
+const char *
+oci_json_type_name (yajl_val v)
 {
   switch (v->type)
     {
@@ -287,7 +287,7 @@ expect_type (struct ctx *x, yajl_val v, yajl_type t, const char *what)
 {
   if (v->type == t || (t == yajl_t_true && v->type == yajl_t_false))
     return 0;
-  return fail (x, "expected %s, got %s", what, json_type_name (v));
+  return fail (x, "expected %s, got %s", what, oci_json_type_name (v));
 }
 
 /* Whether the number's text is a plain integer: optional '-' and digits. */
@@ -310,7 +310,7 @@ static int
 value_u64 (struct ctx *x, yajl_val v, uint64_t max, uint64_t *out)
 {
   if (v->type != yajl_t_number)
-    return fail (x, "expected an unsigned integer, got %s", json_type_name (v));
+    return fail (x, "expected an unsigned integer, got %s", oci_json_type_name (v));
   const char *r = YAJL_GET_NUMBER (v);
   if (!number_is_integral (r) || r[0] == '-')
     return fail (x, "expected an unsigned integer, got %s", r);
@@ -337,7 +337,7 @@ static int
 value_i64 (struct ctx *x, yajl_val v, int64_t min, int64_t max, int64_t *out)
 {
   if (v->type != yajl_t_number)
-    return fail (x, "expected an integer, got %s", json_type_name (v));
+    return fail (x, "expected an integer, got %s", oci_json_type_name (v));
   const char *r = YAJL_GET_NUMBER (v);
   if (!number_is_integral (r))
     return fail (x, "expected an integer, got %s", r);
@@ -351,7 +351,7 @@ static int
 value_string (struct ctx *x, yajl_val v, char **out)
 {
   if (v->type != yajl_t_string)
-    return fail (x, "expected a string, got %s", json_type_name (v));
+    return fail (x, "expected a string, got %s", oci_json_type_name (v));
   char *s = strdup (v->u.string);
   if (s == NULL)
     return fail_oom (x);
@@ -1567,7 +1567,7 @@ oci_config_parse (const char *json, size_t len, struct oci_config *c, csr_error 
   struct ctx x = { .err = err };
   int r;
   if (doc->type != yajl_t_object)
-    r = fail (&x, "expected a JSON object at the top level, got %s", json_type_name (doc));
+    r = fail (&x, "expected a JSON object at the top level, got %s", oci_json_type_name (doc));
   else
     {
       r = check_duplicate_keys (&x, doc);

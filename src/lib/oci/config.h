@@ -222,4 +222,8 @@ bool oci_config_has_namespace (const struct oci_config *c, int flag, const char 
  * a newline, or NULL when out of memory. */
 char *oci_config_default_json (bool rootless, uid_t uid, gid_t gid);
 
+/* "a string", "a number", "an object", ...: what a JSON value is, for errors. */
+struct yajl_val_s;
+const char *oci_json_type_name (struct yajl_val_s *v);
+
 #endif

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "../util/cleanup.h"
+#include "../util/fdpass.h"
 #include "../util/fs.h"
 
 int
@@ -36,26 +37,16 @@ int
 oci_console_recv (int sock, csr_error **err)
 {
   char byte;
-  struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-  union
-  {
-    char buf[CMSG_SPACE (sizeof (int))];
-    struct cmsghdr align;
-  } u;
-  memset (&u, 0, sizeof u);
-  struct msghdr msg
-      = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf };
-  ssize_t n;
-  while ((n = recvmsg (sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
-    ;
+  int fd;
+  ssize_t n = csr_recv_fd (sock, &byte, 1, &fd);
   if (n < 0)
     return csr_error_errno (err, "terminal: receive the master");
-  struct cmsghdr *cm = CMSG_FIRSTHDR (&msg);
-  if (n == 0 || cm == NULL || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS
-      || cm->cmsg_len != CMSG_LEN (sizeof (int)))
-    return csr_error_set (err, EPROTO, "terminal: the container sent no terminal");
-  int fd;
-  memcpy (&fd, CMSG_DATA (cm), sizeof fd);
+  if (n == 0 || fd < 0)
+    {
+      if (fd >= 0)
+        close (fd);
+      return csr_error_set (err, EPROTO, "terminal: the container sent no terminal");
+    }
   return fd;
 }
 

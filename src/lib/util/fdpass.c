@@ -1,0 +1,30 @@
+#include "fdpass.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+
+ssize_t
+csr_recv_fd (int sock, void *data, size_t len, int *fd)
+{
+  *fd = -1;
+  struct iovec iov = { .iov_base = data, .iov_len = len };
+  union
+  {
+    char buf[CMSG_SPACE (sizeof (int))];
+    struct cmsghdr align;
+  } u;
+  memset (&u, 0, sizeof u);
+  struct msghdr msg
+      = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf };
+  ssize_t n;
+  while ((n = recvmsg (sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+    ;
+  if (n < 0)
+    return -1;
+  struct cmsghdr *cm = CMSG_FIRSTHDR (&msg);
+  if (cm != NULL && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS
+      && cm->cmsg_len == CMSG_LEN (sizeof (int)))
+    memcpy (fd, CMSG_DATA (cm), sizeof *fd);
+  return n;
+}

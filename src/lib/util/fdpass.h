@@ -1,0 +1,13 @@
+/* Passing a descriptor over a unix socket (SCM_RIGHTS). */
+#ifndef CSR_UTIL_FDPASS_H
+#define CSR_UTIL_FDPASS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Receive up to LEN bytes into DATA from SOCK with at most one descriptor
+ * (close-on-exec): the byte count (0 at end of stream), *FD the descriptor
+ * or -1 when none came; -1 with errno on failure (EINTR retried). */
+ssize_t csr_recv_fd (int sock, void *data, size_t len, int *fd);
+
+#endif
