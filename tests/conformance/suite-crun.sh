@@ -59,22 +59,10 @@ fi
 python=${CSRUN_SUITE_PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}
 me=suite-crun.sh
 here=$(cd "$(dirname "$0")" && pwd)
-for tool in "$python" timeout script; do
-  if ! command -v "$tool" >/dev/null; then
-    echo "suite-crun.sh: $tool not installed" >&2
-    exit 2
-  fi
-done
-case $runtime in
-  /*) ;;
-  */*) runtime=$PWD/$runtime ;;
-  *) runtime=$(command -v "$runtime") || { echo "suite-crun.sh: runtime not found: $runtime" >&2; exit 2; } ;;
-esac
-if [ ! -x "$runtime" ]; then
-  echo "suite-crun.sh: runtime not executable: $runtime" >&2
-  exit 2
-fi
-case $results in /*) ;; *) results=$PWD/$results ;; esac
+ME=suite-crun.sh
+. "$(dirname "$0")/suite-lib.sh"
+suite_need_tools "$python" timeout script
+suite_resolve_paths
 
 # Root: a private mount namespace for the whole run (the tests mount things).
 if [ "$(id -u)" = 0 ] && [ -z "${CSRUN_SUITE_CRUN_NS:-}" ]; then

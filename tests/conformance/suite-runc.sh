@@ -78,22 +78,10 @@ if ! (cd "$integ" && ./get-images.sh > /dev/null 2>&1 < /dev/null) \
   echo "suite-runc.sh: test images missing in $integ/testdata (run tests/conformance/prepare-runc.sh $suites)" >&2
   exit 2
 fi
-for tool in bats gawk jq script timeout go gcc; do
-  if ! command -v "$tool" > /dev/null; then
-    echo "suite-runc.sh: $tool not installed" >&2
-    exit 2
-  fi
-done
-case $runtime in
-  /*) ;;
-  */*) runtime=$PWD/$runtime ;;
-  *) runtime=$(command -v "$runtime") || { echo "suite-runc.sh: runtime not found: $runtime" >&2; exit 2; } ;;
-esac
-if [ ! -x "$runtime" ]; then
-  echo "suite-runc.sh: runtime not executable: $runtime" >&2
-  exit 2
-fi
-case $results in /*) ;; *) results=$PWD/$results ;; esac
+ME=suite-runc.sh
+. "$(dirname "$0")/suite-lib.sh"
+suite_need_tools bats gawk jq script timeout go gcc
+suite_resolve_paths
 
 if [ "$(id -u)" = 0 ] && [ -z "${CSRUN_SUITE_RUNC_NS:-}" ]; then
   export CSRUN_SUITE_RUNC_NS=1

@@ -68,22 +68,10 @@ if [ "$(id -u)" != 0 ]; then
   echo "$me: runtime-tools validation needs root" >&2
   exit 2
 fi
-for tool in timeout unshare tar; do
-  if ! command -v "$tool" >/dev/null; then
-    echo "$me: $tool not installed" >&2
-    exit 2
-  fi
-done
-case $runtime in
-  /*) ;;
-  */*) runtime=$PWD/$runtime ;;
-  *) runtime=$(command -v "$runtime") || { echo "$me: runtime not found: $runtime" >&2; exit 2; } ;;
-esac
-if [ ! -x "$runtime" ]; then
-  echo "$me: runtime not executable: $runtime" >&2
-  exit 2
-fi
-case $results in /*) ;; *) results=$PWD/$results ;; esac
+ME=$me
+. "$(dirname "$0")/suite-lib.sh"
+suite_need_tools timeout unshare tar
+suite_resolve_paths
 
 # The files to run, as paths relative to $src.
 selected=()
