@@ -1201,7 +1201,32 @@ parse_resource_devices (struct ctx *x, yajl_val res, struct oci_config *c)
 }
 
 static yajl_gen_status gen_value (yajl_gen g, yajl_val v);
-static void yajl_gen_freep (yajl_gen *g);
+
+static void
+yajl_gen_freep (yajl_gen *g)
+{
+  if (*g)
+    yajl_gen_free (*g);
+}
+#define cleanup_yajl_gen __attribute__ ((cleanup (yajl_gen_freep)))
+
+/* *OUT = V as JSON text (malloc'd), for a part another parser reads. */
+static int
+value_text (struct ctx *x, yajl_val v, char **out)
+{
+  cleanup_yajl_gen yajl_gen g = yajl_gen_alloc (NULL);
+  if (g == NULL)
+    return fail_oom (x);
+  yajl_gen_status st = gen_value (g, v);
+  const unsigned char *buf = NULL;
+  size_t len = 0;
+  if (st == yajl_gen_status_ok)
+    st = yajl_gen_get_buf (g, &buf, &len);
+  if (st != yajl_gen_status_ok)
+    return fail (x, "cannot re-serialise (yajl_gen error %d)", (int)st);
+  *out = strndup ((const char *)buf, len);
+  return *out == NULL ? fail_oom (x) : 0;
+}
 
 static int
 parse_resources (struct ctx *x, yajl_val lx, struct oci_config *c)
@@ -1213,23 +1238,10 @@ parse_resources (struct ctx *x, yajl_val lx, struct oci_config *c)
     return r;
   if (parse_resource_devices (x, res, c) < 0)
     return -1;
-  {
-    /* The rest (blockIO, hugepageLimits, network, unified...) is
-     * oci_cgroup_resources_parse's: it gets the object as text. */
-    yajl_gen g __attribute__ ((cleanup (yajl_gen_freep))) = yajl_gen_alloc (NULL);
-    if (g == NULL)
-      return fail_oom (x);
-    yajl_gen_status st = gen_value (g, res);
-    const unsigned char *buf = NULL;
-    size_t len = 0;
-    if (st == yajl_gen_status_ok)
-      st = yajl_gen_get_buf (g, &buf, &len);
-    if (st != yajl_gen_status_ok)
-      return fail (x, "cannot re-serialise (yajl_gen error %d)", (int)st);
-    c->resources.json = strndup ((const char *)buf, len);
-    if (c->resources.json == NULL)
-      return fail_oom (x);
-  }
+  /* The rest (blockIO, hugepageLimits, network, unified...) is
+   * oci_cgroup_resources_parse's: it gets the object as text. */
+  if (value_text (x, res, &c->resources.json) < 0)
+    return -1;
 
   yajl_val o;
   size_t s2;
@@ -1320,14 +1332,6 @@ gen_value (yajl_gen g, yajl_val v)
     }
 }
 
-static void
-yajl_gen_freep (yajl_gen *g)
-{
-  if (*g)
-    yajl_gen_free (*g);
-}
-#define cleanup_yajl_gen __attribute__ ((cleanup (yajl_gen_freep)))
-
 static int
 parse_seccomp (struct ctx *x, yajl_val lx, struct oci_config *c)
 {
@@ -1336,19 +1340,8 @@ parse_seccomp (struct ctx *x, yajl_val lx, struct oci_config *c)
   int r = get_typed (x, lx, "seccomp", false, yajl_t_object, "an object", &sc, &s);
   if (r <= 0)
     return r;
-  cleanup_yajl_gen yajl_gen g = yajl_gen_alloc (NULL);
-  if (g == NULL)
-    return fail_oom (x);
-  yajl_gen_status st = gen_value (g, sc);
-  const unsigned char *buf = NULL;
-  size_t len = 0;
-  if (st == yajl_gen_status_ok)
-    st = yajl_gen_get_buf (g, &buf, &len);
-  if (st != yajl_gen_status_ok)
-    return fail (x, "cannot re-serialise (yajl_gen error %d)", (int)st);
-  c->seccomp_json = strndup ((const char *)buf, len);
-  if (c->seccomp_json == NULL)
-    return fail_oom (x);
+  if (value_text (x, sc, &c->seccomp_json) < 0)
+    return -1;
   path_pop (x, s);
   return 0;
 }
