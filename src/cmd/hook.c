@@ -33,7 +33,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "common.h"
-#include "oci/config.h"
+#include "oci/oci-config.h"
 #include "oci/hookutil.h"
 #include "run-opts.h"
 #include "supervisor/scan.h"

@@ -7,7 +7,7 @@
 #include <stdio.h>
 
 #include "cmd.h"
-#include "oci/config.h"
+#include "oci/oci-config.h"
 #include "oci/state.h"
 #include "util/error.h"
 

@@ -18,7 +18,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include "oci/config.h"
+#include "oci/oci-config.h"
 
 /* ------------------------------------------------------------- helpers */
 

@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #include "oci/cgroup.h"
-#include "oci/config.h"
+#include "oci/oci-config.h"
 #include "oci/devices-bpf.h"
 #include "oci/devices.h"
 #include "util/fs.h"

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "oci/config.h"
+#include "oci/oci-config.h"
 #include "oci/validate.h"
 
 #define ALL (CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNS | CLONE_NEWPID)

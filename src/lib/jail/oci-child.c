@@ -25,7 +25,7 @@
 #include <linux/openat2.h>
 #include <linux/seccomp.h>
 
-#include "../oci/config.h"
+#include "../oci/oci-config.h"
 #include "../oci/hooks.h"
 #include "../oci/validate.h"
 #include "../util/cleanup.h"

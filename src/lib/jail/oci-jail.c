@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "../oci/cgroup.h"
-#include "../oci/config.h"
+#include "../oci/oci-config.h"
 #include "../oci/hooks.h"
 #include "../oci/validate.h"
 #include "../util/cleanup.h"

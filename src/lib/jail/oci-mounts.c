@@ -20,7 +20,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "../oci/config.h"
+#include "../oci/oci-config.h"
 #include "../oci/validate.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"

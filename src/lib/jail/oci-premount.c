@@ -21,7 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../oci/config.h"
+#include "../oci/oci-config.h"
 #include "../util/cleanup.h"
 #include "../util/fdpass.h"
 #include "oci-mounts.h"

@@ -1,4 +1,4 @@
-#include <config.h> /* the autotools header: oci/config.h would shadow "config.h" */
+#include "config.h"
 
 /* csrun — linux.resources written into an OCI container's cgroup files
  * (see cgroup.h and cgroup-res.c for which setting goes where).

@@ -1,4 +1,4 @@
-#include <config.h> /* the autotools header: oci/config.h would shadow "config.h" */
+#include "config.h"
 
 /* csrun — linux.resources of an OCI container: the JSON object parsed into
  * struct oci_cgroup_resources, and written into the container's cgroup
@@ -32,7 +32,7 @@
 #include "../util/fs.h"
 #include "../util/log.h"
 #include "cgroup-internal.h"
-#include "config.h"
+#include "oci-config.h"
 #include "devices.h"
 
 #define CG_FILE_MAX (4 << 20)

@@ -1,4 +1,4 @@
-#include <config.h> /* the autotools header: oci/config.h would shadow "config.h" */
+#include "config.h"
 
 /* csrun — an OCI container's cgroup statistics for `csrun events`, in the
  * shape runc prints ("data" of {"type":"stats","id":...,"data":{...}}):

@@ -1,4 +1,4 @@
-#include <config.h> /* the autotools header: oci/config.h would shadow "config.h" */
+#include "config.h"
 #include "cgroup.h"
 
 /* csrun — the cgroup of an OCI container (see cgroup.h).

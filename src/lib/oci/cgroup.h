@@ -13,7 +13,7 @@
 #include <sys/types.h>
 
 #include "../util/error.h"
-#include "config.h"
+#include "oci-config.h"
 
 #define OCI_CG_MAX_DIRS 16
 

@@ -6,10 +6,8 @@
  * oci_config, each checked against its spec type.  Errors name the JSON path
  * of the offending value ("process.user.uid: ..."). */
 
-/* The autotools config.h: a plain "config.h" here would name oci/config.h,
- * which sits next to this file and wins the quoted-include search. */
-#include <config.h>
 #include "config.h"
+#include "oci-config.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -2,7 +2,7 @@
  * console.h).  The runtime spec leaves it to the runtime how a terminal
  * reaches the user without --console-socket; runc and crun, in the
  * foreground, keep the master and copy between it and their own stdio. */
-#include <config.h>
+#include "config.h"
 #include "console.h"
 
 #include <errno.h>

@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 #include "../util/error.h"
-#include "config.h"
+#include "oci-config.h"
 
 /* The program for RULES (already the effective list: oci_devices_effective),
  * malloc'ed into *OUT (*N_OUT instructions). */

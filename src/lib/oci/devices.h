@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "../util/error.h"
-#include "config.h"
+#include "oci-config.h"
 
 /* Longest "c 4294967295:4294967295 rwm" line, with its NUL. */
 #define OCI_DEV_LINE_MAX 64

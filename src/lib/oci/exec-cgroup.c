@@ -1,6 +1,6 @@
 /* csrun — `csrun exec --cgroup` (see exec-cgroup.h).  The runtime spec has
  * no such option; this is runc's (crun's --cgroup takes the same forms). */
-#include <config.h>
+#include "config.h"
 #include "exec-cgroup.h"
 
 #include <errno.h>

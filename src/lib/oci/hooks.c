@@ -1,4 +1,4 @@
-#include <config.h> /* the autotools header: oci/config.h would shadow "config.h" */
+#include "config.h"
 #include "hooks.h"
 
 #include <ctype.h>

@@ -3,7 +3,7 @@
 #define CSRUN_OCI_HOOKS_H
 
 #include "../util/error.h"
-#include "config.h"
+#include "oci-config.h"
 
 /* Run the hooks of STAGE (OCI_HOOK_*) in order: each with its args (argv[0]
  * = path when args is empty) and env (nothing else inherited; without env,

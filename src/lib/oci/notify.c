@@ -8,7 +8,7 @@
  * "READY=1" alone, as crun does (crun's tests expect that datagram), and then
  * "MAINPID=<the container's pid>", as runc does, so that systemd watches the
  * container's process rather than the runtime that exits. */
-#include <config.h>
+#include "config.h"
 
 #include "notify.h"
 

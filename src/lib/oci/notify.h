@@ -7,7 +7,7 @@
 #include <sys/types.h>
 
 #include "../util/error.h"
-#include "config.h"
+#include "oci-config.h"
 
 /* The directory under a container's state directory that holds its socket
  * "notify"; it is bind-mounted at the NOTIFY_SOCKET path in the container. */

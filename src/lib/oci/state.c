@@ -1,7 +1,5 @@
 /* csrun — the OCI runtime's state directory (see state.h). */
-/* <config.h>, not "config.h": the quoted form would find ./config.h (the OCI
- * config.json parser) next to this file instead of the autotools header. */
-#include <config.h>
+#include "config.h"
 #include "state.h"
 
 #include <ctype.h>

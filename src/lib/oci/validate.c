@@ -22,7 +22,7 @@
  *  - apparmorProfile: runc writes it to /proc/self/attr/exec (EINVAL without
  *    AppArmor) and crun checks that AppArmor is enabled first; both refuse a
  *    profile on a host without AppArmor, and so does csrun. */
-#include <config.h> /* the autotools header: oci/config.h would shadow "config.h" */
+#include "config.h"
 #include "validate.h"
 
 #include <errno.h>

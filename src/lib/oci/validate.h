@@ -17,7 +17,7 @@
 #include <stddef.h>
 
 #include "../util/error.h"
-#include "config.h"
+#include "oci-config.h"
 
 /* One linux.sysctl KEY, with OWN the CLONE_NEW* flags of the namespaces the
  * container has of its own.  A key is components separated by '.' ("net.ipv4
