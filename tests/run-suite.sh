@@ -35,8 +35,10 @@ echo "== OCI conformance suites as root (tests/conformance/run.sh)"
 # csrun, fetched and built by tests/conformance/fetch-suites.sh (CI does it).
 suites_dir=${CSRUN_SUITES_DIR:-/var/cache/csrun-suites}
 if [ -d "$suites_dir" ]; then
-  if ! bash tests/conformance/run.sh --runtime "$top/csrun" --suites "$suites_dir"; then
+  conf_log=$(mktemp "${TMPDIR:-/tmp}/csrun-conformance-log.XXXXXX")
+  if ! bash tests/conformance/run.sh --runtime "$top/csrun" --suites "$suites_dir" 2>&1 | tee "$conf_log"; then
     status=1
+    conf_failed=FAILED
   fi
 elif [ "${CSRUN_MUST_WORK:-0}" = 1 ]; then
   echo "conformance: $suites_dir absent (run tests/conformance/fetch-suites.sh $suites_dir)" >&2
@@ -65,6 +67,12 @@ if ! runuser -u "$user" -- env -i HOME="$home" USER="$user" PATH=/usr/local/bin:
   CSRUN_MUST_WORK="${CSRUN_MUST_WORK:-0}" make -C "$tree" check; then
   show_failures "$tree"
   status=1
+fi
+# The conformance table again, and what failed there, where CI's log tail shows it.
+if [ -n "${conf_log:-}" ]; then
+  echo "== OCI conformance suites as root, repeated from above: ${conf_failed:-passed}"
+  sed -n '/^suite  *| runtime/,$p' "$conf_log" | head -n 120
+  rm -f "$conf_log"
 fi
 # Summary line counted by CI.
 total_pass=0

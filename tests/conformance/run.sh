@@ -108,6 +108,15 @@ run_suite () {
   return 0
 }
 
+# log_of DIR NAME: the log file of test NAME in a suite's results directory
+# (crun: NAME.log; runtime-tools: validation/X.t -> X.log; runc: FILE.bats:TEST -> FILE.bats.tap).
+log_of () {
+  local d=$1 n=$2 f
+  for f in "$d/$n.log" "$d/$(basename "${n%.t}").log" "$d/${n%%:*}.tap"; do
+    [ -f "$f" ] && { echo "$f"; return; }
+  done
+}
+
 count () { awk -F'\t' -v s="$1" '$1 == s' "$2" | wc -l; }
 
 for s in "${only[@]}"; do
@@ -185,6 +194,16 @@ done
 if [ ${#failing[@]} -gt 0 ]; then
   echo
   for l in "${failing[@]}"; do echo "$l"; done
+  # What each unexpected failure printed last (the CI log shows only this much).
+  for s in "${only[@]}"; do
+    [ -s "$out/$s.unexpected" ] || continue
+    sed -n 's/^unexpected [a-z]*: \(.*\) -- .*$/\1/p' "$out/$s.unexpected" | head -n 8 | while IFS= read -r name; do
+      log=$(log_of "$out/$s-csrun.txt.d" "$name")
+      [ -n "$log" ] || continue
+      echo "---- $s: $name: the end of $log"
+      tail -n 12 "$log" | cut -c1-200
+    done
+  done
 fi
 echo
 echo "results and logs: $out"

@@ -67,6 +67,7 @@ for n in "${names[@]}"; do
   esac
   [ -f "$suites/nobad" ] && [ "$n" = bad ] && s=pass
   printf '%s\t%s\t%s\n' "$s" "$n" "detail of $n" >> "$results"
+  mkdir -p "$results.d" && printf 'first line of %s\nlast words of %s\n' "$n" "$n" > "$results.d/$n.log"
 done
 exit 0
 EOF
@@ -91,6 +92,12 @@ if [ "$rc" = 1 ] && printf '%s\n' "$out" | grep -q 'unexpected fail: bad -- deta
   ok "run.sh: an unlisted failure fails the run and is named"
 else
   not_ok "run.sh: an unlisted failure fails the run and is named" "rc=$rc" "$out"
+fi
+if printf '%s\n' "$out" | grep -q -- '---- crun: bad: the end of .*/crun-csrun.txt.d/bad.log' \
+  && printf '%s\n' "$out" | grep -q '^last words of bad$' && ! printf '%s\n' "$out" | grep -q 'last words of known'; then
+  ok "run.sh: the end of an unexpected failure's log is shown (CI shows the tail of its output)"
+else
+  not_ok "run.sh: the end of an unexpected failure's log is shown (CI shows the tail of its output)" "$out"
 fi
 if printf '%s\n' "$out" | grep -q 'now passes: remove from expected-crun.txt: nowgood' \
   && ! printf '%s\n' "$out" | grep -q -E 'known|flaky|flip'; then
