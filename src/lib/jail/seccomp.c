@@ -40,6 +40,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "../util/cleanup.h"
+#include "../util/json.h"
 #include "../util/digest.h"
 #include "../util/trust.h"
 #include "../util/fs.h"
@@ -59,14 +60,6 @@ scmp_ctx_freep (scmp_filter_ctx *c)
     seccomp_release (*c);
 }
 #define cleanup_scmp __attribute__ ((cleanup (scmp_ctx_freep)))
-
-static void
-yajl_val_freep (yajl_val *v)
-{
-  if (*v)
-    yajl_tree_free (*v);
-}
-#define cleanup_yajl __attribute__ ((cleanup (yajl_val_freep)))
 
 /* ------------------------------------------------------------ tables */
 
@@ -185,15 +178,6 @@ static const char *const known_flags[] = {
 
 /* ------------------------------------------------------------ JSON helpers */
 
-static yajl_val
-obj_get (yajl_val obj, const char *key)
-{
-  for (size_t i = 0; i < obj->u.object.len; i++)
-    if (strcmp (obj->u.object.keys[i], key) == 0)
-      return obj->u.object.values[i];
-  return NULL;
-}
-
 /* Every key of OBJ must be in KNOWN (NULL-terminated). */
 static int
 check_keys (yajl_val obj, const char *const *known, const char *where, csr_error **err)
@@ -224,12 +208,6 @@ get_u64 (yajl_val v, const char *where, uint64_t *out, csr_error **err)
     return csr_error_set (err, 0, "%s is larger than 2^64-1", where);
   *out = n;
   return 0;
-}
-
-static const char *
-get_str (yajl_val v)
-{
-  return YAJL_IS_STRING (v) ? v->u.string : NULL;
 }
 
 /* NULL or an array of strings. */
@@ -437,7 +415,7 @@ entry_applies (const struct compiler *c, yajl_val entry, const char *where, bool
   for (int pass = 0; pass < 2; pass++)
     {
       const char *key = pass == 0 ? "includes" : "excludes";
-      yajl_val cond = obj_get (entry, key);
+      yajl_val cond = csr_json_get (entry, key);
       if (cond == NULL || YAJL_IS_NULL (cond))
         continue;
       snprintf (w, sizeof w, "%s.%s", where, key);
@@ -445,7 +423,7 @@ entry_applies (const struct compiler *c, yajl_val entry, const char *where, bool
         return csr_error_set (err, 0, "%s must be an object", w);
       if (check_keys (cond, pass == 0 ? inc_keys : exc_keys, w, err) < 0)
         return -1;
-      yajl_val arches = obj_get (cond, "arches"), caps = obj_get (cond, "caps");
+      yajl_val arches = csr_json_get (cond, "arches"), caps = csr_json_get (cond, "caps");
       snprintf (w, sizeof w, "%s.%s.arches", where, key);
       if (check_str_array (arches, w, err) < 0)
         return -1;
@@ -462,11 +440,11 @@ entry_applies (const struct compiler *c, yajl_val entry, const char *where, bool
             *applies = false;
           if (arr_len (caps) > 0) /* the jail holds no capabilities */
             *applies = false;
-          yajl_val mk = obj_get (cond, "minKernel");
+          yajl_val mk = csr_json_get (cond, "minKernel");
           if (mk && !YAJL_IS_NULL (mk))
             {
               unsigned ma, mi;
-              if (get_str (mk) == NULL || parse_kernel_version (mk->u.string, &ma, &mi) < 0)
+              if (csr_json_str (mk) == NULL || parse_kernel_version (mk->u.string, &ma, &mi) < 0)
                 return csr_error_set (err, 0, "%s.includes.minKernel must be a string like \"4.8\"",
                                       where);
               if (c->kernel_major < ma || (c->kernel_major == ma && c->kernel_minor < mi))
@@ -505,8 +483,8 @@ parse_args (yajl_val args, const char *where, struct scmp_arg_cmp *out, unsigned
         return csr_error_set (err, 0, "%s must be an object", w);
       if (check_keys (a, arg_keys, w, err) < 0)
         return -1;
-      yajl_val vi = obj_get (a, "index"), vv = obj_get (a, "value");
-      yajl_val v2 = obj_get (a, "valueTwo"), vo = obj_get (a, "op");
+      yajl_val vi = csr_json_get (a, "index"), vv = csr_json_get (a, "value");
+      yajl_val v2 = csr_json_get (a, "valueTwo"), vo = csr_json_get (a, "op");
       uint64_t index, value, value2 = 0;
       char wf[160];
       if (vi == NULL || vv == NULL || vo == NULL)
@@ -522,7 +500,7 @@ parse_args (yajl_val args, const char *where, struct scmp_arg_cmp *out, unsigned
       snprintf (wf, sizeof wf, "%s.valueTwo", w);
       if (v2 && !YAJL_IS_NULL (v2) && get_u64 (v2, wf, &value2, err) < 0)
         return -1;
-      const char *opname = get_str (vo);
+      const char *opname = csr_json_str (vo);
       if (opname == NULL)
         return csr_error_set (err, 0, "%s.op must be a string", w);
       size_t k;
@@ -623,20 +601,20 @@ compile_entry (struct compiler *c, yajl_val entry, size_t idx, csr_error **err)
 
   /* Validate everything before deciding whether the entry applies, so a
    * broken entry is an error on every host. */
-  yajl_val names = obj_get (entry, "names"), name = obj_get (entry, "name");
+  yajl_val names = csr_json_get (entry, "names"), name = csr_json_get (entry, "name");
   snprintf (w, sizeof w, "%s.names", where);
   if (names && (check_str_array (names, w, err) < 0 || YAJL_IS_NULL (names)))
     return csr_error_set (err, 0, "%s must be an array of strings", w);
   snprintf (w, sizeof w, "%s.name", where);
-  if (name && get_str (name) == NULL)
+  if (name && csr_json_str (name) == NULL)
     return csr_error_set (err, 0, "%s must be a string", w);
   if (arr_len (names) == 0 && name == NULL)
     return csr_error_set (err, 0, "%s has no syscall names", where);
 
-  yajl_val act = obj_get (entry, "action"), ret = obj_get (entry, "errnoRet");
+  yajl_val act = csr_json_get (entry, "action"), ret = csr_json_get (entry, "errnoRet");
   if (act == NULL)
     return csr_error_set (err, 0, "%s.action is missing", where);
-  if (get_str (act) == NULL)
+  if (csr_json_str (act) == NULL)
     return csr_error_set (err, 0, "%s.action must be a string", where);
   uint64_t errno_ret = 0;
   bool has_ret = ret && !YAJL_IS_NULL (ret);
@@ -652,7 +630,7 @@ compile_entry (struct compiler *c, yajl_val entry, size_t idx, csr_error **err)
   struct scmp_arg_cmp args[6];
   unsigned n_args;
   bool repeated;
-  if (parse_args (obj_get (entry, "args"), where, args, &n_args, &repeated, err) < 0)
+  if (parse_args (csr_json_get (entry, "args"), where, args, &n_args, &repeated, err) < 0)
     return -1;
   if (name)
     note_max_nr (c, name->u.string);
@@ -718,7 +696,7 @@ add_arch (struct compiler *c, const char *name, csr_error **err)
 static int
 add_arches (struct compiler *c, yajl_val root, csr_error **err)
 {
-  yajl_val arches = obj_get (root, "architectures");
+  yajl_val arches = csr_json_get (root, "architectures");
   if (check_str_array (arches, "architectures", err) < 0)
     return -1;
   for (size_t i = 0; i < arr_len (arches); i++)
@@ -727,7 +705,7 @@ add_arches (struct compiler *c, yajl_val root, csr_error **err)
 
   /* Docker's archMap: [{architecture, subArchitectures}], the entry of the
    * native architecture applies. */
-  yajl_val map = obj_get (root, "archMap");
+  yajl_val map = csr_json_get (root, "archMap");
   if (map == NULL || YAJL_IS_NULL (map))
     return 0;
   if (!YAJL_IS_ARRAY (map))
@@ -742,13 +720,13 @@ add_arches (struct compiler *c, yajl_val root, csr_error **err)
         return csr_error_set (err, 0, "%s must be an object", w);
       if (check_keys (m, keys, w, err) < 0)
         return -1;
-      const char *arch = get_str (obj_get (m, "architecture"));
+      const char *arch = csr_json_str (csr_json_get (m, "architecture"));
       if (arch == NULL)
         return csr_error_set (err, 0, "%s.architecture must be a string", w);
       const struct arch_name *a = arch_lookup (arch);
       if (a == NULL)
         return csr_error_set (err, 0, "%s: unknown architecture \"%s\"", w, arch);
-      yajl_val subs = obj_get (m, "subArchitectures");
+      yajl_val subs = csr_json_get (m, "subArchitectures");
       snprintf (w, sizeof w, "archMap[%zu].subArchitectures", i);
       if (check_str_array (subs, w, err) < 0)
         return -1;
@@ -767,7 +745,7 @@ add_arches (struct compiler *c, yajl_val root, csr_error **err)
 static int
 check_flags (yajl_val root, csr_error **err)
 {
-  yajl_val flags = obj_get (root, "flags");
+  yajl_val flags = csr_json_get (root, "flags");
   if (check_str_array (flags, "flags", err) < 0)
     return -1;
   for (size_t i = 0; i < arr_len (flags); i++)
@@ -837,19 +815,19 @@ build_filter (struct compiler *c, yajl_val root, csr_error **err)
     return -1;
   /* listenerPath (OCI configs only): the jail sends the filter's listener
    * to the agent there (csr_seccomp_listener_send); "" is no listener. */
-  yajl_val lp = obj_get (root, "listenerPath"), lm = obj_get (root, "listenerMetadata");
-  if (lp && !YAJL_IS_NULL (lp) && get_str (lp) == NULL)
+  yajl_val lp = csr_json_get (root, "listenerPath"), lm = csr_json_get (root, "listenerMetadata");
+  if (lp && !YAJL_IS_NULL (lp) && csr_json_str (lp) == NULL)
     return csr_error_set (err, 0, "listenerPath must be a string");
-  if (lm && !YAJL_IS_NULL (lm) && get_str (lm) == NULL)
+  if (lm && !YAJL_IS_NULL (lm) && csr_json_str (lm) == NULL)
     return csr_error_set (err, 0, "listenerMetadata must be a string");
-  c->listener = get_str (lp) && *lp->u.string != '\0';
+  c->listener = csr_json_str (lp) && *lp->u.string != '\0';
   if (c->listener && !c->lenient)
     return csr_error_set (err, 0, "listenerPath is only for OCI configs");
 
-  yajl_val da = obj_get (root, "defaultAction"), dr = obj_get (root, "defaultErrnoRet");
+  yajl_val da = csr_json_get (root, "defaultAction"), dr = csr_json_get (root, "defaultErrnoRet");
   if (da == NULL)
     return csr_error_set (err, 0, "defaultAction is missing");
-  if (get_str (da) == NULL)
+  if (csr_json_str (da) == NULL)
     return csr_error_set (err, 0, "defaultAction must be a string");
   uint64_t def_ret = 0;
   bool has_ret = dr && !YAJL_IS_NULL (dr);
@@ -863,7 +841,7 @@ build_filter (struct compiler *c, yajl_val root, csr_error **err)
                           "makes after loading the filter would wait for the agent)");
   if (check_flags (root, err) < 0)
     return -1;
-  yajl_val syscalls = obj_get (root, "syscalls");
+  yajl_val syscalls = csr_json_get (root, "syscalls");
   if (syscalls && !YAJL_IS_NULL (syscalls) && !YAJL_IS_ARRAY (syscalls))
     return csr_error_set (err, 0, "syscalls must be an array");
 
@@ -1035,7 +1013,7 @@ static int
 compile_to_bpf (const char *json, size_t len, bool lenient, char **bpf, size_t *bpf_len,
                 csr_error **err)
 {
-  cleanup_yajl yajl_val root = NULL;
+  cleanup_yajl_val yajl_val root = NULL;
   if (parse_profile (json, len, &root, err) < 0)
     return -1;
   struct compiler c = { .native = seccomp_arch_native (), .lenient = lenient };
