@@ -4,7 +4,11 @@
  * no "\u0000" escape, bounded nesting), yajl_tree_parse, a walk refusing
  * duplicate object keys anywhere; then the known fields are read into struct
  * oci_config, each checked against its spec type.  Errors name the JSON path
- * of the offending value ("process.user.uid: ..."). */
+ * of the offending value ("process.user.uid: ...").
+ *
+ * The JSON machinery (pre-scan, duplicate keys, typed getters with a path)
+ * is util/json.c's; the "linux" object is config-linux.c's; `csrun spec`'s
+ * default document is spec-gen.c's. */
 
 #include "config.h"
 #include "oci-config.h"
@@ -15,7 +19,6 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <linux/capability.h>
-#include <linux/magic.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,19 +26,14 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <unistd.h>
-#include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
 #include "../util/cleanup.h"
 #include "../util/fs.h"
-#include "../util/json-gen.h"
 #include "../util/json.h"
+#include "config-internal.h"
 
-#ifndef CLONE_NEWTIME
-#define CLONE_NEWTIME 0x00000080
-#endif
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38
 #endif
@@ -47,8 +45,6 @@
 #endif
 
 #define OCI_CONFIG_MAX_BYTES ((size_t)4 << 20)
-/* uid_t/gid_t (uid_t) -1 means "unchanged" to setresuid(2) and chown(2): not an id. */
-#define OCI_ID_MAX ((uint64_t)UINT32_MAX - 1)
 
 /* ------------------------------------------------------------------ tables */
 
@@ -100,12 +96,6 @@ static const char *const cap_names[] = {
 _Static_assert(sizeof cap_names / sizeof cap_names[0] == CAP_CHECKPOINT_RESTORE + 1,
                "one name per capability up to CAP_CHECKPOINT_RESTORE");
 
-struct name_value
-{
-  const char *name;
-  int value;
-};
-
 static const struct name_value rlimit_names[] = {
   { "RLIMIT_AS", RLIMIT_AS },
   { "RLIMIT_CORE", RLIMIT_CORE },
@@ -125,12 +115,6 @@ static const struct name_value rlimit_names[] = {
   { "RLIMIT_STACK", RLIMIT_STACK },
 };
 
-static const struct name_value namespace_names[] = {
-  { "pid", CLONE_NEWPID },       { "network", CLONE_NEWNET }, { "mount", CLONE_NEWNS },
-  { "ipc", CLONE_NEWIPC },       { "uts", CLONE_NEWUTS },     { "user", CLONE_NEWUSER },
-  { "cgroup", CLONE_NEWCGROUP }, { "time", CLONE_NEWTIME },
-};
-
 static const char *const hook_names[OCI_HOOK_N] = {
   [OCI_HOOK_PRESTART] = "prestart",
   [OCI_HOOK_CREATE_RUNTIME] = "createRuntime",
@@ -140,12 +124,6 @@ static const char *const hook_names[OCI_HOOK_N] = {
   [OCI_HOOK_POSTSTOP] = "poststop",
 };
 
-static const char *const propagation_names[] = {
-  "private", "rprivate", "slave", "rslave", "shared", "rshared", "unbindable", "runbindable",
-};
-
-#define N_ELEMENTS(a) (sizeof (a) / sizeof ((a)[0]))
-
 const char *
 oci_hook_stage_name (int stage)
 {
@@ -154,14 +132,8 @@ oci_hook_stage_name (int stage)
   return hook_names[stage];
 }
 
-/* ------------------------------------------------------------- error paths */
-
-/* --------------------------------------------------------- value checkers */
-
-/* ------------------------------------------------------- member accessors */
-
-static void
-strv_free (char **v, size_t n)
+void
+oci_cfg_strv_free (char **v, size_t n)
 {
   if (v == NULL)
     return;
@@ -196,7 +168,6 @@ env_dedup (char **v, size_t *n)
 
 /* An array of strings into a NULL-terminated vector (allocated even when
  * empty).  CHECK (may be NULL) validates each element. */
-typedef int (*str_check_fn) (struct csr_jpath *x, const char *s);
 
 static int
 value_strv (struct csr_jpath *x, yajl_val v, char ***out, size_t *n_out, str_check_fn check)
@@ -207,7 +178,7 @@ value_strv (struct csr_jpath *x, yajl_val v, char ***out, size_t *n_out, str_che
   char **vec = calloc (n + 1, sizeof *vec);
   if (vec == NULL)
     return csr_jpath_oom (x);
-  strv_free (*out, *n_out);
+  oci_cfg_strv_free (*out, *n_out);
   *out = vec;
   *n_out = n;
   for (size_t i = 0; i < n; i++)
@@ -223,9 +194,9 @@ value_strv (struct csr_jpath *x, yajl_val v, char ***out, size_t *n_out, str_che
   return 0;
 }
 
-static int
-get_strv (struct csr_jpath *x, yajl_val obj, const char *key, bool required, char ***out,
-          size_t *n_out, str_check_fn check)
+int
+oci_cfg_get_strv (struct csr_jpath *x, yajl_val obj, const char *key, bool required, char ***out,
+                  size_t *n_out, str_check_fn check)
 {
   yajl_val v;
   size_t s;
@@ -238,9 +209,9 @@ get_strv (struct csr_jpath *x, yajl_val obj, const char *key, bool required, cha
 }
 
 /* An object whose values are all strings, as parallel key/value vectors. */
-static int
-get_string_map (struct csr_jpath *x, yajl_val obj, const char *key, char ***keys, char ***values,
-                size_t *n_out)
+int
+oci_cfg_get_string_map (struct csr_jpath *x, yajl_val obj, const char *key, char ***keys,
+                        char ***values, size_t *n_out)
 {
   yajl_val v;
   size_t s;
@@ -284,9 +255,9 @@ get_string_map (struct csr_jpath *x, yajl_val obj, const char *key, char ***keys
 /* KEY of OBJ, an optional array: *ARR, and an array of its length with
  * ELEM-byte elements in *OUT and *N (left alone when empty).  1 when present,
  * 0 when absent, -1 on an error. */
-static int
-get_array_alloc (struct csr_jpath *x, yajl_val obj, const char *key, size_t elem, yajl_val *arr,
-                 size_t *saved, void **out, size_t *n)
+int
+oci_cfg_get_array_alloc (struct csr_jpath *x, yajl_val obj, const char *key, size_t elem,
+                         yajl_val *arr, size_t *saved, void **out, size_t *n)
 {
   int r = csr_jpath_get_typed (x, obj, key, false, yajl_t_array, "an array", arr, saved);
   if (r <= 0)
@@ -304,8 +275,8 @@ get_array_alloc (struct csr_jpath *x, yajl_val obj, const char *key, size_t elem
 
 /* --------------------------------------------------------- string checks */
 
-static int
-check_absolute (struct csr_jpath *x, const char *s)
+int
+oci_cfg_check_absolute (struct csr_jpath *x, const char *s)
 {
   if (s[0] != '/')
     return csr_jpath_fail (x, "expected an absolute path, got '%s'", s);
@@ -348,8 +319,8 @@ parse_mounts (struct csr_jpath *x, yajl_val doc, struct oci_config *c)
 {
   yajl_val arr;
   size_t s;
-  int r = get_array_alloc (x, doc, "mounts", sizeof *c->mounts, &arr, &s, (void **)&c->mounts,
-                           &c->n_mounts);
+  int r = oci_cfg_get_array_alloc (x, doc, "mounts", sizeof *c->mounts, &arr, &s,
+                                   (void **)&c->mounts, &c->n_mounts);
   if (r <= 0)
     return r;
   size_t n = arr->u.array.len;
@@ -363,7 +334,7 @@ parse_mounts (struct csr_jpath *x, yajl_val doc, struct oci_config *c)
       if (csr_jpath_get_string (x, o, "destination", true, &m->destination) < 0
           || csr_jpath_get_string (x, o, "type", false, &m->type) < 0
           || csr_jpath_get_string (x, o, "source", false, &m->source) < 0
-          || get_strv (x, o, "options", false, &m->options, &m->n_options, NULL) < 0)
+          || oci_cfg_get_strv (x, o, "options", false, &m->options, &m->n_options, NULL) < 0)
         return -1;
       if (m->destination[0] == '\0')
         {
@@ -444,8 +415,8 @@ parse_rlimits (struct csr_jpath *x, yajl_val proc, struct oci_config *c)
 {
   yajl_val arr;
   size_t s;
-  int r = get_array_alloc (x, proc, "rlimits", sizeof *c->rlimits, &arr, &s, (void **)&c->rlimits,
-                           &c->n_rlimits);
+  int r = oci_cfg_get_array_alloc (x, proc, "rlimits", sizeof *c->rlimits, &arr, &s,
+                                   (void **)&c->rlimits, &c->n_rlimits);
   if (r <= 0)
     return r;
   size_t n = arr->u.array.len;
@@ -557,7 +528,7 @@ parse_process (struct csr_jpath *x, yajl_val doc, struct oci_config *c)
   if (parse_user (x, proc, c) < 0)
     return -1;
 
-  if (get_strv (x, proc, "args", true, &c->args, &c->n_args, NULL) < 0)
+  if (oci_cfg_get_strv (x, proc, "args", true, &c->args, &c->n_args, NULL) < 0)
     return -1;
   if (c->n_args == 0)
     {
@@ -571,7 +542,7 @@ parse_process (struct csr_jpath *x, yajl_val doc, struct oci_config *c)
       return csr_jpath_fail (x, "must not be empty");
     }
 
-  if (get_strv (x, proc, "env", false, &c->env, &c->n_env, check_env) < 0)
+  if (oci_cfg_get_strv (x, proc, "env", false, &c->env, &c->n_env, check_env) < 0)
     return -1;
   if (c->env == NULL && (c->env = calloc (1, sizeof *c->env)) == NULL)
     return csr_jpath_oom (x);
@@ -581,7 +552,7 @@ parse_process (struct csr_jpath *x, yajl_val doc, struct oci_config *c)
     return -1;
   {
     size_t s3 = csr_jpath_push_key (x, "cwd");
-    if (check_absolute (x, c->cwd) < 0)
+    if (oci_cfg_check_absolute (x, c->cwd) < 0)
       return -1;
     csr_jpath_pop (x, s3);
   }
@@ -608,8 +579,8 @@ static void
 hook_clear (struct oci_hook *h)
 {
   free (h->path);
-  strv_free (h->args, h->n_args);
-  strv_free (h->env, h->n_env);
+  oci_cfg_strv_free (h->args, h->n_args);
+  oci_cfg_strv_free (h->env, h->n_env);
 }
 
 static int
@@ -648,11 +619,11 @@ parse_hooks (struct csr_jpath *x, yajl_val doc, struct oci_config *c)
           if (csr_jpath_get_string (x, o, "path", true, &h->path) < 0)
             return -1;
           size_t s4 = csr_jpath_push_key (x, "path");
-          if (check_absolute (x, h->path) < 0)
+          if (oci_cfg_check_absolute (x, h->path) < 0)
             return -1;
           csr_jpath_pop (x, s4);
-          if (get_strv (x, o, "args", false, &h->args, &h->n_args, NULL) < 0
-              || get_strv (x, o, "env", false, &h->env, &h->n_env, check_env) < 0)
+          if (oci_cfg_get_strv (x, o, "args", false, &h->args, &h->n_args, NULL) < 0
+              || oci_cfg_get_strv (x, o, "env", false, &h->env, &h->n_env, check_env) < 0)
             return -1;
           if (h->args == NULL && (h->args = calloc (1, sizeof *h->args)) == NULL)
             return csr_jpath_oom (x);
@@ -683,348 +654,6 @@ parse_hooks (struct csr_jpath *x, yajl_val doc, struct oci_config *c)
 }
 
 static int
-parse_namespaces (struct csr_jpath *x, yajl_val lx, struct oci_config *c)
-{
-  yajl_val arr;
-  size_t s;
-  int r = get_array_alloc (x, lx, "namespaces", sizeof *c->namespaces, &arr, &s,
-                           (void **)&c->namespaces, &c->n_namespaces);
-  if (r <= 0)
-    return r;
-  size_t n = arr->u.array.len;
-  for (size_t i = 0; i < n; i++)
-    {
-      struct oci_namespace *ns = &c->namespaces[i];
-      yajl_val o;
-      size_t s2;
-      if (csr_jpath_array_object (x, arr, i, &o, &s2) < 0)
-        return -1;
-      cleanup_free char *type = NULL;
-      if (csr_jpath_get_string (x, o, "type", true, &type) < 0
-          || csr_jpath_get_string (x, o, "path", false, &ns->path) < 0)
-        return -1;
-      size_t k;
-      for (k = 0; k < N_ELEMENTS (namespace_names); k++)
-        if (strcmp (type, namespace_names[k].name) == 0)
-          break;
-      size_t s3 = csr_jpath_push_key (x, "type");
-      if (k == N_ELEMENTS (namespace_names))
-        return csr_jpath_fail (x, "unknown namespace type '%s'", type);
-      ns->flag = namespace_names[k].value;
-      for (size_t j = 0; j < i; j++)
-        if (c->namespaces[j].flag == ns->flag)
-          return csr_jpath_fail (x, "duplicate namespace '%s'", type);
-      csr_jpath_pop (x, s3);
-      /* Go writers omit an empty path; treat "" as "no path" like they do. */
-      if (ns->path && ns->path[0] == '\0')
-        {
-          free (ns->path);
-          ns->path = NULL;
-        }
-      if (ns->path)
-        {
-          s3 = csr_jpath_push_key (x, "path");
-          if (check_absolute (x, ns->path) < 0)
-            return -1;
-          csr_jpath_pop (x, s3);
-        }
-      csr_jpath_pop (x, s2);
-    }
-  csr_jpath_pop (x, s);
-  return 0;
-}
-
-static int
-parse_idmaps (struct csr_jpath *x, yajl_val lx, const char *key, struct oci_idmap **out,
-              size_t *n_out)
-{
-  yajl_val arr;
-  size_t s;
-  int r = get_array_alloc (x, lx, key, sizeof **out, &arr, &s, (void **)out, n_out);
-  if (r <= 0)
-    return r;
-  size_t n = arr->u.array.len;
-  for (size_t i = 0; i < n; i++)
-    {
-      struct oci_idmap *m = &(*out)[i];
-      yajl_val o;
-      size_t s2;
-      if (csr_jpath_array_object (x, arr, i, &o, &s2) < 0)
-        return -1;
-      if (csr_jpath_get_u32 (x, o, "containerID", true, UINT32_MAX, &m->container_id, NULL) < 0
-          || csr_jpath_get_u32 (x, o, "hostID", true, UINT32_MAX, &m->host_id, NULL) < 0
-          || csr_jpath_get_u32 (x, o, "size", true, UINT32_MAX, &m->size, NULL) < 0)
-        return -1;
-      csr_jpath_pop (x, s2);
-    }
-  csr_jpath_pop (x, s);
-  return 0;
-}
-
-static int
-parse_devices (struct csr_jpath *x, yajl_val lx, struct oci_config *c)
-{
-  yajl_val arr;
-  size_t s;
-  int r = get_array_alloc (x, lx, "devices", sizeof *c->devices, &arr, &s, (void **)&c->devices,
-                           &c->n_devices);
-  if (r <= 0)
-    return r;
-  size_t n = arr->u.array.len;
-  for (size_t i = 0; i < n; i++)
-    {
-      struct oci_device *d = &c->devices[i];
-      yajl_val o;
-      size_t s2;
-      if (csr_jpath_array_object (x, arr, i, &o, &s2) < 0)
-        return -1;
-      cleanup_free char *type = NULL;
-      if (csr_jpath_get_string (x, o, "type", true, &type) < 0)
-        return -1;
-      size_t s3 = csr_jpath_push_key (x, "type");
-      if (strcmp (type, "c") != 0 && strcmp (type, "b") != 0 && strcmp (type, "u") != 0
-          && strcmp (type, "p") != 0)
-        return csr_jpath_fail (x, "unknown device type '%s'", type);
-      csr_jpath_pop (x, s3);
-      d->type = type[0];
-      if (csr_jpath_get_string (x, o, "path", true, &d->path) < 0)
-        return -1;
-      s3 = csr_jpath_push_key (x, "path");
-      if (check_absolute (x, d->path) < 0)
-        return -1;
-      csr_jpath_pop (x, s3);
-      bool need_numbers = d->type != 'p';
-      if (csr_jpath_get_i64 (x, o, "major", need_numbers, INT64_MIN, INT64_MAX, &d->major, NULL) < 0
-          || csr_jpath_get_i64 (x, o, "minor", need_numbers, INT64_MIN, INT64_MAX, &d->minor, NULL)
-                 < 0
-          || csr_jpath_get_u32 (x, o, "fileMode", false, UINT32_MAX, &d->file_mode,
-                                &d->has_file_mode)
-                 < 0
-          || csr_jpath_get_u32 (x, o, "uid", false, OCI_ID_MAX, &d->uid, &d->has_uid) < 0
-          || csr_jpath_get_u32 (x, o, "gid", false, OCI_ID_MAX, &d->gid, &d->has_gid) < 0)
-        return -1;
-      csr_jpath_pop (x, s2);
-    }
-  csr_jpath_pop (x, s);
-  return 0;
-}
-
-/* linux.resources.devices, in order (the device cgroup, see oci/devices.h).
- * Strict: "allow" is required; "access" too (runc refuses a rule without
- * one, and the spec gives an absent one no meaning); major and minor are
- * device numbers (at most 32 bits: what the kernel compares) or -1 (any). */
-static int
-parse_resource_devices (struct csr_jpath *x, yajl_val res, struct oci_config *c)
-{
-  yajl_val arr;
-  size_t s;
-  int r = get_array_alloc (x, res, "devices", sizeof *c->resources.devices, &arr, &s,
-                           (void **)&c->resources.devices, &c->resources.n_devices);
-  if (r <= 0)
-    return r;
-  c->resources.has_devices = true;
-  for (size_t i = 0; i < arr->u.array.len; i++)
-    {
-      struct oci_dev_rule *d = &c->resources.devices[i];
-      yajl_val o;
-      size_t s2;
-      if (csr_jpath_array_object (x, arr, i, &o, &s2) < 0)
-        return -1;
-      yajl_val allow;
-      size_t s3;
-      if (csr_jpath_get_typed (x, o, "allow", true, yajl_t_true, "a boolean", &allow, &s3) < 0)
-        return -1;
-      d->allow = allow->type == yajl_t_true;
-      csr_jpath_pop (x, s3);
-      cleanup_free char *type = NULL;
-      cleanup_free char *access = NULL;
-      bool has_major = false, has_minor = false;
-      if (csr_jpath_get_string (x, o, "type", false, &type) < 0
-          || csr_jpath_get_i64 (x, o, "major", false, -1, UINT32_MAX, &d->major, &has_major) < 0
-          || csr_jpath_get_i64 (x, o, "minor", false, -1, UINT32_MAX, &d->minor, &has_minor) < 0
-          || csr_jpath_get_string (x, o, "access", true, &access) < 0)
-        return -1;
-      if (!has_major)
-        d->major = -1;
-      if (!has_minor)
-        d->minor = -1;
-      if (type && strcmp (type, "a") != 0 && strcmp (type, "b") != 0 && strcmp (type, "c") != 0)
-        {
-          csr_jpath_push_key (x, "type");
-          return csr_jpath_fail (x, "unknown device type '%s' (expected a, b or c)", type);
-        }
-      d->type = type ? type[0] : 'a';
-      /* Letters in any order; others are ignored, as runc ignores them
-       * (its own tests write "rwa"); none of r, w, m is an error. */
-      if (strpbrk (access, "rwm") == NULL)
-        {
-          csr_jpath_push_key (x, "access");
-          return csr_jpath_fail (x, "expected a combination of 'r', 'w' and 'm', got '%s'", access);
-        }
-      d->access = (strchr (access, 'r') ? OCI_DEV_READ : 0U)
-                  | (strchr (access, 'w') ? OCI_DEV_WRITE : 0U)
-                  | (strchr (access, 'm') ? OCI_DEV_MKNOD : 0U);
-      csr_jpath_pop (x, s2);
-    }
-  csr_jpath_pop (x, s);
-  return 0;
-}
-
-/* *OUT = V as JSON text (malloc'd), for a part another parser reads
- * (linux.resources, linux.seccomp). */
-static int
-value_text (struct csr_jpath *x, yajl_val v, char **out)
-{
-  struct csr_jgen w;
-  if (csr_jgen_init (&w, false, NULL) < 0)
-    return csr_jpath_oom (x);
-  csr_jgen_tree (&w, v);
-  if (w.oom)
-    {
-      csr_jgen_release (&w);
-      return csr_jpath_oom (x);
-    }
-  if (w.st != yajl_gen_status_ok)
-    {
-      int st = (int)w.st;
-      csr_jgen_release (&w);
-      return csr_jpath_fail (x, "cannot re-serialise (yajl_gen error %d)", st);
-    }
-  csr_error *e = NULL;
-  *out = csr_jgen_finish (&w, "linux.resources", NULL, &e);
-  if (*out == NULL)
-    {
-      bool oom = e != NULL && e->status == ENOMEM;
-      csr_error_free (e);
-      return oom ? csr_jpath_oom (x) : csr_jpath_fail (x, "cannot re-serialise (incomplete JSON)");
-    }
-  return 0;
-}
-
-static int
-parse_resources (struct csr_jpath *x, yajl_val lx, struct oci_config *c)
-{
-  yajl_val res;
-  size_t s;
-  int r = csr_jpath_get_typed (x, lx, "resources", false, yajl_t_object, "an object", &res, &s);
-  if (r <= 0)
-    return r;
-  if (parse_resource_devices (x, res, c) < 0)
-    return -1;
-  /* The rest (blockIO, hugepageLimits, network, unified...) is
-   * oci_cgroup_resources_parse's: it gets the object as text. */
-  if (value_text (x, res, &c->resources.json) < 0)
-    return -1;
-
-  yajl_val o;
-  size_t s2;
-  r = csr_jpath_get_typed (x, res, "memory", false, yajl_t_object, "an object", &o, &s2);
-  if (r < 0)
-    return -1;
-  if (r > 0)
-    {
-      if (csr_jpath_get_i64 (x, o, "limit", false, -1, INT64_MAX, &c->resources.memory_limit,
-                             &c->resources.has_memory_limit)
-              < 0
-          || csr_jpath_get_i64 (x, o, "swap", false, -1, INT64_MAX, &c->resources.memory_swap,
-                                &c->resources.has_memory_swap)
-                 < 0)
-        return -1;
-      csr_jpath_pop (x, s2);
-    }
-
-  r = csr_jpath_get_typed (x, res, "pids", false, yajl_t_object, "an object", &o, &s2);
-  if (r < 0)
-    return -1;
-  if (r > 0)
-    {
-      if (csr_jpath_get_i64 (x, o, "limit", true, INT64_MIN, INT64_MAX, &c->resources.pids_limit,
-                             &c->resources.has_pids_limit)
-          < 0)
-        return -1;
-      csr_jpath_pop (x, s2);
-    }
-
-  r = csr_jpath_get_typed (x, res, "cpu", false, yajl_t_object, "an object", &o, &s2);
-  if (r < 0)
-    return -1;
-  if (r > 0)
-    {
-      if (csr_jpath_get_i64 (x, o, "quota", false, -1, INT64_MAX, &c->resources.cpu_quota,
-                             &c->resources.has_cpu_quota)
-              < 0
-          || csr_jpath_get_u64 (x, o, "period", false, UINT64_MAX, &c->resources.cpu_period,
-                                &c->resources.has_cpu_period)
-                 < 0
-          || csr_jpath_get_u64 (x, o, "shares", false, UINT64_MAX, &c->resources.cpu_shares,
-                                &c->resources.has_cpu_shares)
-                 < 0
-          || csr_jpath_get_string (x, o, "cpus", false, &c->resources.cpu_cpus) < 0
-          || csr_jpath_get_string (x, o, "mems", false, &c->resources.cpu_mems) < 0)
-        return -1;
-      csr_jpath_pop (x, s2);
-    }
-  csr_jpath_pop (x, s);
-  return 0;
-}
-
-/* ------------------------------------------------- seccomp */
-
-static int
-parse_seccomp (struct csr_jpath *x, yajl_val lx, struct oci_config *c)
-{
-  yajl_val sc;
-  size_t s;
-  int r = csr_jpath_get_typed (x, lx, "seccomp", false, yajl_t_object, "an object", &sc, &s);
-  if (r <= 0)
-    return r;
-  if (value_text (x, sc, &c->seccomp_json) < 0)
-    return -1;
-  csr_jpath_pop (x, s);
-  return 0;
-}
-
-static int
-parse_linux (struct csr_jpath *x, yajl_val doc, struct oci_config *c)
-{
-  yajl_val lx;
-  size_t s;
-  int r = csr_jpath_get_typed (x, doc, "linux", false, yajl_t_object, "an object", &lx, &s);
-  if (r <= 0)
-    return r;
-  if (parse_namespaces (x, lx, c) < 0
-      || parse_idmaps (x, lx, "uidMappings", &c->uid_mappings, &c->n_uid_mappings) < 0
-      || parse_idmaps (x, lx, "gidMappings", &c->gid_mappings, &c->n_gid_mappings) < 0
-      || parse_devices (x, lx, c) < 0
-      || csr_jpath_get_string (x, lx, "cgroupsPath", false, &c->cgroups_path) < 0
-      || parse_resources (x, lx, c) < 0 || parse_seccomp (x, lx, c) < 0
-      || get_string_map (x, lx, "sysctl", &c->sysctl_keys, &c->sysctl_values, &c->n_sysctl) < 0
-      || get_strv (x, lx, "maskedPaths", false, &c->masked_paths, &c->n_masked_paths,
-                   check_absolute)
-             < 0
-      || get_strv (x, lx, "readonlyPaths", false, &c->readonly_paths, &c->n_readonly_paths,
-                   check_absolute)
-             < 0
-      || csr_jpath_get_string (x, lx, "mountLabel", false, &c->mount_label) < 0
-      || csr_jpath_get_string (x, lx, "rootfsPropagation", false, &c->rootfs_propagation) < 0)
-    return -1;
-  if (c->rootfs_propagation)
-    {
-      size_t k;
-      for (k = 0; k < N_ELEMENTS (propagation_names); k++)
-        if (strcmp (c->rootfs_propagation, propagation_names[k]) == 0)
-          break;
-      if (k == N_ELEMENTS (propagation_names))
-        {
-          csr_jpath_push_key (x, "rootfsPropagation");
-          return csr_jpath_fail (x, "unknown propagation '%s'", c->rootfs_propagation);
-        }
-    }
-  csr_jpath_pop (x, s);
-  return 0;
-}
-
-static int
 parse_version (struct csr_jpath *x, yajl_val doc, struct oci_config *c)
 {
   if (csr_jpath_get_string (x, doc, "ociVersion", true, &c->oci_version) < 0)
@@ -1046,15 +675,13 @@ parse_document (struct csr_jpath *x, yajl_val doc, struct oci_config *c)
       || csr_jpath_get_string (x, doc, "hostname", false, &c->hostname) < 0
       || csr_jpath_get_string (x, doc, "domainname", false, &c->domainname) < 0
       || parse_hooks (x, doc, c) < 0
-      || get_string_map (x, doc, "annotations", &c->annotation_keys, &c->annotation_values,
-                         &c->n_annotations)
+      || oci_cfg_get_string_map (x, doc, "annotations", &c->annotation_keys, &c->annotation_values,
+                                 &c->n_annotations)
              < 0
-      || parse_linux (x, doc, c) < 0)
+      || oci_cfg_parse_linux (x, doc, c) < 0)
     return -1;
   return 0;
 }
-
-/* ------------------------------------------------------- document checks */
 
 /* ------------------------------------------------------------- public API */
 
@@ -1173,12 +800,12 @@ oci_config_release (struct oci_config *c)
       free (c->mounts[i].destination);
       free (c->mounts[i].type);
       free (c->mounts[i].source);
-      strv_free (c->mounts[i].options, c->mounts[i].n_options);
+      oci_cfg_strv_free (c->mounts[i].options, c->mounts[i].n_options);
     }
   free (c->mounts);
   free (c->additional_gids);
-  strv_free (c->args, c->n_args);
-  strv_free (c->env, c->n_env);
+  oci_cfg_strv_free (c->args, c->n_args);
+  oci_cfg_strv_free (c->env, c->n_env);
   free (c->cwd);
   free (c->rlimits);
   free (c->apparmor_profile);
@@ -1190,24 +817,24 @@ oci_config_release (struct oci_config *c)
   free (c->namespaces);
   free (c->uid_mappings);
   free (c->gid_mappings);
-  strv_free (c->masked_paths, c->n_masked_paths);
-  strv_free (c->readonly_paths, c->n_readonly_paths);
+  oci_cfg_strv_free (c->masked_paths, c->n_masked_paths);
+  oci_cfg_strv_free (c->readonly_paths, c->n_readonly_paths);
   free (c->cgroups_path);
   free (c->resources.cpu_cpus);
   free (c->resources.cpu_mems);
   free (c->resources.devices);
   free (c->resources.json);
   free (c->seccomp_json);
-  strv_free (c->sysctl_keys, c->n_sysctl);
-  strv_free (c->sysctl_values, c->n_sysctl);
+  oci_cfg_strv_free (c->sysctl_keys, c->n_sysctl);
+  oci_cfg_strv_free (c->sysctl_values, c->n_sysctl);
   for (size_t i = 0; i < c->n_devices; i++)
     free (c->devices[i].path);
   free (c->devices);
   free (c->rootfs_propagation);
   free (c->unknown_cap);
   free (c->mount_label);
-  strv_free (c->annotation_keys, c->n_annotations);
-  strv_free (c->annotation_values, c->n_annotations);
+  oci_cfg_strv_free (c->annotation_keys, c->n_annotations);
+  oci_cfg_strv_free (c->annotation_values, c->n_annotations);
   for (int stage = 0; stage < OCI_HOOK_N; stage++)
     {
       for (size_t i = 0; i < c->n_hooks[stage]; i++)
