@@ -20,6 +20,8 @@
 
 #include "oci/oci-config.h"
 
+#include "helpers.h"
+
 /* ------------------------------------------------------------- helpers */
 
 /* The JSON below is written with ' for " (none of it needs a real '). */
@@ -67,9 +69,7 @@ parse_fails (const char *json, size_t len, const char *expect)
 static char *
 make_tmpdir (void)
 {
-  char *d = strdup ("/tmp/test-oci-config.XXXXXX");
-  cr_assert_not_null (mkdtemp (d));
-  return d;
+  return test_tmpdir ("test-oci-config");
 }
 
 static char *
