@@ -39,6 +39,7 @@
 #include "supervisor/scan.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
+#include "util/json.h"
 #include "util/pycoding.h"
 #include "util/termsafe.h"
 #include "util/utf8.h"
@@ -81,15 +82,6 @@ hook_state_release (struct hook_state *st)
     oci_config_release (&st->config);
 }
 
-static yajl_val
-member (yajl_val obj, const char *key)
-{
-  for (size_t i = 0; i < obj->u.object.len; i++)
-    if (strcmp (obj->u.object.keys[i], key) == 0)
-      return obj->u.object.values[i];
-  return NULL;
-}
-
 /* The state document: "id" and an absolute "bundle" are required, "pid" and
  * "annotations" optional (a poststop state has no pid).  A NUL anywhere in
  * it (a byte, or "\u0000" in a string) is refused: the id would be cut
@@ -97,7 +89,7 @@ member (yajl_val obj, const char *key)
 static int
 state_parse (const char *text, size_t len, struct hook_state *st, csr_error **err)
 {
-  if (oci_json_prescan (text, len, err) < 0)
+  if (csr_json_prescan (text, len, err) < 0)
     return csr_error_wrap (err, "the state on standard input");
   char ebuf[256] = "";
   st->doc = yajl_tree_parse (text, ebuf, sizeof ebuf);
@@ -108,22 +100,22 @@ state_parse (const char *text, size_t len, struct hook_state *st, csr_error **er
     }
   if (!YAJL_IS_OBJECT (st->doc))
     return csr_error_set (err, 0, "the state on standard input is not a JSON object");
-  yajl_val v = member (st->doc, "id");
+  yajl_val v = csr_json_get (st->doc, "id");
   if (v == NULL || !YAJL_IS_STRING (v) || v->u.string[0] == '\0')
     return csr_error_set (err, 0, "the state has no \"id\" string");
   st->id = v->u.string;
-  v = member (st->doc, "bundle");
+  v = csr_json_get (st->doc, "bundle");
   if (v == NULL || !YAJL_IS_STRING (v) || v->u.string[0] != '/')
     return csr_error_set (err, 0, "the state has no absolute \"bundle\" path");
   st->bundle = v->u.string;
-  v = member (st->doc, "pid");
+  v = csr_json_get (st->doc, "pid");
   if (v != NULL && !YAJL_IS_NULL (v))
     {
       if (!YAJL_IS_INTEGER (v) || YAJL_GET_INTEGER (v) < 0 || YAJL_GET_INTEGER (v) > INT32_MAX)
         return csr_error_set (err, 0, "the state's \"pid\" is not a process id");
       st->pid = YAJL_GET_INTEGER (v);
     }
-  v = member (st->doc, "annotations");
+  v = csr_json_get (st->doc, "annotations");
   if (v != NULL && !YAJL_IS_NULL (v))
     {
       if (!YAJL_IS_OBJECT (v))
@@ -139,7 +131,7 @@ annotation (const struct hook_state *st, const char *key)
 {
   if (st->annotations)
     {
-      yajl_val v = member (st->annotations, key);
+      yajl_val v = csr_json_get (st->annotations, key);
       if (v && YAJL_IS_STRING (v))
         return v->u.string;
     }

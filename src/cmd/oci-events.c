@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "oci/cgroup.h"
+#include "util/clock.h"
 #include "util/cleanup.h"
 #include "util/parse.h"
 
@@ -23,14 +24,6 @@ static const char events_usage[]
       "when a process in it is OOM-killed, until the container stops.\n"
       "  --stats   print the statistics once and exit\n"
       "See csrun-oci(8).";
-
-static double
-now_s (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void
 sleep_s (double s)
@@ -130,10 +123,10 @@ cmd_oci_events (struct csr_global *g, int argc, char **argv)
   else
     {
       uint64_t ooms = oci_cgroup_oom_kills (&cg);
-      double next = now_s () + interval;
+      double next = csr_mono_s () + interval;
       for (;;)
         {
-          double wait = next - now_s ();
+          double wait = next - csr_mono_s ();
           sleep_s (wait < 0.1 ? wait : 0.1);
           /* Deleted or stopped: done (runc's events ends there too). */
           struct oci_state cur;
@@ -153,7 +146,7 @@ cmd_oci_events (struct csr_global *g, int argc, char **argv)
                   break;
                 }
             }
-          if (now_s () >= next)
+          if (csr_mono_s () >= next)
             {
               if ((rc = stats_line (g, &cg, id)) != 0)
                 break;

@@ -28,20 +28,9 @@
 #include "util/fs.h"
 #include "util/syscalls.h"
 
-#define MiB (1024ULL * 1024)
+#include "helpers.h"
 
-/* snprintf that fails the test instead of truncating. */
-static void fmt (char *buf, size_t size, const char *f, ...)
-    __attribute__ ((format (printf, 3, 4)));
-static void
-fmt (char *buf, size_t size, const char *f, ...)
-{
-  va_list ap;
-  va_start (ap, f);
-  int n = vsnprintf (buf, size, f, ap);
-  va_end (ap);
-  cr_assert (n >= 0 && (size_t)n < size, "path too long");
-}
+#define MiB (1024ULL * 1024)
 
 /* ---------------------------------------------------------------- parsers */
 

@@ -13,23 +13,20 @@
 #include "supervisor/heal.h"
 #include "util/fs.h"
 
+#include "helpers.h"
+
 static char root[2048]; /* per-test scratch directory */
 
 static void
 setup (void)
 {
-  snprintf (root, sizeof root, "%s/csrun-test-diff.XXXXXX",
-            getenv ("TMPDIR") ? getenv ("TMPDIR") : "/tmp");
-  cr_assert_not_null (mkdtemp (root), "mkdtemp: %s", strerror (errno));
+  test_tmpdir_in (root, sizeof root, "test-diff");
 }
 
 static void
 teardown (void)
 {
-  csr_error *err = NULL;
-  if (root[0] && csr_rm_rf (root, &err) < 0)
-    cr_log_warn ("cleanup: %s", csr_error_text (err));
-  csr_error_free (err);
+  test_tmpdir_remove (root);
 }
 
 TestSuite (diff, .init = setup, .fini = teardown);

@@ -9,29 +9,14 @@
 
 #include "supervisor/gate.h"
 
-/* ------------------------------------------------------------- helpers */
+#include "helpers.h"
 
-static char *
-default_conf_path (void)
-{
-  char *path = NULL;
-  const char *srcdir = getenv ("CSRUN_SRCDIR");
-  if (srcdir && *srcdir)
-    cr_assert_geq (asprintf (&path, "%s/policies/gate.conf", srcdir), 0);
-  else
-    {
-      /* tests/unit/test-gate.c -> policies/gate.conf */
-      const char *end = strstr (__FILE__, "tests/unit/");
-      int dir = end ? (int)(end - __FILE__) : 0;
-      cr_assert_geq (asprintf (&path, "%.*spolicies/gate.conf", dir, __FILE__), 0);
-    }
-  return path;
-}
+/* ------------------------------------------------------------- helpers */
 
 static void
 load_default (struct csr_gate_policy *p)
 {
-  char *path = default_conf_path ();
+  char *path = test_policy_path ("gate.conf");
   csr_error *err = NULL;
   int rc = csr_gate_policy_load (path, p, &err);
   cr_assert_eq (rc, 0, "loading %s: %s", path, err ? err->msg : "");

@@ -12,49 +12,29 @@
 #include "supervisor/heal.h"
 #include "util/fs.h"
 
+#include "helpers.h"
+
 /* ------------------------------------------------------------- helpers */
 
 static struct csr_heal_conf conf;
 static char rootfs[2048]; /* per-test scratch directory: a fake rootfs */
 
-static char *
-default_conf_path (void)
-{
-  char *path = NULL;
-  const char *srcdir = getenv ("CSRUN_SRCDIR");
-  if (srcdir && *srcdir)
-    cr_assert_geq (asprintf (&path, "%s/policies/heal.conf", srcdir), 0);
-  else
-    {
-      /* tests/unit/test-heal.c → policies/heal.conf */
-      const char *end = strstr (__FILE__, "tests/unit/");
-      int dir = end ? (int)(end - __FILE__) : 0;
-      cr_assert_geq (asprintf (&path, "%.*spolicies/heal.conf", dir, __FILE__), 0);
-    }
-  return path;
-}
-
 static void
 setup (void)
 {
-  char *path = default_conf_path ();
+  char *path = test_policy_path ("heal.conf");
   csr_error *err = NULL;
   int rc = csr_heal_conf_load (path, &conf, &err);
   cr_assert_eq (rc, 0, "cannot load %s: %s", path, err ? csr_error_text (err) : "?");
   free (path);
-  snprintf (rootfs, sizeof rootfs, "%s/csrun-test-heal.XXXXXX",
-            getenv ("TMPDIR") ? getenv ("TMPDIR") : "/tmp");
-  cr_assert_not_null (mkdtemp (rootfs), "mkdtemp: %s", strerror (errno));
+  test_tmpdir_in (rootfs, sizeof rootfs, "test-heal");
 }
 
 static void
 teardown (void)
 {
   csr_heal_conf_release (&conf);
-  csr_error *err = NULL;
-  if (rootfs[0] && csr_rm_rf (rootfs, &err) < 0)
-    cr_log_warn ("cleanup: %s", csr_error_text (err));
-  csr_error_free (err);
+  test_tmpdir_remove (rootfs);
 }
 
 TestSuite (heal_conf, .init = setup, .fini = teardown);

@@ -49,21 +49,11 @@
 #include "oci/cgroup.h"
 #include "util/fs.h"
 
+#include "helpers.h"
+
 #define MiB (1024 * 1024LL)
 
 static char tmp[PATH_MAX];
-
-static void fmt (char *buf, size_t size, const char *f, ...)
-    __attribute__ ((format (printf, 3, 4)));
-static void
-fmt (char *buf, size_t size, const char *f, ...)
-{
-  va_list ap;
-  va_start (ap, f);
-  int n = vsnprintf (buf, size, f, ap);
-  va_end (ap);
-  cr_assert (n >= 0 && (size_t)n < size, "path too long");
-}
 
 static const char *
 etext (csr_error *err)
@@ -74,8 +64,7 @@ etext (csr_error *err)
 static void
 setup (void)
 {
-  strcpy (tmp, "/tmp/csrun-ocicg-XXXXXX");
-  cr_assert_not_null (mkdtemp (tmp));
+  test_tmpdir_in (tmp, sizeof tmp, "ocicg");
 }
 
 static void

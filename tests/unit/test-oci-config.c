@@ -20,6 +20,8 @@
 
 #include "oci/oci-config.h"
 
+#include "helpers.h"
+
 /* ------------------------------------------------------------- helpers */
 
 /* The JSON below is written with ' for " (none of it needs a real '). */
@@ -67,9 +69,7 @@ parse_fails (const char *json, size_t len, const char *expect)
 static char *
 make_tmpdir (void)
 {
-  char *d = strdup ("/tmp/test-oci-config.XXXXXX");
-  cr_assert_not_null (mkdtemp (d));
-  return d;
+  return test_tmpdir ("test-oci-config");
 }
 
 static char *
@@ -1074,14 +1074,14 @@ Test (oci_config, prescan_for_other_documents)
 {
   static const char ok_doc[] = "{\"id\": \"a\\\\u0000b\", \"x\": \"\\u0001\"}";
   csr_error *e = NULL;
-  cr_assert_eq (oci_json_prescan (ok_doc, strlen (ok_doc), &e), 0, "%s",
+  cr_assert_eq (csr_json_prescan (ok_doc, strlen (ok_doc), &e), 0, "%s",
                 e ? csr_error_text (e) : "");
   static const char esc[] = "{\"id\": \"a\\u0000b\"}";
-  cr_assert_lt (oci_json_prescan (esc, strlen (esc), &e), 0);
+  cr_assert_lt (csr_json_prescan (esc, strlen (esc), &e), 0);
   cr_assert_not_null (strstr (e->msg, "\\u0000"), "%s", e->msg);
   csr_error_freep (&e);
   static const char byte[] = "{\"id\": \"a\0b\"}";
-  cr_assert_lt (oci_json_prescan (byte, sizeof byte - 1, &e), 0);
+  cr_assert_lt (csr_json_prescan (byte, sizeof byte - 1, &e), 0);
   cr_assert_not_null (strstr (e->msg, "NUL"), "%s", e->msg);
   csr_error_freep (&e);
 }

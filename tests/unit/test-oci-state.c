@@ -27,26 +27,14 @@
 #include "oci/state.h"
 #include "util/fs.h"
 
-static char tmp[PATH_MAX]; /* a fresh directory per test, used as the state root */
+#include "helpers.h"
 
-/* snprintf that fails the test instead of truncating. */
-static void fmt (char *buf, size_t size, const char *f, ...)
-    __attribute__ ((format (printf, 3, 4)));
-static void
-fmt (char *buf, size_t size, const char *f, ...)
-{
-  va_list ap;
-  va_start (ap, f);
-  int n = vsnprintf (buf, size, f, ap);
-  va_end (ap);
-  cr_assert (n >= 0 && (size_t)n < size, "path too long");
-}
+static char tmp[PATH_MAX]; /* a fresh directory per test, used as the state root */
 
 static void
 setup (void)
 {
-  strcpy (tmp, "/tmp/csrun-ocistate-XXXXXX");
-  cr_assert_not_null (mkdtemp (tmp));
+  test_tmpdir_in (tmp, sizeof tmp, "ocistate");
 }
 
 static bool made_run_csrun; /* the fallback test created /run/csrun: remove it */

@@ -18,23 +18,20 @@
 #include "supervisor/heal.h"
 #include "util/fs.h"
 
+#include "helpers.h"
+
 static char dir[2048]; /* per-test scratch directory */
 
 static void
 setup (void)
 {
-  snprintf (dir, sizeof dir, "%s/csrun-test-patchcmd.XXXXXX",
-            getenv ("TMPDIR") ? getenv ("TMPDIR") : "/tmp");
-  cr_assert_not_null (mkdtemp (dir), "mkdtemp: %s", strerror (errno));
+  test_tmpdir_in (dir, sizeof dir, "test-patchcmd");
 }
 
 static void
 teardown (void)
 {
-  csr_error *err = NULL;
-  if (dir[0] && csr_rm_rf (dir, &err) < 0)
-    cr_log_warn ("cleanup: %s", csr_error_text (err));
-  csr_error_free (err);
+  test_tmpdir_remove (dir);
 }
 
 TestSuite (patchcmd, .init = setup, .fini = teardown, .timeout = 60);

@@ -10,29 +10,14 @@
 #include "supervisor/scan.h"
 #include "util/fs.h"
 
-/* ------------------------------------------------------------- helpers */
+#include "helpers.h"
 
-static char *
-default_conf_path (void)
-{
-  char *path = NULL;
-  const char *srcdir = getenv ("CSRUN_SRCDIR");
-  if (srcdir && *srcdir)
-    cr_assert_geq (asprintf (&path, "%s/policies/silent-failure.conf", srcdir), 0);
-  else
-    {
-      /* tests/unit/test-scan.c → policies/silent-failure.conf */
-      const char *end = strstr (__FILE__, "tests/unit/");
-      int dir = end ? (int)(end - __FILE__) : 0;
-      cr_assert_geq (asprintf (&path, "%.*spolicies/silent-failure.conf", dir, __FILE__), 0);
-    }
-  return path;
-}
+/* ------------------------------------------------------------- helpers */
 
 static void
 load_defaults (struct csr_scan *s)
 {
-  char *path = default_conf_path ();
+  char *path = test_policy_path ("silent-failure.conf");
   csr_error *err = NULL;
   memset (s, 0, sizeof *s);
   int rc = csr_scan_load (path, s, &err);

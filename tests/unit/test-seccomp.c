@@ -29,6 +29,8 @@
 #include "util/fs.h"
 #include "util/trust.h"
 
+#include "helpers.h"
+
 /* The cache entry's header: "csrun-seccomp-cache 4\\n", "key <64 hex>\\n", "bpf <64 hex>\\n". */
 #define CACHE_HEADER (22 + 69 + 69)
 
@@ -1158,12 +1160,7 @@ Test (filter, includes_and_excludes)
 static char *
 make_tmpdir (void)
 {
-  char *dir = NULL;
-  cr_assert_geq (
-      asprintf (&dir, "%s/csrun-seccomp-XXXXXX", getenv ("TMPDIR") ? getenv ("TMPDIR") : "/tmp"),
-      0);
-  cr_assert_not_null (mkdtemp (dir));
-  return dir;
+  return test_tmpdir ("seccomp");
 }
 
 static char *

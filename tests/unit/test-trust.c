@@ -13,14 +13,13 @@
 #include "util/fs.h"
 #include "util/trust.h"
 
+#include "helpers.h"
+
 /* A private directory (0700) for one test, with its real path. */
 static char *
 make_tmpdir (void)
 {
-  char *dir = NULL;
-  cr_assert_geq (
-      asprintf (&dir, "%s/csrun-trust-XXXXXX", getenv ("TMPDIR") ? getenv ("TMPDIR") : "/tmp"), 0);
-  cr_assert_not_null (mkdtemp (dir));
+  char *dir = test_tmpdir ("trust");
   char *real = realpath (dir, NULL);
   cr_assert_not_null (real);
   free (dir);

@@ -25,6 +25,8 @@
 #include "util/digest.h"
 #include "util/fs.h"
 
+#include "helpers.h"
+
 /* ---------------------------------------------------------------- helpers */
 
 static char root[PATH_MAX / 2]; /* per-test scratch directory */
@@ -34,9 +36,7 @@ static char outside[PATH_MAX];  /* ROOT/outside: must stay empty */
 static void
 setup (void)
 {
-  snprintf (root, sizeof root, "%s/csrun-test-unpack.XXXXXX",
-            getenv ("TMPDIR") ? getenv ("TMPDIR") : "/tmp");
-  cr_assert_not_null (mkdtemp (root), "mkdtemp: %s", strerror (errno));
+  test_tmpdir_in (root, sizeof root, "test-unpack");
   snprintf (dest, sizeof dest, "%s/dest", root);
   snprintf (outside, sizeof outside, "%s/outside", root);
   cr_assert_eq (mkdir (dest, 0755), 0);
@@ -46,10 +46,7 @@ setup (void)
 static void
 teardown (void)
 {
-  csr_error *err = NULL;
-  if (root[0] && csr_rm_rf (root, &err) < 0)
-    cr_log_warn ("cleanup: %s", csr_error_text (err));
-  csr_error_free (err);
+  test_tmpdir_remove (root);
 }
 
 TestSuite (unpack, .init = setup, .fini = teardown);

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../util/clock.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/log.h"
@@ -471,14 +472,6 @@ csr_cg_free (struct csr_cgroup *cg)
 
 /* ------------------------------------------------------------ kill + remove */
 
-static long long
-now_ns (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static void
 sleep_ns (long long ns)
 {
@@ -598,7 +591,7 @@ drain (int fd, bool v2, long long deadline)
         }
       if (empty)
         return 0;
-      if (now_ns () >= deadline)
+      if (csr_mono_ns () >= deadline)
         return -EBUSY;
       sleep_ns (step);
       if (step < 2000000)
@@ -664,7 +657,7 @@ remove_at (int fd, int parent_fd, const char *name, bool v2, long long deadline,
           children_done = true;
           continue;
         }
-      if (now_ns () >= deadline)
+      if (csr_mono_ns () >= deadline)
         return r;
       drain (fd, v2, deadline);
       sleep_ns (1000000);
@@ -674,7 +667,7 @@ remove_at (int fd, int parent_fd, const char *name, bool v2, long long deadline,
 int
 csr_cg_remove (int fd, int parent_fd, const char *name, bool v2)
 {
-  return remove_at (fd, parent_fd, name, v2, now_ns () + DRAIN_NS, 0);
+  return remove_at (fd, parent_fd, name, v2, csr_mono_ns () + DRAIN_NS, 0);
 }
 
 int

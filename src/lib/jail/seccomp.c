@@ -1,6 +1,6 @@
 /* csrun — seccomp: an OCI seccomp profile (JSON) compiled with libseccomp
- * into the BPF program the jail loads last before exec, and a cache of the
- * exported BPF keyed by the profile's digest.
+ * into the BPF program the jail loads last before exec (the cache of the
+ * exported BPF is seccomp-cache.c).
  *
  * Semantics beyond the OCI schema (documented in csrun-policy(5)):
  *  - the filter always holds the native architecture; "architectures" adds
@@ -23,7 +23,7 @@
  *  - unknown fields are errors (a misspelt "args" would otherwise allow the
  *    syscall with any arguments); "comment" is ignored.  */
 #include "config.h"
-#include "seccomp.h"
+#include "seccomp-internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -40,15 +40,11 @@
 #include <yajl/yajl_tree.h>
 
 #include "../util/cleanup.h"
+#include "../util/json.h"
 #include "../util/digest.h"
 #include "../util/trust.h"
 #include "../util/fs.h"
 #include "../util/log.h"
-
-/* Largest profile accepted, largest program the kernel loads. */
-#define PROFILE_MAX (4u << 20)
-#define BPF_INSN_MAX 4096u
-#define BPF_BYTES_MAX (BPF_INSN_MAX * sizeof (struct sock_filter))
 
 /* ------------------------------------------------------------ cleaners */
 
@@ -59,14 +55,6 @@ scmp_ctx_freep (scmp_filter_ctx *c)
     seccomp_release (*c);
 }
 #define cleanup_scmp __attribute__ ((cleanup (scmp_ctx_freep)))
-
-static void
-yajl_val_freep (yajl_val *v)
-{
-  if (*v)
-    yajl_tree_free (*v);
-}
-#define cleanup_yajl __attribute__ ((cleanup (yajl_val_freep)))
 
 /* ------------------------------------------------------------ tables */
 
@@ -185,15 +173,6 @@ static const char *const known_flags[] = {
 
 /* ------------------------------------------------------------ JSON helpers */
 
-static yajl_val
-obj_get (yajl_val obj, const char *key)
-{
-  for (size_t i = 0; i < obj->u.object.len; i++)
-    if (strcmp (obj->u.object.keys[i], key) == 0)
-      return obj->u.object.values[i];
-  return NULL;
-}
-
 /* Every key of OBJ must be in KNOWN (NULL-terminated). */
 static int
 check_keys (yajl_val obj, const char *const *known, const char *where, csr_error **err)
@@ -224,12 +203,6 @@ get_u64 (yajl_val v, const char *where, uint64_t *out, csr_error **err)
     return csr_error_set (err, 0, "%s is larger than 2^64-1", where);
   *out = n;
   return 0;
-}
-
-static const char *
-get_str (yajl_val v)
-{
-  return YAJL_IS_STRING (v) ? v->u.string : NULL;
 }
 
 /* NULL or an array of strings. */
@@ -437,7 +410,7 @@ entry_applies (const struct compiler *c, yajl_val entry, const char *where, bool
   for (int pass = 0; pass < 2; pass++)
     {
       const char *key = pass == 0 ? "includes" : "excludes";
-      yajl_val cond = obj_get (entry, key);
+      yajl_val cond = csr_json_get (entry, key);
       if (cond == NULL || YAJL_IS_NULL (cond))
         continue;
       snprintf (w, sizeof w, "%s.%s", where, key);
@@ -445,7 +418,7 @@ entry_applies (const struct compiler *c, yajl_val entry, const char *where, bool
         return csr_error_set (err, 0, "%s must be an object", w);
       if (check_keys (cond, pass == 0 ? inc_keys : exc_keys, w, err) < 0)
         return -1;
-      yajl_val arches = obj_get (cond, "arches"), caps = obj_get (cond, "caps");
+      yajl_val arches = csr_json_get (cond, "arches"), caps = csr_json_get (cond, "caps");
       snprintf (w, sizeof w, "%s.%s.arches", where, key);
       if (check_str_array (arches, w, err) < 0)
         return -1;
@@ -462,11 +435,11 @@ entry_applies (const struct compiler *c, yajl_val entry, const char *where, bool
             *applies = false;
           if (arr_len (caps) > 0) /* the jail holds no capabilities */
             *applies = false;
-          yajl_val mk = obj_get (cond, "minKernel");
+          yajl_val mk = csr_json_get (cond, "minKernel");
           if (mk && !YAJL_IS_NULL (mk))
             {
               unsigned ma, mi;
-              if (get_str (mk) == NULL || parse_kernel_version (mk->u.string, &ma, &mi) < 0)
+              if (csr_json_str (mk) == NULL || parse_kernel_version (mk->u.string, &ma, &mi) < 0)
                 return csr_error_set (err, 0, "%s.includes.minKernel must be a string like \"4.8\"",
                                       where);
               if (c->kernel_major < ma || (c->kernel_major == ma && c->kernel_minor < mi))
@@ -505,8 +478,8 @@ parse_args (yajl_val args, const char *where, struct scmp_arg_cmp *out, unsigned
         return csr_error_set (err, 0, "%s must be an object", w);
       if (check_keys (a, arg_keys, w, err) < 0)
         return -1;
-      yajl_val vi = obj_get (a, "index"), vv = obj_get (a, "value");
-      yajl_val v2 = obj_get (a, "valueTwo"), vo = obj_get (a, "op");
+      yajl_val vi = csr_json_get (a, "index"), vv = csr_json_get (a, "value");
+      yajl_val v2 = csr_json_get (a, "valueTwo"), vo = csr_json_get (a, "op");
       uint64_t index, value, value2 = 0;
       char wf[160];
       if (vi == NULL || vv == NULL || vo == NULL)
@@ -522,7 +495,7 @@ parse_args (yajl_val args, const char *where, struct scmp_arg_cmp *out, unsigned
       snprintf (wf, sizeof wf, "%s.valueTwo", w);
       if (v2 && !YAJL_IS_NULL (v2) && get_u64 (v2, wf, &value2, err) < 0)
         return -1;
-      const char *opname = get_str (vo);
+      const char *opname = csr_json_str (vo);
       if (opname == NULL)
         return csr_error_set (err, 0, "%s.op must be a string", w);
       size_t k;
@@ -623,20 +596,20 @@ compile_entry (struct compiler *c, yajl_val entry, size_t idx, csr_error **err)
 
   /* Validate everything before deciding whether the entry applies, so a
    * broken entry is an error on every host. */
-  yajl_val names = obj_get (entry, "names"), name = obj_get (entry, "name");
+  yajl_val names = csr_json_get (entry, "names"), name = csr_json_get (entry, "name");
   snprintf (w, sizeof w, "%s.names", where);
   if (names && (check_str_array (names, w, err) < 0 || YAJL_IS_NULL (names)))
     return csr_error_set (err, 0, "%s must be an array of strings", w);
   snprintf (w, sizeof w, "%s.name", where);
-  if (name && get_str (name) == NULL)
+  if (name && csr_json_str (name) == NULL)
     return csr_error_set (err, 0, "%s must be a string", w);
   if (arr_len (names) == 0 && name == NULL)
     return csr_error_set (err, 0, "%s has no syscall names", where);
 
-  yajl_val act = obj_get (entry, "action"), ret = obj_get (entry, "errnoRet");
+  yajl_val act = csr_json_get (entry, "action"), ret = csr_json_get (entry, "errnoRet");
   if (act == NULL)
     return csr_error_set (err, 0, "%s.action is missing", where);
-  if (get_str (act) == NULL)
+  if (csr_json_str (act) == NULL)
     return csr_error_set (err, 0, "%s.action must be a string", where);
   uint64_t errno_ret = 0;
   bool has_ret = ret && !YAJL_IS_NULL (ret);
@@ -652,7 +625,7 @@ compile_entry (struct compiler *c, yajl_val entry, size_t idx, csr_error **err)
   struct scmp_arg_cmp args[6];
   unsigned n_args;
   bool repeated;
-  if (parse_args (obj_get (entry, "args"), where, args, &n_args, &repeated, err) < 0)
+  if (parse_args (csr_json_get (entry, "args"), where, args, &n_args, &repeated, err) < 0)
     return -1;
   if (name)
     note_max_nr (c, name->u.string);
@@ -718,7 +691,7 @@ add_arch (struct compiler *c, const char *name, csr_error **err)
 static int
 add_arches (struct compiler *c, yajl_val root, csr_error **err)
 {
-  yajl_val arches = obj_get (root, "architectures");
+  yajl_val arches = csr_json_get (root, "architectures");
   if (check_str_array (arches, "architectures", err) < 0)
     return -1;
   for (size_t i = 0; i < arr_len (arches); i++)
@@ -727,7 +700,7 @@ add_arches (struct compiler *c, yajl_val root, csr_error **err)
 
   /* Docker's archMap: [{architecture, subArchitectures}], the entry of the
    * native architecture applies. */
-  yajl_val map = obj_get (root, "archMap");
+  yajl_val map = csr_json_get (root, "archMap");
   if (map == NULL || YAJL_IS_NULL (map))
     return 0;
   if (!YAJL_IS_ARRAY (map))
@@ -742,13 +715,13 @@ add_arches (struct compiler *c, yajl_val root, csr_error **err)
         return csr_error_set (err, 0, "%s must be an object", w);
       if (check_keys (m, keys, w, err) < 0)
         return -1;
-      const char *arch = get_str (obj_get (m, "architecture"));
+      const char *arch = csr_json_str (csr_json_get (m, "architecture"));
       if (arch == NULL)
         return csr_error_set (err, 0, "%s.architecture must be a string", w);
       const struct arch_name *a = arch_lookup (arch);
       if (a == NULL)
         return csr_error_set (err, 0, "%s: unknown architecture \"%s\"", w, arch);
-      yajl_val subs = obj_get (m, "subArchitectures");
+      yajl_val subs = csr_json_get (m, "subArchitectures");
       snprintf (w, sizeof w, "archMap[%zu].subArchitectures", i);
       if (check_str_array (subs, w, err) < 0)
         return -1;
@@ -767,7 +740,7 @@ add_arches (struct compiler *c, yajl_val root, csr_error **err)
 static int
 check_flags (yajl_val root, csr_error **err)
 {
-  yajl_val flags = obj_get (root, "flags");
+  yajl_val flags = csr_json_get (root, "flags");
   if (check_str_array (flags, "flags", err) < 0)
     return -1;
   for (size_t i = 0; i < arr_len (flags); i++)
@@ -837,19 +810,19 @@ build_filter (struct compiler *c, yajl_val root, csr_error **err)
     return -1;
   /* listenerPath (OCI configs only): the jail sends the filter's listener
    * to the agent there (csr_seccomp_listener_send); "" is no listener. */
-  yajl_val lp = obj_get (root, "listenerPath"), lm = obj_get (root, "listenerMetadata");
-  if (lp && !YAJL_IS_NULL (lp) && get_str (lp) == NULL)
+  yajl_val lp = csr_json_get (root, "listenerPath"), lm = csr_json_get (root, "listenerMetadata");
+  if (lp && !YAJL_IS_NULL (lp) && csr_json_str (lp) == NULL)
     return csr_error_set (err, 0, "listenerPath must be a string");
-  if (lm && !YAJL_IS_NULL (lm) && get_str (lm) == NULL)
+  if (lm && !YAJL_IS_NULL (lm) && csr_json_str (lm) == NULL)
     return csr_error_set (err, 0, "listenerMetadata must be a string");
-  c->listener = get_str (lp) && *lp->u.string != '\0';
+  c->listener = csr_json_str (lp) && *lp->u.string != '\0';
   if (c->listener && !c->lenient)
     return csr_error_set (err, 0, "listenerPath is only for OCI configs");
 
-  yajl_val da = obj_get (root, "defaultAction"), dr = obj_get (root, "defaultErrnoRet");
+  yajl_val da = csr_json_get (root, "defaultAction"), dr = csr_json_get (root, "defaultErrnoRet");
   if (da == NULL)
     return csr_error_set (err, 0, "defaultAction is missing");
-  if (get_str (da) == NULL)
+  if (csr_json_str (da) == NULL)
     return csr_error_set (err, 0, "defaultAction must be a string");
   uint64_t def_ret = 0;
   bool has_ret = dr && !YAJL_IS_NULL (dr);
@@ -863,7 +836,7 @@ build_filter (struct compiler *c, yajl_val root, csr_error **err)
                           "makes after loading the filter would wait for the agent)");
   if (check_flags (root, err) < 0)
     return -1;
-  yajl_val syscalls = obj_get (root, "syscalls");
+  yajl_val syscalls = csr_json_get (root, "syscalls");
   if (syscalls && !YAJL_IS_NULL (syscalls) && !YAJL_IS_ARRAY (syscalls))
     return csr_error_set (err, 0, "syscalls must be an array");
 
@@ -897,8 +870,8 @@ build_filter (struct compiler *c, yajl_val root, csr_error **err)
 /* Sanity of a program from libseccomp or from the cache: whole
  * instructions, within the kernel's limit, starting with the load of
  * seccomp_data.arch (offset 4) and ending with a return. */
-static int
-check_bpf (const void *buf, size_t len, const char *what, csr_error **err)
+int
+csr_seccomp_check_bpf (const void *buf, size_t len, const char *what, csr_error **err)
 {
   const struct sock_filter *f = buf;
   if (len == 0 || len % sizeof (struct sock_filter) != 0 || len > BPF_BYTES_MAX)
@@ -1015,8 +988,9 @@ add_enosys_stub (const struct compiler *c, char **bpf, size_t *bpf_len, csr_erro
 }
 
 /* Takes ownership of BPF. */
-static int
-make_result (char *bpf, size_t len, const char *digest, struct csr_seccomp **out, csr_error **err)
+int
+csr_seccomp_make_result (char *bpf, size_t len, const char *digest, struct csr_seccomp **out,
+                         csr_error **err)
 {
   cleanup_free char *owned = bpf;
   struct csr_seccomp *s = calloc (1, sizeof *s);
@@ -1031,11 +1005,11 @@ make_result (char *bpf, size_t len, const char *digest, struct csr_seccomp **out
   return 0;
 }
 
-static int
-compile_to_bpf (const char *json, size_t len, bool lenient, char **bpf, size_t *bpf_len,
-                csr_error **err)
+int
+csr_seccomp_compile_to_bpf (const char *json, size_t len, bool lenient, char **bpf, size_t *bpf_len,
+                            csr_error **err)
 {
-  cleanup_yajl yajl_val root = NULL;
+  cleanup_yajl_val yajl_val root = NULL;
   if (parse_profile (json, len, &root, err) < 0)
     return -1;
   struct compiler c = { .native = seccomp_arch_native (), .lenient = lenient };
@@ -1056,7 +1030,7 @@ compile_to_bpf (const char *json, size_t len, bool lenient, char **bpf, size_t *
       *bpf = NULL;
       return -1;
     }
-  if (check_bpf (*bpf, *bpf_len, "seccomp", err) < 0)
+  if (csr_seccomp_check_bpf (*bpf, *bpf_len, "seccomp", err) < 0)
     {
       free (*bpf);
       *bpf = NULL;
@@ -1073,9 +1047,9 @@ compile (const char *json, size_t len, bool lenient, struct csr_seccomp **out, c
     return -1;
   char *bpf = NULL;
   size_t bpf_len = 0;
-  if (compile_to_bpf (json, len, lenient, &bpf, &bpf_len, err) < 0)
+  if (csr_seccomp_compile_to_bpf (json, len, lenient, &bpf, &bpf_len, err) < 0)
     return -1;
-  return make_result (bpf, bpf_len, digest, out, err);
+  return csr_seccomp_make_result (bpf, bpf_len, digest, out, err);
 }
 
 int
@@ -1088,148 +1062,6 @@ int
 csr_seccomp_compile_oci (const char *json, size_t len, struct csr_seccomp **out, csr_error **err)
 {
   return compile (json, len, true, out, err);
-}
-
-/* ------------------------------------------------------------ the cache */
-
-/* CACHE_DIR/seccomp/<KEY>.bpf, KEY the sha256 of the profile digest,
- * lenient or not, libseccomp's version and the native architecture (the
- * program depends on nothing else).  The cache directory and its seccomp
- * subdirectory pass csr_trust_open_dir/_open_subdir (ours, writable by nobody
- * else, no symlink followed), so only we can have written an entry; the
- * header (the key and the program's sha256) and check_bpf() then catch a torn,
- * stale or foreign file, which is recompiled and replaced, never loaded. */
-/* Version 4: an entry comparing one argument more than once is one rule per
- * comparison (version 2 refused it); OCI profiles get the ENOSYS stub (3
- * did not).  Bump it whenever the same profile
- * compiles to another program, or an older csrun's entries would be used. */
-#define CACHE_MAGIC "csrun-seccomp-cache 4\n"
-#define CACHE_HEADER_LEN (sizeof CACHE_MAGIC - 1 + 2 * (4 + CSR_SHA256_HEX_LEN + 1))
-
-static int
-cache_key (const char *digest, bool lenient, char keyhex[CSR_SHA256_HEX_LEN + 1], csr_error **err)
-{
-  const struct scmp_version *v = seccomp_version ();
-  char key[256];
-  int n = snprintf (key, sizeof key, CACHE_MAGIC "%s%s\nlibseccomp %u.%u.%u\narch %u\n", digest,
-                    lenient ? "-oci" : "", v ? v->major : 0, v ? v->minor : 0, v ? v->micro : 0,
-                    seccomp_arch_native ());
-  return csr_sha256_buf (key, (size_t)n, keyhex, err);
-}
-
-static void
-cache_header (const char *keyhex, const char *bpfhex, char out[CACHE_HEADER_LEN + 1])
-{
-  snprintf (out, CACHE_HEADER_LEN + 1, CACHE_MAGIC "key %s\nbpf %s\n", keyhex, bpfhex);
-}
-
-/* 1 and *OUT on a hit, 0 on a miss (absent or unusable file). */
-static int
-cache_read (int dirfd, const char *name, const char *keyhex, const char *digest,
-            struct csr_seccomp **out, csr_error **err)
-{
-  cleanup_error csr_error *e = NULL;
-  cleanup_free char *data = NULL;
-  size_t len = 0;
-  if (csr_trust_read_at (dirfd, name, CACHE_HEADER_LEN + BPF_BYTES_MAX, &data, &len, &e) < 0)
-    {
-      if (e->status != ENOENT)
-        csr_debug ("seccomp: cache: %s: recompiling", csr_error_text (e));
-      return 0;
-    }
-  char want[CACHE_HEADER_LEN + 1], bpfhex[CSR_SHA256_HEX_LEN + 1];
-  const char *bpf = data + CACHE_HEADER_LEN;
-  size_t bpf_len = len - CACHE_HEADER_LEN;
-  if (len <= CACHE_HEADER_LEN || csr_sha256_buf (bpf, bpf_len, bpfhex, NULL) < 0)
-    bpfhex[0] = '\0';
-  cache_header (keyhex, bpfhex, want);
-  if (bpfhex[0] == '\0' || memcmp (data, want, CACHE_HEADER_LEN) != 0)
-    {
-      csr_debug ("seccomp: cache: '%s': not this profile's program: recompiling", name);
-      return 0;
-    }
-  if (check_bpf (bpf, bpf_len, name, &e) < 0)
-    {
-      csr_debug ("seccomp: cache: %s: recompiling", csr_error_text (e));
-      return 0;
-    }
-  char *copy = malloc (bpf_len);
-  if (copy == NULL)
-    return csr_error_errno (err, "seccomp: out of memory");
-  memcpy (copy, bpf, bpf_len);
-  if (make_result (copy, bpf_len, digest, out, err) < 0)
-    return -1;
-  return 1;
-}
-
-/* Best effort: the cache only saves time. */
-static void
-cache_write (int dirfd, const char *name, const char *keyhex, const char *bpf, size_t bpf_len)
-{
-  cleanup_error csr_error *e = NULL;
-  char bpfhex[CSR_SHA256_HEX_LEN + 1];
-  cleanup_free char *data = malloc (CACHE_HEADER_LEN + 1 + bpf_len);
-  if (data == NULL || csr_sha256_buf (bpf, bpf_len, bpfhex, &e) < 0)
-    return;
-  cache_header (keyhex, bpfhex, data);
-  memcpy (data + CACHE_HEADER_LEN, bpf, bpf_len);
-  if (csr_trust_write_at (dirfd, name, data, CACHE_HEADER_LEN + bpf_len, 0600, &e) < 0)
-    csr_debug ("seccomp: cache: %s", csr_error_text (e));
-}
-
-/* Compile JSON, or take its BPF from CACHE_DIR (may be NULL), keyed by the
- * digest of the profile (LENIENT is part of the key).  CSR_TRUST_REFUSED
- * when CACHE_DIR is not to be trusted. */
-static int
-compile_cached (const char *json, size_t len, bool lenient, const char *cache_dir,
-                struct csr_seccomp **out, csr_error **err)
-{
-  char digest[CSR_SHA256_HEX_LEN + 1], keyhex[CSR_SHA256_HEX_LEN + 1];
-  char name[CSR_SHA256_HEX_LEN + 8];
-  if (csr_sha256_buf (json, len, digest, err) < 0 || cache_key (digest, lenient, keyhex, err) < 0)
-    return -1;
-  snprintf (name, sizeof name, "%s.bpf", keyhex);
-  cleanup_close int dirfd = -1;
-  if (cache_dir && *cache_dir)
-    {
-      dirfd = csr_trust_open_cache ("seccomp cache", cache_dir, "seccomp", err);
-      if (dirfd == CSR_TRUST_REFUSED)
-        return CSR_TRUST_REFUSED;
-      int hit = dirfd >= 0 ? cache_read (dirfd, name, keyhex, digest, out, err) : 0;
-      if (hit != 0)
-        return hit < 0 ? -1 : 0;
-    }
-  char *bpf = NULL;
-  size_t bpf_len = 0;
-  if (compile_to_bpf (json, len, lenient, &bpf, &bpf_len, err) < 0)
-    return -1;
-  if (dirfd >= 0)
-    cache_write (dirfd, name, keyhex, bpf, bpf_len);
-  return make_result (bpf, bpf_len, digest, out, err);
-}
-
-int
-csr_seccomp_load (const char *path, const char *cache_dir, struct csr_seccomp **out,
-                  csr_error **err)
-{
-  cleanup_free char *json = NULL;
-  size_t len = 0;
-  if (csr_read_file (path, PROFILE_MAX, &json, &len, err) < 0)
-    return csr_error_wrap (err, "seccomp profile");
-  int r = compile_cached (json, len, false, cache_dir, out, err);
-  if (r < 0)
-    {
-      csr_error_wrap (err, "%s", path);
-      return r;
-    }
-  return 0;
-}
-
-int
-csr_seccomp_compile_oci_cached (const char *json, size_t len, const char *cache_dir,
-                                struct csr_seccomp **out, csr_error **err)
-{
-  return compile_cached (json, len, true, cache_dir, out, err);
 }
 
 void

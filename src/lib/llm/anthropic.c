@@ -12,21 +12,21 @@ static char *
 anthropic_body (const struct csr_llm_config *c, const char *system, const char *user,
                 csr_error **err)
 {
-  struct csr_wgen w;
-  if (csr_wgen_init (&w, err) < 0)
+  struct csr_jgen w;
+  if (csr_jgen_init (&w, false, err) < 0)
     return NULL;
-  csr_wgen_map_open (&w);
-  csr_wgen_kv_str (&w, "model", c->model);
-  csr_wgen_kv_int (&w, "max_tokens", csr_wreq_max_tokens (c));
+  csr_jgen_map_open (&w);
+  csr_jgen_kv_str (&w, "model", c->model);
+  csr_jgen_kv_int (&w, "max_tokens", csr_wreq_max_tokens (c));
   if (system != NULL)
-    csr_wgen_kv_str (&w, "system", system);
-  csr_wgen_str (&w, "messages");
-  csr_wgen_array_open (&w);
-  csr_wgen_chat_message (&w, "user", user);
-  csr_wgen_array_close (&w);
-  csr_wgen_kv_int (&w, "temperature", 0);
-  csr_wgen_map_close (&w);
-  return csr_wgen_finish (&w, err);
+    csr_jgen_kv_str (&w, "system", system);
+  csr_jgen_str (&w, "messages");
+  csr_jgen_array_open (&w);
+  csr_wire_chat_message (&w, "user", user);
+  csr_jgen_array_close (&w);
+  csr_jgen_kv_int (&w, "temperature", 0);
+  csr_jgen_map_close (&w);
+  return csr_wire_finish (&w, err);
 }
 
 static int
@@ -51,11 +51,11 @@ static void
 anthropic_parse_ok (yajl_val doc, const char *key, struct csr_llm_reply *r)
 {
   const enum csr_llm_wire w = CSR_LLM_WIRE_ANTHROPIC;
-  yajl_val usage = csr_wjson_get (doc, "usage");
+  yajl_val usage = csr_json_get (doc, "usage");
   r->input_tokens = csr_wjson_get_count (usage, "input_tokens");
   r->output_tokens = csr_wjson_get_count (usage, "output_tokens");
 
-  yajl_val content = csr_wjson_get (doc, "content");
+  yajl_val content = csr_json_get (doc, "content");
   struct csr_wbuf b = { 0 };
   if (content == NULL)
     csr_wreply_malformed (r, w, key, "no content");
@@ -75,7 +75,7 @@ anthropic_classify (yajl_val doc, long status, double *hint_s)
 {
   (void)status;
   (void)hint_s;
-  yajl_val e = csr_wjson_get (doc, "error");
+  yajl_val e = csr_json_get (doc, "error");
   const char *limit = "enforced_spend_limit_reached";
   if (csr_wjson_str_has (e, "type", limit) || csr_wjson_str_has (e, "message", limit))
     return CSR_LLM_QUOTA;

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../util/clock.h"
 #include "../util/cleanup.h"
 
 /* At most this many HTTP requests for one completion (the first one and
@@ -96,14 +97,6 @@ prng_uniform (void)
   return (double)(x >> 11) / (double)(1ULL << 53);
 }
 
-static double
-now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 static void
 sleep_s (double s)
 {
@@ -175,11 +168,11 @@ csr_llm_complete (const struct csr_llm_config *c, struct csr_llm_budget *b, cons
     return csr_error_set (err, 0, "no LLM provider is configured");
   const char *key = c->api_key;
   const char *name = c->provider->name;
-  double start = now_ms ();
+  double start = (double)csr_mono_ns () / 1e6;
 
   if (budget_spent (c, b))
     {
-      r->latency_ms = now_ms () - start;
+      r->latency_ms = (double)csr_mono_ns () / 1e6 - start;
       if (set_why (r, key, "the LLM call budget (--llm-max-calls %d) is spent", c->max_calls) < 0)
         return csr_error_set (err, 0, "%s: cannot allocate", name);
       return 0;
@@ -197,12 +190,12 @@ csr_llm_complete (const struct csr_llm_config *c, struct csr_llm_budget *b, cons
   cleanup_free char *last = NULL; /* the latest transient failure, scrubbed */
   for (int attempt = 0;; attempt++)
     {
-      double t0 = now_ms ();
+      double t0 = (double)csr_mono_ns () / 1e6;
       struct csr_http_response resp = { 0 };
       csr_error *herr = NULL;
       int hrc = csr_http_post (req.url, req.headers, req.body, c->connect_timeout_s, c->timeout_s,
                                c->ca_file, &resp, &herr);
-      double took = now_ms () - t0;
+      double took = (double)csr_mono_ns () / 1e6 - t0;
       r->requests++;
       if (b)
         {
@@ -308,7 +301,7 @@ csr_llm_complete (const struct csr_llm_config *c, struct csr_llm_budget *b, cons
 
 out:
   csr_llm_request_release (&req);
-  r->latency_ms = now_ms () - start;
+  r->latency_ms = (double)csr_mono_ns () / 1e6 - start;
   if (ret < 0)
     {
       free (r->text);

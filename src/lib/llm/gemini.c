@@ -55,49 +55,49 @@ gemini_url (const struct csr_llm_config *c, csr_error **err)
 
 /* KEY: {"parts": [{"text": TEXT}]} with the role ROLE when not NULL. */
 static void
-gemini_content (struct csr_wgen *w, const char *key, const char *role, const char *text)
+gemini_content (struct csr_jgen *w, const char *key, const char *role, const char *text)
 {
-  csr_wgen_str (w, key);
-  csr_wgen_map_open (w);
+  csr_jgen_str (w, key);
+  csr_jgen_map_open (w);
   if (role != NULL)
-    csr_wgen_kv_str (w, "role", role);
-  csr_wgen_str (w, "parts");
-  csr_wgen_array_open (w);
-  csr_wgen_map_open (w);
-  csr_wgen_kv_str (w, "text", text);
-  csr_wgen_map_close (w);
-  csr_wgen_array_close (w);
-  csr_wgen_map_close (w);
+    csr_jgen_kv_str (w, "role", role);
+  csr_jgen_str (w, "parts");
+  csr_jgen_array_open (w);
+  csr_jgen_map_open (w);
+  csr_jgen_kv_str (w, "text", text);
+  csr_jgen_map_close (w);
+  csr_jgen_array_close (w);
+  csr_jgen_map_close (w);
 }
 
 static char *
 gemini_body (const struct csr_llm_config *c, const char *system, const char *user, csr_error **err)
 {
-  struct csr_wgen w;
-  if (csr_wgen_init (&w, err) < 0)
+  struct csr_jgen w;
+  if (csr_jgen_init (&w, false, err) < 0)
     return NULL;
-  csr_wgen_map_open (&w);
+  csr_jgen_map_open (&w);
   if (system != NULL)
     gemini_content (&w, "systemInstruction", NULL, system);
-  csr_wgen_str (&w, "contents");
-  csr_wgen_array_open (&w);
-  csr_wgen_map_open (&w);
-  csr_wgen_kv_str (&w, "role", "user");
-  csr_wgen_str (&w, "parts");
-  csr_wgen_array_open (&w);
-  csr_wgen_map_open (&w);
-  csr_wgen_kv_str (&w, "text", user);
-  csr_wgen_map_close (&w);
-  csr_wgen_array_close (&w);
-  csr_wgen_map_close (&w);
-  csr_wgen_array_close (&w);
-  csr_wgen_str (&w, "generationConfig");
-  csr_wgen_map_open (&w);
-  csr_wgen_kv_int (&w, "temperature", 0);
-  csr_wgen_kv_int (&w, "maxOutputTokens", csr_wreq_max_tokens (c));
-  csr_wgen_map_close (&w);
-  csr_wgen_map_close (&w);
-  return csr_wgen_finish (&w, err);
+  csr_jgen_str (&w, "contents");
+  csr_jgen_array_open (&w);
+  csr_jgen_map_open (&w);
+  csr_jgen_kv_str (&w, "role", "user");
+  csr_jgen_str (&w, "parts");
+  csr_jgen_array_open (&w);
+  csr_jgen_map_open (&w);
+  csr_jgen_kv_str (&w, "text", user);
+  csr_jgen_map_close (&w);
+  csr_jgen_array_close (&w);
+  csr_jgen_map_close (&w);
+  csr_jgen_array_close (&w);
+  csr_jgen_str (&w, "generationConfig");
+  csr_jgen_map_open (&w);
+  csr_jgen_kv_int (&w, "temperature", 0);
+  csr_jgen_kv_int (&w, "maxOutputTokens", csr_wreq_max_tokens (c));
+  csr_jgen_map_close (&w);
+  csr_jgen_map_close (&w);
+  return csr_wire_finish (&w, err);
 }
 
 static int
@@ -135,10 +135,10 @@ static int
 parts_text (yajl_val parts, struct csr_wbuf *b)
 {
   yajl_val part;
-  for (size_t i = 0; (part = csr_wjson_at (parts, i)) != NULL; i++)
+  for (size_t i = 0; (part = csr_json_at (parts, i)) != NULL; i++)
     {
-      yajl_val text = csr_wjson_get (part, "text");
-      if (text == NULL || YAJL_IS_TRUE (csr_wjson_get (part, "thought")))
+      yajl_val text = csr_json_get (part, "text");
+      if (text == NULL || YAJL_IS_TRUE (csr_json_get (part, "thought")))
         continue;
       if (!YAJL_IS_STRING (text))
         return -1;
@@ -164,7 +164,7 @@ gemini_candidate (yajl_val cand, const char *key, struct csr_llm_reply *r)
 {
   const enum csr_llm_wire w = CSR_LLM_WIRE_GEMINI;
   const char *finish = csr_wjson_get_str (cand, "finishReason");
-  yajl_val parts = csr_wjson_get (csr_wjson_get (cand, "content"), "parts");
+  yajl_val parts = csr_json_get (csr_json_get (cand, "content"), "parts");
   struct csr_wbuf b = { 0 };
   if (parts != NULL && !YAJL_IS_ARRAY (parts))
     csr_wreply_malformed (r, w, key, "content.parts is not an array");
@@ -184,7 +184,7 @@ gemini_candidate (yajl_val cand, const char *key, struct csr_llm_reply *r)
 static void
 gemini_tokens (yajl_val doc, struct csr_llm_reply *r)
 {
-  yajl_val usage = csr_wjson_get (doc, "usageMetadata");
+  yajl_val usage = csr_json_get (doc, "usageMetadata");
   if (!YAJL_IS_OBJECT (usage))
     return;
   long prompt = csr_wjson_get_count (usage, "promptTokenCount");
@@ -199,9 +199,9 @@ gemini_parse_ok (yajl_val doc, const char *key, struct csr_llm_reply *r)
 {
   const enum csr_llm_wire w = CSR_LLM_WIRE_GEMINI;
   gemini_tokens (doc, r);
-  yajl_val cands = csr_wjson_get (doc, "candidates");
-  yajl_val cand = csr_wjson_at (cands, 0);
-  const char *block = csr_wjson_get_str (csr_wjson_get (doc, "promptFeedback"), "blockReason");
+  yajl_val cands = csr_json_get (doc, "candidates");
+  yajl_val cand = csr_json_at (cands, 0);
+  const char *block = csr_wjson_get_str (csr_json_get (doc, "promptFeedback"), "blockReason");
   if (cands != NULL && !YAJL_IS_ARRAY (cands))
     csr_wreply_malformed (r, w, key, "candidates is not an array");
   else if (cand == NULL && block != NULL)
@@ -230,7 +230,7 @@ static double
 retry_delay (yajl_val details)
 {
   yajl_val d;
-  for (size_t i = 0; (d = csr_wjson_at (details, i)) != NULL; i++)
+  for (size_t i = 0; (d = csr_json_at (details, i)) != NULL; i++)
     if (detail_is (d, "RetryInfo"))
       return csr_wparse_duration (csr_wjson_get_str (d, "retryDelay"));
   return -1;
@@ -249,12 +249,12 @@ static bool
 per_day_quota (yajl_val details)
 {
   yajl_val d, v;
-  for (size_t i = 0; (d = csr_wjson_at (details, i)) != NULL; i++)
+  for (size_t i = 0; (d = csr_json_at (details, i)) != NULL; i++)
     {
       if (!detail_is (d, "QuotaFailure"))
         continue;
-      yajl_val violations = csr_wjson_get (d, "violations");
-      for (size_t j = 0; (v = csr_wjson_at (violations, j)) != NULL; j++)
+      yajl_val violations = csr_json_get (d, "violations");
+      for (size_t j = 0; (v = csr_json_at (violations, j)) != NULL; j++)
         if (names_per_day (v, "quotaId") || names_per_day (v, "quotaMetric"))
           return true;
     }
@@ -266,8 +266,8 @@ per_day_quota (yajl_val details)
 static enum csr_llm_outcome
 gemini_classify (yajl_val doc, long status, double *hint_s)
 {
-  yajl_val e = csr_wjson_get (doc, "error");
-  yajl_val details = csr_wjson_get (e, "details");
+  yajl_val e = csr_json_get (doc, "error");
+  yajl_val details = csr_json_get (e, "details");
   *hint_s = retry_delay (details);
   const char *st = csr_wjson_get_str (e, "status");
   if (status != 429 && (st == NULL || strcmp (st, "RESOURCE_EXHAUSTED") != 0))

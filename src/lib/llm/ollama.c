@@ -11,26 +11,26 @@
 static char *
 ollama_body (const struct csr_llm_config *c, const char *system, const char *user, csr_error **err)
 {
-  struct csr_wgen w;
-  if (csr_wgen_init (&w, err) < 0)
+  struct csr_jgen w;
+  if (csr_jgen_init (&w, false, err) < 0)
     return NULL;
-  csr_wgen_map_open (&w);
-  csr_wgen_kv_str (&w, "model", c->model);
-  csr_wgen_str (&w, "messages");
-  csr_wgen_array_open (&w);
+  csr_jgen_map_open (&w);
+  csr_jgen_kv_str (&w, "model", c->model);
+  csr_jgen_str (&w, "messages");
+  csr_jgen_array_open (&w);
   if (system != NULL)
-    csr_wgen_chat_message (&w, "system", system);
-  csr_wgen_chat_message (&w, "user", user);
-  csr_wgen_array_close (&w);
-  csr_wgen_str (&w, "stream");
-  csr_wgen_bool (&w, false);
-  csr_wgen_str (&w, "options");
-  csr_wgen_map_open (&w);
-  csr_wgen_kv_int (&w, "temperature", 0);
-  csr_wgen_kv_int (&w, "num_predict", csr_wreq_max_tokens (c));
-  csr_wgen_map_close (&w);
-  csr_wgen_map_close (&w);
-  return csr_wgen_finish (&w, err);
+    csr_wire_chat_message (&w, "system", system);
+  csr_wire_chat_message (&w, "user", user);
+  csr_jgen_array_close (&w);
+  csr_jgen_str (&w, "stream");
+  csr_jgen_bool (&w, false);
+  csr_jgen_str (&w, "options");
+  csr_jgen_map_open (&w);
+  csr_jgen_kv_int (&w, "temperature", 0);
+  csr_jgen_kv_int (&w, "num_predict", csr_wreq_max_tokens (c));
+  csr_jgen_map_close (&w);
+  csr_jgen_map_close (&w);
+  return csr_wire_finish (&w, err);
 }
 
 static int
@@ -53,8 +53,8 @@ ollama_parse_ok (yajl_val doc, const char *key, struct csr_llm_reply *r)
   r->input_tokens = csr_wjson_get_count (doc, "prompt_eval_count");
   r->output_tokens = csr_wjson_get_count (doc, "eval_count");
 
-  yajl_val message = csr_wjson_get (doc, "message");
-  yajl_val content = csr_wjson_get (message, "content");
+  yajl_val message = csr_json_get (doc, "message");
+  yajl_val content = csr_json_get (message, "content");
   if (!YAJL_IS_OBJECT (message))
     csr_wreply_malformed (r, w, key, "no message");
   else if (content == NULL)

@@ -28,26 +28,26 @@ reasoning_model (const char *model)
 static char *
 openai_body (const struct csr_llm_config *c, const char *system, const char *user, csr_error **err)
 {
-  struct csr_wgen w;
-  if (csr_wgen_init (&w, err) < 0)
+  struct csr_jgen w;
+  if (csr_jgen_init (&w, false, err) < 0)
     return NULL;
-  csr_wgen_map_open (&w);
-  csr_wgen_kv_str (&w, "model", c->model);
-  csr_wgen_str (&w, "messages");
-  csr_wgen_array_open (&w);
+  csr_jgen_map_open (&w);
+  csr_jgen_kv_str (&w, "model", c->model);
+  csr_jgen_str (&w, "messages");
+  csr_jgen_array_open (&w);
   if (system != NULL)
-    csr_wgen_chat_message (&w, "system", system);
-  csr_wgen_chat_message (&w, "user", user);
-  csr_wgen_array_close (&w);
+    csr_wire_chat_message (&w, "system", system);
+  csr_wire_chat_message (&w, "user", user);
+  csr_jgen_array_close (&w);
   if (reasoning_model (c->model))
-    csr_wgen_kv_int (&w, "max_completion_tokens", csr_wreq_max_tokens (c));
+    csr_jgen_kv_int (&w, "max_completion_tokens", csr_wreq_max_tokens (c));
   else
     {
-      csr_wgen_kv_int (&w, "temperature", 0);
-      csr_wgen_kv_int (&w, "max_tokens", csr_wreq_max_tokens (c));
+      csr_jgen_kv_int (&w, "temperature", 0);
+      csr_jgen_kv_int (&w, "max_tokens", csr_wreq_max_tokens (c));
     }
-  csr_wgen_map_close (&w);
-  return csr_wgen_finish (&w, err);
+  csr_jgen_map_close (&w);
+  return csr_wire_finish (&w, err);
 }
 
 static int
@@ -94,9 +94,9 @@ openai_content (yajl_val content, const char *key, struct csr_llm_reply *r)
 static yajl_val
 openai_message (yajl_val doc, const char **what)
 {
-  yajl_val choices = csr_wjson_get (doc, "choices");
-  yajl_val choice = csr_wjson_at (choices, 0);
-  yajl_val message = csr_wjson_get (choice, "message");
+  yajl_val choices = csr_json_get (doc, "choices");
+  yajl_val choice = csr_json_at (choices, 0);
+  yajl_val message = csr_json_get (choice, "message");
   if (choices == NULL)
     *what = "no choices";
   else if (!YAJL_IS_ARRAY (choices))
@@ -113,7 +113,7 @@ openai_message (yajl_val doc, const char **what)
 static void
 openai_parse_ok (yajl_val doc, const char *key, struct csr_llm_reply *r)
 {
-  yajl_val usage = csr_wjson_get (doc, "usage");
+  yajl_val usage = csr_json_get (doc, "usage");
   r->input_tokens = csr_wjson_get_count (usage, "prompt_tokens");
   r->output_tokens = csr_wjson_get_count (usage, "completion_tokens");
 
@@ -122,7 +122,7 @@ openai_parse_ok (yajl_val doc, const char *key, struct csr_llm_reply *r)
   if (message == NULL)
     csr_wreply_malformed (r, CSR_LLM_WIRE_OPENAI, key, what);
   else
-    openai_content (csr_wjson_get (message, "content"), key, r);
+    openai_content (csr_json_get (message, "content"), key, r);
 }
 
 /* insufficient_quota (in error.code or error.type) is a spending limit,
@@ -132,7 +132,7 @@ openai_classify (yajl_val doc, long status, double *hint_s)
 {
   (void)status;
   (void)hint_s;
-  yajl_val e = csr_wjson_get (doc, "error");
+  yajl_val e = csr_json_get (doc, "error");
   if (csr_wjson_str_has (e, "code", "insufficient_quota")
       || csr_wjson_str_has (e, "type", "insufficient_quota"))
     return CSR_LLM_QUOTA;

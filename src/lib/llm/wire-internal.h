@@ -10,6 +10,8 @@
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
+#include "../util/json-gen.h"
+#include "../util/json.h"
 #include "llm.h"
 
 /* The longest message of a csr_llm_reply, in bytes. */
@@ -20,35 +22,11 @@
 
 /* ------------------------------------------------------------ generating JSON */
 
-/* A yajl generator that remembers its first failure: after one, every call
- * does nothing, so a body builder reads straight through and checks once at
- * the end (csr_wgen_finish). */
-struct csr_wgen
-{
-  yajl_gen g;
-  yajl_gen_status st;
-  bool oom; /* a malloc of ours failed */
-};
-
-int csr_wgen_init (struct csr_wgen *w, csr_error **err);
-void csr_wgen_map_open (struct csr_wgen *w);
-void csr_wgen_map_close (struct csr_wgen *w);
-void csr_wgen_array_open (struct csr_wgen *w);
-void csr_wgen_array_close (struct csr_wgen *w);
-/* A string (or a key: in a map they are the same call), repaired to valid
- * UTF-8 first if needed. */
-void csr_wgen_str (struct csr_wgen *w, const char *s);
-void csr_wgen_int (struct csr_wgen *w, long long v);
-void csr_wgen_bool (struct csr_wgen *w, bool v);
-/* KEY then the string VALUE. */
-void csr_wgen_kv_str (struct csr_wgen *w, const char *key, const char *value);
-/* KEY then the integer VALUE. */
-void csr_wgen_kv_int (struct csr_wgen *w, const char *key, long long v);
 /* {"role": ROLE, "content": CONTENT}: a chat message of the openai and ollama wires. */
-void csr_wgen_chat_message (struct csr_wgen *w, const char *role, const char *content);
-/* The document as a malloc'ed string, or NULL with *ERR set.  Frees the
- * generator either way. */
-char *csr_wgen_finish (struct csr_wgen *w, csr_error **err);
+void csr_wire_chat_message (struct csr_jgen *w, const char *role, const char *content);
+/* The body as a malloc'ed string, or NULL with *ERR set ("... the request
+ * body").  Frees the generator either way. */
+char *csr_wire_finish (struct csr_jgen *w, csr_error **err);
 
 /* ------------------------------------------------------------ reading JSON */
 
@@ -57,15 +35,6 @@ char *csr_wgen_finish (struct csr_wgen *w, csr_error **err);
  * WHY (a static string or one held in WHYBUF). */
 yajl_val csr_wjson_parse (const char *body, size_t len, char *whybuf, size_t whybuf_len,
                           const char **why);
-void csr_wjson_freep (yajl_val *v);
-#define cleanup_yajl_val __attribute__ ((cleanup (csr_wjson_freep)))
-
-/* OBJ[KEY] (the first one), or NULL when OBJ is not an object or lacks KEY. */
-yajl_val csr_wjson_get (yajl_val obj, const char *key);
-/* ARR[I], or NULL when ARR is not an array or is too short. */
-yajl_val csr_wjson_at (yajl_val arr, size_t i);
-/* V as a string, or NULL when it is not one. */
-const char *csr_wjson_str (yajl_val v);
 /* OBJ[KEY] as a string, or NULL. */
 const char *csr_wjson_get_str (yajl_val obj, const char *key);
 /* OBJ[KEY] as a non-negative integer, else -1 (the "not reported" of a token count). */

@@ -25,136 +25,19 @@
 
 /* ------------------------------------------------------------ generating JSON */
 
-int
-csr_wgen_init (struct csr_wgen *w, csr_error **err)
-{
-  memset (w, 0, sizeof *w);
-  w->st = yajl_gen_status_ok;
-  w->g = yajl_gen_alloc (NULL);
-  if (w->g == NULL)
-    return csr_error_set (err, ENOMEM, "cannot allocate a JSON generator");
-  return 0;
-}
-
-static bool
-wgen_ok (const struct csr_wgen *w)
-{
-  return w->st == yajl_gen_status_ok && !w->oom;
-}
-
-static void
-wgen_check (struct csr_wgen *w, yajl_gen_status st)
-{
-  if (w->st == yajl_gen_status_ok)
-    w->st = st;
-}
-
-void
-csr_wgen_map_open (struct csr_wgen *w)
-{
-  if (wgen_ok (w))
-    wgen_check (w, yajl_gen_map_open (w->g));
-}
-
-void
-csr_wgen_map_close (struct csr_wgen *w)
-{
-  if (wgen_ok (w))
-    wgen_check (w, yajl_gen_map_close (w->g));
-}
-
-void
-csr_wgen_array_open (struct csr_wgen *w)
-{
-  if (wgen_ok (w))
-    wgen_check (w, yajl_gen_array_open (w->g));
-}
-
-void
-csr_wgen_array_close (struct csr_wgen *w)
-{
-  if (wgen_ok (w))
-    wgen_check (w, yajl_gen_array_close (w->g));
-}
-
-void
-csr_wgen_str (struct csr_wgen *w, const char *s)
-{
-  if (!wgen_ok (w))
-    return;
-  if (s == NULL)
-    s = "";
-  size_t len = strlen (s);
-  if (csr_utf8_valid (s, len))
-    {
-      wgen_check (w, yajl_gen_string (w->g, (const unsigned char *)s, len));
-      return;
-    }
-  size_t n = 0;
-  cleanup_free char *fixed = csr_utf8_sanitize (s, len, &n);
-  if (fixed == NULL)
-    {
-      w->oom = true;
-      return;
-    }
-  wgen_check (w, yajl_gen_string (w->g, (const unsigned char *)fixed, n));
-}
-
-void
-csr_wgen_int (struct csr_wgen *w, long long v)
-{
-  if (wgen_ok (w))
-    wgen_check (w, yajl_gen_integer (w->g, v));
-}
-
-void
-csr_wgen_bool (struct csr_wgen *w, bool v)
-{
-  if (wgen_ok (w))
-    wgen_check (w, yajl_gen_bool (w->g, v));
-}
-
-void
-csr_wgen_kv_str (struct csr_wgen *w, const char *key, const char *value)
-{
-  csr_wgen_str (w, key);
-  csr_wgen_str (w, value);
-}
-
-void
-csr_wgen_kv_int (struct csr_wgen *w, const char *key, long long v)
-{
-  csr_wgen_str (w, key);
-  csr_wgen_int (w, v);
-}
-
-void
-csr_wgen_chat_message (struct csr_wgen *w, const char *role, const char *content)
-{
-  csr_wgen_map_open (w);
-  csr_wgen_kv_str (w, "role", role);
-  csr_wgen_kv_str (w, "content", content);
-  csr_wgen_map_close (w);
-}
-
 char *
-csr_wgen_finish (struct csr_wgen *w, csr_error **err)
+csr_wire_finish (struct csr_jgen *w, csr_error **err)
 {
-  char *out = NULL;
-  const unsigned char *buf = NULL;
-  size_t len = 0;
+  return csr_jgen_finish (w, "the request body", NULL, err);
+}
 
-  if (w->oom)
-    csr_error_set (err, ENOMEM, "out of memory building the request body");
-  else if (w->st != yajl_gen_status_ok)
-    csr_error_set (err, 0, "cannot build the request body (yajl_gen status %d)", (int)w->st);
-  else if (yajl_gen_get_buf (w->g, &buf, &len) != yajl_gen_status_ok)
-    csr_error_set (err, 0, "cannot build the request body: the JSON is incomplete");
-  else if ((out = strndup ((const char *)buf, len)) == NULL)
-    csr_error_set (err, ENOMEM, "out of memory building the request body");
-  yajl_gen_free (w->g);
-  w->g = NULL;
-  return out;
+void
+csr_wire_chat_message (struct csr_jgen *w, const char *role, const char *content)
+{
+  csr_jgen_map_open (w);
+  csr_jgen_kv_str (w, "role", role);
+  csr_jgen_kv_str (w, "content", content);
+  csr_jgen_map_close (w);
 }
 
 /* ------------------------------------------------------------ reading JSON */
@@ -256,49 +139,16 @@ csr_wjson_parse (const char *body, size_t len, char *whybuf, size_t whybuf_len, 
   return v;
 }
 
-void
-csr_wjson_freep (yajl_val *v)
-{
-  if (*v)
-    yajl_tree_free (*v);
-  *v = NULL;
-}
-
-yajl_val
-csr_wjson_get (yajl_val obj, const char *key)
-{
-  if (!YAJL_IS_OBJECT (obj))
-    return NULL;
-  for (size_t i = 0; i < obj->u.object.len; i++)
-    if (strcmp (obj->u.object.keys[i], key) == 0)
-      return obj->u.object.values[i];
-  return NULL;
-}
-
-yajl_val
-csr_wjson_at (yajl_val arr, size_t i)
-{
-  if (!YAJL_IS_ARRAY (arr) || i >= arr->u.array.len)
-    return NULL;
-  return arr->u.array.values[i];
-}
-
-const char *
-csr_wjson_str (yajl_val v)
-{
-  return YAJL_IS_STRING (v) ? v->u.string : NULL;
-}
-
 const char *
 csr_wjson_get_str (yajl_val obj, const char *key)
 {
-  return csr_wjson_str (csr_wjson_get (obj, key));
+  return csr_json_str (csr_json_get (obj, key));
 }
 
 long
 csr_wjson_get_count (yajl_val obj, const char *key)
 {
-  yajl_val v = csr_wjson_get (obj, key);
+  yajl_val v = csr_json_get (obj, key);
   if (!YAJL_IS_INTEGER (v) || v->u.number.i < 0 || v->u.number.i > LONG_MAX)
     return -1;
   return (long)v->u.number.i;
@@ -797,7 +647,7 @@ status_outcome (long status)
 static bool
 is_error_doc (yajl_val doc)
 {
-  yajl_val e = csr_wjson_get (doc, "error");
+  yajl_val e = csr_json_get (doc, "error");
   if (e != NULL && !YAJL_IS_NULL (e))
     return true;
   const char *type = csr_wjson_get_str (doc, "type");
@@ -809,8 +659,8 @@ is_error_doc (yajl_val doc)
 static const char *
 error_text (yajl_val doc)
 {
-  yajl_val e = csr_wjson_get (doc, "error");
-  const char *s = csr_wjson_str (e);
+  yajl_val e = csr_json_get (doc, "error");
+  const char *s = csr_json_str (e);
   if (s == NULL)
     s = csr_wjson_get_str (e, "message");
   if (s == NULL)

@@ -30,6 +30,7 @@
 
 #include "../util/cleanup.h"
 #include "../util/fs.h"
+#include "../util/json.h"
 #include "../util/log.h"
 #include "cgroup-internal.h"
 #include "oci-config.h"
@@ -113,23 +114,12 @@ pfail (struct pctx *x, const char *key, const char *fmt, ...)
   return csr_error_set (x->err, EINVAL, "%s%s%s: %s", x->path, key ? "." : "", key ? key : "", msg);
 }
 
-static yajl_val
-field (yajl_val o, const char *key)
-{
-  if (o == NULL || o->type != yajl_t_object)
-    return NULL;
-  for (size_t i = 0; i < o->u.object.len; i++)
-    if (strcmp (o->u.object.keys[i], key) == 0)
-      return o->u.object.values[i];
-  return NULL;
-}
-
 /* A number field KEY in [MIN, MAX] (as a signed value).  1 found, 0 absent
  * (or null), -1 error. */
 static int
 get_int (struct pctx *x, yajl_val o, const char *key, int64_t min, int64_t max, int64_t *out)
 {
-  yajl_val v = field (o, key);
+  yajl_val v = csr_json_get (o, key);
   if (v == NULL || v->type == yajl_t_null)
     return 0;
   if (v->type != yajl_t_number || !(v->u.number.flags & YAJL_NUMBER_INT_VALID))
@@ -141,11 +131,11 @@ get_int (struct pctx *x, yajl_val o, const char *key, int64_t min, int64_t max, 
   return 1;
 }
 
-/* An unsigned number field (up to UINT64_MAX). */
+/* An unsigned number csr_json_get (up to UINT64_MAX). */
 static int
 get_uint (struct pctx *x, yajl_val o, const char *key, uint64_t max, uint64_t *out)
 {
-  yajl_val v = field (o, key);
+  yajl_val v = csr_json_get (o, key);
   if (v == NULL || v->type == yajl_t_null)
     return 0;
   if (v->type != yajl_t_number)
@@ -165,7 +155,7 @@ get_uint (struct pctx *x, yajl_val o, const char *key, uint64_t max, uint64_t *o
 static int
 get_str (struct pctx *x, yajl_val o, const char *key, char **out)
 {
-  yajl_val v = field (o, key);
+  yajl_val v = csr_json_get (o, key);
   if (v == NULL || v->type == yajl_t_null)
     return 0;
   if (v->type != yajl_t_string)
@@ -180,7 +170,7 @@ get_str (struct pctx *x, yajl_val o, const char *key, char **out)
 static int
 get_bool (struct pctx *x, yajl_val o, const char *key, bool *out)
 {
-  yajl_val v = field (o, key);
+  yajl_val v = csr_json_get (o, key);
   if (v == NULL || v->type == yajl_t_null)
     return 0;
   if (v->type != yajl_t_true && v->type != yajl_t_false)
@@ -194,7 +184,7 @@ static int
 get_obj (struct pctx *x, yajl_val o, const char *key, yajl_type want, yajl_val *out)
 {
   *out = NULL;
-  yajl_val v = field (o, key);
+  yajl_val v = csr_json_get (o, key);
   if (v == NULL || v->type == yajl_t_null)
     return 0;
   if (v->type != want)

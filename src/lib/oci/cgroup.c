@@ -35,9 +35,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../util/clock.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/log.h"
+#include "../util/path.h"
 #include "../util/syscalls.h"
 #include "cgroup-internal.h"
 #include "devices.h"
@@ -53,14 +55,6 @@ static const char *const v1_controllers[]
         "net_prio", "blkio",   "perf_event", "hugetlb", "pids",    "rdma",    "misc" };
 
 /* ---------------------------------------------------------------- small helpers */
-
-static long long
-now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void
 sleep_ms (long ms)
@@ -119,25 +113,19 @@ normalize (const char *in, char **out, csr_error **err)
   if (buf == NULL)
     return csr_error_errno (err, "cgroup path");
   size_t o = 0, levels = 0;
-  const char *p = in;
-  while (*p)
+  const char *p = in, *c;
+  size_t n;
+  while ((c = csr_path_next (&p, &n)) != NULL)
     {
-      while (*p == '/')
-        p++;
-      if (*p == '\0')
-        break;
-      const char *e = strchrnul (p, '/');
-      size_t n = (size_t)(e - p);
-      if (n == 2 && p[0] == '.' && p[1] == '.')
+      if (csr_path_is_dotdot (c, n))
         return csr_error_set (err, EINVAL, "cgroup path '%s': '..' is not allowed", in);
-      if (!(n == 1 && p[0] == '.'))
+      if (!csr_path_is_dot (c, n))
         {
           buf[o++] = '/';
-          memcpy (buf + o, p, n);
+          memcpy (buf + o, c, n);
           o += n;
           levels++;
         }
-      p = e;
     }
   if (o == 0)
     return csr_error_set (err, EINVAL, "cgroup path '%s' is the root cgroup", in);
@@ -991,7 +979,7 @@ freeze_v2 (const char *dir, bool freeze, csr_error **err)
     return -1;
   if (rc > 0)
     return csr_error_set (err, ENOTSUP, "cgroup: %s has no cgroup.freeze", dir);
-  long long deadline = now_ms () + CG_TIMEOUT_MS;
+  long long deadline = csr_mono_ms () + CG_TIMEOUT_MS;
   long delay = 1;
   for (;;)
     {
@@ -1002,7 +990,7 @@ freeze_v2 (const char *dir, bool freeze, csr_error **err)
       int frozen = rc == 0 ? events_frozen (ev) : -1;
       if (frozen < 0 || frozen == (freeze ? 1 : 0))
         return 0;
-      if (now_ms () > deadline)
+      if (csr_mono_ms () > deadline)
         break;
       sleep_ms (delay);
       delay = delay < 50 ? delay * 2 : 50;
@@ -1016,7 +1004,7 @@ static int
 freeze_v1 (const char *dir, bool freeze, csr_error **err)
 {
   const char *want = freeze ? "FROZEN" : "THAWED";
-  long long deadline = now_ms () + CG_TIMEOUT_MS;
+  long long deadline = csr_mono_ms () + CG_TIMEOUT_MS;
   long delay = 1;
   for (;;)
     {
@@ -1030,7 +1018,7 @@ freeze_v1 (const char *dir, bool freeze, csr_error **err)
       rtrim (st);
       if (strcmp (st, want) == 0)
         return 0;
-      if (now_ms () > deadline)
+      if (csr_mono_ms () > deadline)
         break;
       sleep_ms (delay);
       delay = delay < 50 ? delay * 2 : 50;
@@ -1065,7 +1053,7 @@ kill_all (const char *const *dirs, size_t n, bool signal, csr_error **err)
   struct pidset a = { 0 }, b = { 0 };
   int *fds = NULL;
   int ret = -1;
-  long long deadline = now_ms () + CG_TIMEOUT_MS;
+  long long deadline = csr_mono_ms () + CG_TIMEOUT_MS;
   long delay = 1;
   for (;;)
     {
@@ -1116,7 +1104,7 @@ kill_all (const char *const *dirs, size_t n, bool signal, csr_error **err)
                 close (fds[i]);
             }
         }
-      if (now_ms () > deadline)
+      if (csr_mono_ms () > deadline)
         {
           csr_error_set (err, ETIMEDOUT, "cgroup: %zu processes left in %s after %d ms", a.n,
                          dirs[0], CG_TIMEOUT_MS);
@@ -1167,12 +1155,12 @@ rmdir_tree (const char *dir, int depth, csr_error **err)
             ret = -1;
         }
     }
-  long long deadline = now_ms () + CG_RMDIR_TIMEOUT_MS;
+  long long deadline = csr_mono_ms () + CG_RMDIR_TIMEOUT_MS;
   while (rmdir (dir) < 0)
     {
       if (errno == ENOENT)
         break;
-      if (errno != EBUSY || now_ms () > deadline)
+      if (errno != EBUSY || csr_mono_ms () > deadline)
         return csr_error_errno (err, "cgroup: rmdir '%s'", dir);
       sleep_ms (10);
     }

@@ -11,6 +11,7 @@
 
 #include "../util/cleanup.h"
 #include "../util/fs.h"
+#include "../util/path.h"
 
 int
 oci_sub_cgroup (const char *base, const char *sub, char **out, csr_error **err)
@@ -23,13 +24,11 @@ oci_sub_cgroup (const char *base, const char *sub, char **out, csr_error **err)
     base_len--;
   memcpy (buf, base, base_len);
   size_t len = base_len;
-  for (const char *p = sub; *p;)
+  const char *p = sub, *c;
+  size_t n;
+  while ((c = csr_path_next (&p, &n)) != NULL)
     {
-      while (*p == '/')
-        p++;
-      const char *end = strchrnul (p, '/');
-      size_t n = (size_t)(end - p);
-      if (n == 2 && p[0] == '.' && p[1] == '.')
+      if (csr_path_is_dotdot (c, n))
         {
           if (len == base_len)
             return csr_error_set (err, 0, "%s is not a sub cgroup path", sub);
@@ -37,13 +36,12 @@ oci_sub_cgroup (const char *base, const char *sub, char **out, csr_error **err)
             len--;
           len--;
         }
-      else if (n > 0 && !(n == 1 && p[0] == '.'))
+      else if (!csr_path_is_dot (c, n))
         {
           buf[len++] = '/';
-          memcpy (buf + len, p, n);
+          memcpy (buf + len, c, n);
           len += n;
         }
-      p = end;
     }
   buf[len] = '\0';
   *out = steal_pointer (&buf);

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "../util/error.h"
+#include "../util/json.h"
 
 struct oci_mount
 {
@@ -192,11 +193,6 @@ struct oci_config
  * fields elsewhere (vendor extensions: windows, solaris, vm, linux.intelRdt,
  * ...) are ignored.  Returns 0, or -1 with one line in *ERR. */
 int oci_config_parse (const char *json, size_t len, struct oci_config *c, csr_error **err);
-/* The byte checks oci_config_parse makes before yajl_tree_parse, for any
- * JSON document read with it: no NUL byte, no "\u0000" escape (yajl_tree
- * keeps C strings: either would cut a string short silently), no comment,
- * nesting bounded.  S[0..LEN). */
-int oci_json_prescan (const char *s, size_t len, csr_error **err);
 /* Read and parse PATH (at most 4 MiB); errors start with the path. */
 int oci_config_load (const char *path, struct oci_config *c, csr_error **err);
 void oci_config_release (struct oci_config *c);
@@ -222,8 +218,8 @@ bool oci_config_has_namespace (const struct oci_config *c, int flag, const char 
  * a newline, or NULL when out of memory. */
 char *oci_config_default_json (bool rootless, uid_t uid, gid_t gid);
 
-/* "a string", "a number", "an object", ...: what a JSON value is, for errors. */
-struct yajl_val_s;
-const char *oci_json_type_name (struct yajl_val_s *v);
+/* The name cgroup-res.c still uses for csr_json_type_name (util/json.h);
+ * new code calls that. */
+#define oci_json_type_name csr_json_type_name
 
 #endif

@@ -23,6 +23,7 @@
 
 #include "../util/cleanup.h"
 #include "../util/fs.h"
+#include "../util/json.h"
 
 #define OCI_ID_MAX 1024
 #define STATE_FILE "state.json"
@@ -393,15 +394,6 @@ oci_state_save (const char *root, const struct oci_state *s, csr_error **err)
 
 /* ---------------------------------------------------------------- load */
 
-static yajl_val
-member (yajl_val obj, const char *key)
-{
-  for (size_t i = 0; i < obj->u.object.len; i++)
-    if (strcmp (obj->u.object.keys[i], key) == 0)
-      return obj->u.object.values[i];
-  return NULL;
-}
-
 /* "malformed state file 'PATH': "KEY" WHAT" (just WHAT without a KEY). */
 static int
 malformed (const char *path, csr_error **err, const char *key, const char *what)
@@ -416,7 +408,7 @@ static int
 load_str (yajl_val obj, const char *key, bool nullable, char **out, const char *path,
           csr_error **err)
 {
-  yajl_val v = member (obj, key);
+  yajl_val v = csr_json_get (obj, key);
   if (nullable && (v == NULL || YAJL_IS_NULL (v)))
     {
       *out = NULL;
@@ -436,7 +428,7 @@ static int
 load_int (yajl_val obj, const char *key, long long min, long long max, long long *out,
           const char *path, csr_error **err)
 {
-  yajl_val v = member (obj, key);
+  yajl_val v = csr_json_get (obj, key);
   if (v == NULL)
     return malformed (path, err, key, "is missing");
   if (!YAJL_IS_INTEGER (v))
@@ -452,7 +444,7 @@ static int
 load_bool (yajl_val obj, const char *key, bool optional, bool *out, const char *path,
            csr_error **err)
 {
-  yajl_val v = member (obj, key);
+  yajl_val v = csr_json_get (obj, key);
   if (v == NULL && optional)
     {
       *out = false;
@@ -495,7 +487,7 @@ load_tree (yajl_val top, const char *id, const char *path, struct oci_state *s, 
   s->pid_start = (uint64_t)pid_start;
   s->owner = (uid_t)owner;
 
-  yajl_val v1 = member (top, "cgroup_v1");
+  yajl_val v1 = csr_json_get (top, "cgroup_v1");
   if (v1 != NULL && !YAJL_IS_NULL (v1))
     {
       if (!YAJL_IS_ARRAY (v1))
@@ -514,7 +506,7 @@ load_tree (yajl_val top, const char *id, const char *path, struct oci_state *s, 
         }
     }
 
-  yajl_val ann = member (top, "annotations");
+  yajl_val ann = csr_json_get (top, "annotations");
   if (ann != NULL && !YAJL_IS_NULL (ann))
     {
       if (!YAJL_IS_OBJECT (ann))

@@ -33,6 +33,7 @@
 
 #include "../util/cleanup.h"
 #include "../util/fs.h"
+#include "../util/path.h"
 
 #define SYSCTL_MAX 255
 
@@ -186,15 +187,13 @@ clean_path (const char *in, char *out, size_t size)
   if (size < 2)
     return false;
   out[o++] = '/';
-  for (const char *p = in; *p;)
+  const char *p = in, *c;
+  size_t n;
+  while ((c = csr_path_next (&p, &n)) != NULL)
     {
-      while (*p == '/')
-        p++;
-      const char *end = strchrnul (p, '/');
-      size_t n = (size_t)(end - p);
-      if (n == 0 || (n == 1 && p[0] == '.'))
+      if (csr_path_is_dot (c, n))
         ;
-      else if (n == 2 && p[0] == '.' && p[1] == '.')
+      else if (csr_path_is_dotdot (c, n))
         {
           while (o > 1 && out[o - 1] != '/')
             o--;
@@ -207,10 +206,9 @@ clean_path (const char *in, char *out, size_t size)
             return false;
           if (o > 1)
             out[o++] = '/';
-          memcpy (out + o, p, n);
+          memcpy (out + o, c, n);
           o += n;
         }
-      p = end;
     }
   out[o] = '\0';
   return true;

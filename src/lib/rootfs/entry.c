@@ -6,6 +6,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../util/path.h"
+
 /* Room for a printable rendering of an entry name in a message. */
 #define SHOWN_MAX 256
 
@@ -46,20 +48,14 @@ static bool
 has_dotdot (const char *path, bool *empty)
 {
   *empty = true;
-  const char *p = path;
-  while (*p)
+  const char *p = path, *c;
+  size_t n;
+  while ((c = csr_path_next (&p, &n)) != NULL)
     {
-      while (*p == '/')
-        p++;
-      if (*p == '\0')
-        break;
-      const char *e = strchrnul (p, '/');
-      size_t n = (size_t)(e - p);
-      if (n == 2 && p[0] == '.' && p[1] == '.')
+      if (csr_path_is_dotdot (c, n))
         return true;
-      if (!(n == 1 && p[0] == '.'))
+      if (!csr_path_is_dot (c, n))
         *empty = false;
-      p = e;
     }
   return false;
 }

@@ -23,6 +23,7 @@
 #include "../util/digest.h"
 #include "../util/fs.h"
 #include "../util/log.h"
+#include "../util/path.h"
 
 #define UNPACK_BLOCK_SIZE (128 * 1024)
 
@@ -242,24 +243,16 @@ normalize (const char *path)
   if (out == NULL)
     return NULL;
   size_t o = 0;
-  const char *p = path;
-  while (*p)
-    {
-      while (*p == '/')
-        p++;
-      if (*p == '\0')
-        break;
-      const char *e = strchrnul (p, '/');
-      size_t n = (size_t)(e - p);
-      if (!(n == 1 && p[0] == '.'))
-        {
-          if (o > 0)
-            out[o++] = '/';
-          memcpy (out + o, p, n);
-          o += n;
-        }
-      p = e;
-    }
+  const char *p = path, *c;
+  size_t n;
+  while ((c = csr_path_next (&p, &n)) != NULL)
+    if (!csr_path_is_dot (c, n))
+      {
+        if (o > 0)
+          out[o++] = '/';
+        memcpy (out + o, c, n);
+        o += n;
+      }
   out[o] = '\0';
   return out;
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "../jail/jail.h"
+#include "../util/clock.h"
 #include "../util/cleanup.h"
 #include "../util/termsafe.h"
 
@@ -22,14 +23,6 @@
 #define CHUNK (64 * 1024)
 /* After a timeout, how long init gets to report the killed payload. */
 #define KILL_GRACE_MS 1000
-
-static uint64_t
-now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static void
 stream_out (int fd, const char *data, size_t len)
@@ -227,7 +220,7 @@ csr_capture_run_gated (const struct jail_spec *spec, const struct csr_capture_op
     }
   else if (o->limits == NULL)
     snprintf (a->limits.mechanism, sizeof a->limits.mechanism, "none");
-  uint64_t start = now_ms ();
+  uint64_t start = (uint64_t)csr_mono_ms ();
   struct csr_jail jail;
   int rc = csr_jail_start (&s, &jail, err);
   close (po[1]);
@@ -247,7 +240,7 @@ csr_capture_run_gated (const struct jail_spec *spec, const struct csr_capture_op
   memset (&ex, 0, sizeof ex);
   while (!reaped || out_r >= 0 || err_r >= 0 || ver_r >= 0)
     {
-      uint64_t now = now_ms ();
+      uint64_t now = (uint64_t)csr_mono_ms ();
       if (!reaped && deadline && now >= deadline && !a->timed_out)
         {
           /* Kill the payload first so init can account for it; init and
@@ -326,8 +319,8 @@ csr_capture_run_gated (const struct jail_spec *spec, const struct csr_capture_op
               return -1;
             }
           reaped = true;
-          a->duration_ms = now_ms () - start;
-          drain_until = now_ms () + DRAIN_MS;
+          a->duration_ms = (uint64_t)csr_mono_ms () - start;
+          drain_until = (uint64_t)csr_mono_ms () + DRAIN_MS;
         }
     }
   csr_jail_release (&jail);

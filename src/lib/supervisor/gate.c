@@ -13,6 +13,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "../util/cleanup.h"
+#include "../util/json.h"
 #include "../util/fs.h"
 #include "../util/utf8.h"
 
@@ -580,26 +581,6 @@ csr_gate_verdict_release (struct csr_gate_verdict *v)
   memset (v, 0, sizeof *v);
 }
 
-static void
-yajl_tree_freep (yajl_val *v)
-{
-  if (*v)
-    yajl_tree_free (*v);
-}
-#define cleanup_yajl_val __attribute__ ((cleanup (yajl_tree_freep)))
-
-/* OBJ[KEY] (the first one), or NULL. */
-static yajl_val
-get (yajl_val obj, const char *key)
-{
-  if (!YAJL_IS_OBJECT (obj))
-    return NULL;
-  for (size_t i = 0; i < obj->u.object.len; i++)
-    if (strcmp (obj->u.object.keys[i], key) == 0)
-      return obj->u.object.values[i];
-  return NULL;
-}
-
 /* Why the verdict is malformed: the first problem wins. */
 struct problem
 {
@@ -626,7 +607,7 @@ static bool
 get_str (yajl_val obj, const char *key, bool nullable, char **out, const char *what,
          struct problem *pb)
 {
-  yajl_val v = get (obj, key);
+  yajl_val v = csr_json_get (obj, key);
   if ((v == NULL || YAJL_IS_NULL (v)) && nullable)
     return true;
   if (!YAJL_IS_STRING (v))
@@ -638,7 +619,7 @@ get_str (yajl_val obj, const char *key, bool nullable, char **out, const char *w
 static bool
 get_int (yajl_val obj, const char *key, int *out, const char *what, struct problem *pb)
 {
-  yajl_val v = get (obj, key);
+  yajl_val v = csr_json_get (obj, key);
   if (!YAJL_IS_INTEGER (v) || YAJL_GET_INTEGER (v) < 0 || YAJL_GET_INTEGER (v) > INT_MAX)
     return fail (pb, "%s: missing or bad '%s' (expected an integer >= 0)", what, key);
   *out = (int)YAJL_GET_INTEGER (v);
@@ -707,13 +688,13 @@ parse_verdict (yajl_val doc, struct csr_gate_verdict *v, struct problem *pb)
 {
   if (!YAJL_IS_OBJECT (doc))
     return fail (pb, "the verdict is not a JSON object");
-  yajl_val verdict = get (doc, "verdict");
+  yajl_val verdict = csr_json_get (doc, "verdict");
   if (!YAJL_IS_STRING (verdict))
     return fail (pb, "missing or bad 'verdict' (expected a string)");
   const char *name = verdict->u.string;
   if (strcmp (name, "error") == 0)
     {
-      yajl_val m = get (doc, "message");
+      yajl_val m = csr_json_get (doc, "message");
       return fail (pb, "the gate failed: %s", YAJL_IS_STRING (m) ? m->u.string : "no reason given");
     }
   enum csr_gate_outcome o;
@@ -725,8 +706,8 @@ parse_verdict (yajl_val doc, struct csr_gate_verdict *v, struct problem *pb)
     o = CSR_GATE_SYNTAX_ERROR;
   else
     return fail (pb, "unknown verdict '%.64s'", name);
-  if (!parse_violations (get (doc, "violations"), v, pb)
-      || !parse_undefined (get (doc, "undefined_names"), v, pb))
+  if (!parse_violations (csr_json_get (doc, "violations"), v, pb)
+      || !parse_undefined (csr_json_get (doc, "undefined_names"), v, pb))
     return false;
   if (o == CSR_GATE_PASS && v->n_violations > 0)
     return fail (pb, "a pass verdict with %zu violations", v->n_violations);
@@ -734,7 +715,7 @@ parse_verdict (yajl_val doc, struct csr_gate_verdict *v, struct problem *pb)
     return fail (pb, "a blocked verdict without violations");
   if (o == CSR_GATE_SYNTAX_ERROR)
     {
-      yajl_val se = get (doc, "syntax_error");
+      yajl_val se = csr_json_get (doc, "syntax_error");
       if (!YAJL_IS_OBJECT (se))
         return fail (pb, "missing or bad 'syntax_error' (expected an object)");
       if (!get_int (se, "line", &v->line, "syntax_error", pb)

@@ -24,6 +24,7 @@
 
 #include <yajl/yajl_gen.h>
 
+#include "../util/clock.h"
 #include "../util/cleanup.h"
 #include "../util/syscalls.h"
 #include "../util/utf8.h"
@@ -160,14 +161,6 @@ child_exec (const char *program, int in, int out, int errfd, char *const *envp)
 }
 
 /* -------------------------------------------------------------- parent */
-
-static double
-now_s (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 struct run
 {
@@ -406,12 +399,12 @@ csr_patchcmd_run (const char *program, double timeout_s, const char *code,
   pidfd = csr_pidfd_open (pid);
 
   /* TIMEOUT_S <= 0: no time limit. */
-  double deadline = timeout_s > 0 ? now_s () + timeout_s : DBL_MAX;
+  double deadline = timeout_s > 0 ? csr_mono_s () + timeout_s : DBL_MAX;
   bool timed_out = false, exited = false;
   int status = 0;
   while (!exited || r.out >= 0 || r.err >= 0)
     {
-      double left = deadline - now_s ();
+      double left = deadline - csr_mono_s ();
       if (left <= 0)
         {
           /* After the exit: only an escaped grandchild holds the pipes. */
@@ -428,8 +421,8 @@ csr_patchcmd_run (const char *program, double timeout_s, const char *code,
           kill (-pid, SIGKILL);
           reap (pid, &status);
           exited = true;
-          if (deadline > now_s () + 2.0)
-            deadline = now_s () + 2.0;
+          if (deadline > csr_mono_s () + 2.0)
+            deadline = csr_mono_s () + 2.0;
           continue;
         }
       if (!exited && pidfd < 0 && ms > 20)

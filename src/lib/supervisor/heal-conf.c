@@ -1,0 +1,339 @@
+/* csrun — policies/heal.conf: the missing-import table of the local healer
+ * (heal.h), parsed and checked (each line must be an import that binds its
+ * name). */
+#include "config.h"
+#include "heal-internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/cleanup.h"
+#include "../util/fs.h"
+
+bool
+heal_valid_identifier (const char *s, size_t n)
+{
+  if (n == 0 || !(s[0] == '_' || isalpha ((unsigned char)s[0])))
+    return false;
+  for (size_t i = 1; i < n; i++)
+    if (!(s[i] == '_' || isalnum ((unsigned char)s[i])))
+      return false;
+  return true;
+}
+
+/* Names an import statement binds (tokens [I, END)): calls CB for each.
+ * Returns false when the statement is not an import. */
+bool
+heal_import_binds (const struct toks *t, size_t i, size_t end,
+                   void (*cb) (const char *name, size_t len, void *data), void *data)
+{
+  if (pt_tok_eq (t, i, "import"))
+    {
+      i++;
+      while (i < end && t->v[i].kind == TK_NAME)
+        {
+          size_t first = i;
+          while (i + 2 < end && pt_tok_eq (t, i + 1, ".") && t->v[i + 2].kind == TK_NAME)
+            i += 2;
+          size_t bind = first;
+          if (pt_tok_eq (t, i + 1, "as") && i + 2 < end && t->v[i + 2].kind == TK_NAME)
+            bind = i += 2;
+          cb (t->src + t->v[bind].start, t->v[bind].end - t->v[bind].start, data);
+          i++;
+          if (!pt_tok_eq (t, i, ","))
+            break;
+          i++;
+        }
+      return true;
+    }
+  if (!pt_tok_eq (t, i, "from"))
+    return false;
+  while (i < end && !pt_tok_eq (t, i, "import"))
+    i++;
+  i++;
+  if (pt_tok_eq (t, i, "("))
+    i++;
+  while (i < end && t->v[i].kind == TK_NAME)
+    {
+      size_t bind = i;
+      if (pt_tok_eq (t, i + 1, "as") && i + 2 < end && t->v[i + 2].kind == TK_NAME)
+        bind = i += 2;
+      cb (t->src + t->v[bind].start, t->v[bind].end - t->v[bind].start, data);
+      i++;
+      if (!pt_tok_eq (t, i, ","))
+        break;
+      i++;
+    }
+  return true;
+}
+
+struct bind_check
+{
+  const char *name;
+  bool found;
+};
+
+static void
+bind_check_cb (const char *name, size_t len, void *data)
+{
+  struct bind_check *bc = data;
+  if (strlen (bc->name) == len && memcmp (bc->name, name, len) == 0)
+    bc->found = true;
+}
+
+/* Does the import statement LINE bind NAME? */
+static int
+import_line_binds (const char *line, const char *name, bool *ok)
+{
+  struct toks t;
+  if (pt_tokenize (line, strlen (line), &t) < 0)
+    return -1;
+  struct bind_check bc = { name, false };
+  size_t end = pt_logical_end (&t, 0);
+  bool is_import = t.n > 0 && heal_import_binds (&t, 0, end, bind_check_cb, &bc);
+  /* One statement only. */
+  *ok = is_import && bc.found && end + 1 >= t.n;
+  pt_toks_release (&t);
+  return 0;
+}
+
+static void
+import_release (struct csr_heal_import *im)
+{
+  free (im->name);
+  free (im->line);
+  free (im->module);
+  for (size_t i = 0; i < im->n_attrs; i++)
+    free (im->attrs[i]);
+  free (im->attrs);
+  for (size_t i = 0; i < im->n_not_attrs; i++)
+    free (im->not_attrs[i]);
+  free (im->not_attrs);
+  memset (im, 0, sizeof *im);
+}
+
+/* A comma-separated list of identifiers. */
+static int
+parse_list (const char *s, size_t n, char ***out, size_t *count)
+{
+  *out = NULL;
+  *count = 0;
+  size_t i = 0;
+  while (i <= n)
+    {
+      size_t j = i;
+      while (j < n && s[j] != ',')
+        j++;
+      if (!heal_valid_identifier (s + i, j - i))
+        return -1;
+      char **nv = realloc (*out, (*count + 1) * sizeof *nv);
+      if (nv == NULL)
+        return -1;
+      *out = nv;
+      if ((nv[*count] = strndup (s + i, j - i)) == NULL)
+        return -1;
+      (*count)++;
+      i = j + 1;
+    }
+  return 0;
+}
+
+static int
+parse_option (const char *s, size_t n, struct csr_heal_import *im, const char **why)
+{
+  const char *eq = memchr (s, '=', n);
+  if (eq == NULL)
+    {
+      *why = "an option is KEY=VALUE";
+      return -1;
+    }
+  size_t kl = (size_t)(eq - s), vl = n - kl - 1;
+  const char *v = eq + 1;
+  if (kl == 6 && memcmp (s, "module", 6) == 0)
+    {
+      if (im->module != NULL || !heal_valid_identifier (v, vl))
+        {
+          *why = "module= wants one top-level module name";
+          return -1;
+        }
+      im->module = strndup (v, vl);
+      return im->module ? 0 : -1;
+    }
+  if (kl == 3 && memcmp (s, "use", 3) == 0)
+    {
+      size_t i = 0;
+      while (i <= vl)
+        {
+          size_t j = i;
+          while (j < vl && v[j] != ',')
+            j++;
+          if (j - i == 9 && memcmp (v + i, "attribute", 9) == 0)
+            im->uses |= CSR_HEAL_USE_ATTRIBUTE;
+          else if (j - i == 4 && memcmp (v + i, "call", 4) == 0)
+            im->uses |= CSR_HEAL_USE_CALL;
+          else if (j - i == 4 && memcmp (v + i, "name", 4) == 0)
+            im->uses |= CSR_HEAL_USE_NAME;
+          else
+            {
+              *why = "use= takes attribute, call and name";
+              return -1;
+            }
+          i = j + 1;
+        }
+      return 0;
+    }
+  bool neg = kl == 8 && memcmp (s, "not-attr", 8) == 0;
+  if (neg || (kl == 4 && memcmp (s, "attr", 4) == 0))
+    {
+      char ***list = neg ? &im->not_attrs : &im->attrs;
+      size_t *count = neg ? &im->n_not_attrs : &im->n_attrs;
+      if (*list != NULL || parse_list (v, vl, list, count) < 0)
+        {
+          *why = "attr= and not-attr= want one comma-separated list of names";
+          return -1;
+        }
+      return 0;
+    }
+  *why = "unknown option (module=, use=, attr=, not-attr=)";
+  return -1;
+}
+
+/* One non-comment line: NAME IMPORT-LINE [OPTIONS]. */
+static int
+parse_entry (const char *s, size_t n, struct csr_heal_import *im, const char **why)
+{
+  memset (im, 0, sizeof *im);
+  size_t i = 0;
+  while (i < n && !isspace ((unsigned char)s[i]))
+    i++;
+  if (!heal_valid_identifier (s, i))
+    {
+      *why = "NAME must be a Python identifier";
+      return -1;
+    }
+  if ((im->name = strndup (s, i)) == NULL)
+    return -1;
+  while (i < n && isspace ((unsigned char)s[i]))
+    i++;
+  size_t line_end = n;
+  if (n > 0 && s[n - 1] == ']')
+    {
+      const char *open = memchr (s + i, '[', n - i);
+      if (open == NULL)
+        {
+          *why = "unbalanced ']'";
+          return -1;
+        }
+      line_end = (size_t)(open - s);
+      size_t o = line_end + 1;
+      while (o < n - 1)
+        {
+          while (o < n - 1 && isspace ((unsigned char)s[o]))
+            o++;
+          size_t e = o;
+          while (e < n - 1 && !isspace ((unsigned char)s[e]))
+            e++;
+          if (e > o && parse_option (s + o, e - o, im, why) < 0)
+            return -1;
+          o = e;
+        }
+    }
+  while (line_end > i && isspace ((unsigned char)s[line_end - 1]))
+    line_end--;
+  for (size_t k = i; k < line_end; k++)
+    if ((unsigned char)s[k] < 0x20 || (unsigned char)s[k] >= 0x7f || strchr ("[];\\", s[k]))
+      {
+        *why = "the import line has a character an import statement does not need";
+        return -1;
+      }
+  if (line_end == i)
+    {
+      *why = "missing IMPORT-LINE";
+      return -1;
+    }
+  if ((im->line = strndup (s + i, line_end - i)) == NULL)
+    return -1;
+  bool ok = false;
+  if (import_line_binds (im->line, im->name, &ok) < 0)
+    return -1;
+  if (!ok)
+    {
+      *why = "IMPORT-LINE must be one import statement that binds NAME";
+      return -1;
+    }
+  return 0;
+}
+
+int
+csr_heal_conf_parse (const char *text, size_t len, struct csr_heal_conf *c, csr_error **err)
+{
+  memset (c, 0, sizeof *c);
+  size_t cap = 0, lineno = 0;
+  const char *p = text, *end = text + len;
+  while (p < end)
+    {
+      lineno++;
+      const char *nl = memchr (p, '\n', (size_t)(end - p));
+      const char *le = nl ? nl : end;
+      const char *hash = memchr (p, '#', (size_t)(le - p));
+      const char *s = p, *e = hash ? hash : le;
+      p = nl ? nl + 1 : end;
+      while (s < e && isspace ((unsigned char)*s))
+        s++;
+      while (e > s && isspace ((unsigned char)e[-1]))
+        e--;
+      if (s == e)
+        continue;
+      if (c->n_imports == cap)
+        {
+          cap = cap ? cap * 2 : 64;
+          struct csr_heal_import *nv = realloc (c->imports, cap * sizeof *nv);
+          if (nv == NULL)
+            {
+              csr_heal_conf_release (c);
+              return csr_error_set (err, ENOMEM, "heal.conf: out of memory");
+            }
+          c->imports = nv;
+        }
+      const char *why = NULL;
+      struct csr_heal_import *im = &c->imports[c->n_imports];
+      if (parse_entry (s, (size_t)(e - s), im, &why) < 0)
+        {
+          import_release (im);
+          csr_heal_conf_release (c);
+          if (why == NULL)
+            return csr_error_set (err, ENOMEM, "heal.conf: out of memory");
+          return csr_error_set (err, 0, "line %zu: %s", lineno, why);
+        }
+      c->n_imports++;
+    }
+  return 0;
+}
+
+int
+csr_heal_conf_load (const char *path, struct csr_heal_conf *c, csr_error **err)
+{
+  cleanup_free char *text = NULL;
+  size_t len = 0;
+  if (csr_read_file (path, 1024 * 1024, &text, &len, err) < 0)
+    return csr_error_wrap (err, "%s", path);
+  if (csr_heal_conf_parse (text, len, c, err) < 0)
+    return csr_error_wrap (err, "%s", path);
+  return 0;
+}
+
+void
+csr_heal_conf_release (struct csr_heal_conf *c)
+{
+  if (c == NULL)
+    return;
+  for (size_t i = 0; i < c->n_imports; i++)
+    import_release (&c->imports[i]);
+  free (c->imports);
+  c->imports = NULL;
+  c->n_imports = 0;
+}
