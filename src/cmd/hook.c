@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -35,7 +34,6 @@
 #include "common.h"
 #include "oci/oci-config.h"
 #include "oci/hookutil.h"
-#include "run-opts.h"
 #include "supervisor/scan.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
@@ -411,44 +409,33 @@ gate_code (const struct hook_state *st, const char *name, const char *code, size
       return 1;
     }
 
-  /* The code goes to `csrun check`'s machinery as a file: a memfd. */
-  cleanup_close int mfd = memfd_create ("csrun-hook-code", MFD_CLOEXEC);
-  if (mfd < 0 || csr_write_all (mfd, code, len, &e) < 0)
-    {
-      if (e == NULL)
-        csr_error_errno (&e, "memfd_create");
-      hook_say ("%s: cannot gate: %s", name, csr_error_text (e));
-      csr_error_free (e);
-      return 1;
-    }
-  char fdpath[64];
-  snprintf (fdpath, sizeof fdpath, "/proc/self/fd/%d", mfd);
-  cleanup_free char *policy_opt = NULL;
-  if (policy && asprintf (&policy_opt, "--policy=%s", policy) < 0)
-    policy_opt = NULL;
-  char *args[]
-      = { (char *)PROG, policy_opt ? policy_opt : fdpath, policy_opt ? fdpath : NULL, NULL };
-  struct run_opts o;
-  check_opts_parse (policy_opt ? 3 : 2, args, &o);
+  /* The gate's verdict only, with `csrun check`'s defaults. */
+  struct csr_snippet_request req;
+  csr_snippet_request_init (&req);
+  req.check_only = true;
+  req.name = name;
+  req.code = code;
+  req.code_len = len;
+  req.gate_conf = policy;
   cleanup_free char *cache = userns_cache_dir ();
-  if (cache)
-    o.cache_dir = cache;
+  req.cache_dir = cache;
 
-  struct csr_snippet_run s;
+  struct csr_snippet_result s;
   memset (&s, 0, sizeof s);
-  int rc = csr_execute (&o, true, &s, &e);
-  if (rc != 0)
+  int src = csr_snippet_run (&req, &s, &e);
+  csr_say_rootfs_damage ("csrun check", &s); /* as before the hook called the library */
+  if (src < 0)
     {
       hook_say ("%s: cannot gate: %s", name, csr_error_text (e));
       csr_error_free (e);
-      csr_snippet_run_release (&s);
+      csr_snippet_result_release (&s);
       return 1;
     }
   const struct csr_run_result *r = &s.loop.result;
   const struct csr_gate_verdict *v = r->n_attempts ? r->attempts[0].gate : NULL;
-  rc = 1;
+  int rc = 1;
   if (r->status == CSR_STATUS_TIMEOUT)
-    hook_say ("%s: cannot gate: the gate timed out after %g s", name, o.timeout_s);
+    hook_say ("%s: cannot gate: the gate timed out after %g s", name, req.timeout_s);
   else if (r->status == CSR_STATUS_ERROR || v == NULL || v->outcome == CSR_GATE_FAILED)
     hook_say ("%s: cannot gate: %s", name,
               r->error          ? r->error
@@ -465,7 +452,7 @@ gate_code (const struct hook_state *st, const char *name, const char *code, size
                   v->violations[k].message ? v->violations[k].message : "");
       hook_say ("%s: blocked by the gate (container %s, " ANN_GATE "=true)", name, st->id);
     }
-  csr_snippet_run_release (&s);
+  csr_snippet_result_release (&s);
   return rc;
 }
 
