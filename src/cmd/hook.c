@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <yajl/yajl_gen.h>
@@ -351,6 +352,25 @@ check_policy_file (const char *path, csr_error **err)
   return 0;
 }
 
+/* The gate stage's lines, kept to be written to the container's log too:
+ * crun does not pass a hook's stderr on (podman then shows only "error
+ * executing hook"), runc and csrun do. */
+#define TOLD_MAX 64
+static struct
+{
+  bool keep;
+  size_t n;
+  char *lines[TOLD_MAX];
+} told;
+
+static void
+told_release (void)
+{
+  for (size_t i = 0; i < told.n; i++)
+    free (told.lines[i]);
+  memset (&told, 0, sizeof told);
+}
+
 /* One line on stderr: "csrun hook: MESSAGE".  The message may quote the
  * container's script, its config or its logs, and podman shows what a hook
  * prints on the user's terminal however it got there (a pipe to podman here):
@@ -364,6 +384,71 @@ static void __attribute__ ((format (printf, 1, 2))) hook_say (const char *fmt, .
   va_end (ap);
   cleanup_free char *safe = n >= 0 ? csr_termsafe_str (text) : NULL;
   fprintf (stderr, PROG ": %s\n", safe ? safe : "(out of memory)");
+  if (told.keep && safe && told.n < TOLD_MAX)
+    told.lines[told.n++] = steal_pointer (&safe);
+}
+
+/* Append LINE to FD as k8s-file records (conmon's log format, what `podman
+ * logs` reads): "TIME stderr F csrun hook: TEXT", one per line of LINE. */
+static int
+log_records (int fd, const char *stamp, const char *line, csr_error **err)
+{
+  for (const char *p = line;;)
+    {
+      size_t n = strcspn (p, "\n");
+      cleanup_free char *rec = NULL;
+      int len = asprintf (&rec, "%s stderr F " PROG ": %.*s\n", stamp, (int)n, p);
+      if (len < 0)
+        {
+          rec = NULL;
+          return csr_error_set (err, ENOMEM, "a log record");
+        }
+      if (csr_write_all (fd, rec, (size_t)len, err) < 0)
+        return -1;
+      p += n;
+      if (*p == '\0')
+        return 0;
+      p++;
+    }
+}
+
+/* The gate refused the container: its lines go to the container's log as
+ * well, BUNDLE/ctr.log (conmon's k8s-file log, which `podman logs` shows),
+ * when that file exists; then one more line on stderr names it.  Only that
+ * file: an annotation can't choose a file for the hook (maybe root) to
+ * write.  Never created, never through a symlink. */
+static void
+log_refusal (const struct hook_state *st)
+{
+  if (told.n == 0)
+    return;
+  told.keep = false;
+  cleanup_close int dirfd = open (st->bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (dirfd < 0)
+    return;
+  cleanup_close int fd = openat (
+      dirfd, "ctr.log", O_WRONLY | O_APPEND | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+  struct stat sb;
+  if (fd < 0 || fstat (fd, &sb) < 0 || !S_ISREG (sb.st_mode))
+    return;
+  struct timespec now;
+  struct tm tm;
+  char day[32], stamp[64];
+  clock_gettime (CLOCK_REALTIME, &now);
+  gmtime_r (&now.tv_sec, &tm);
+  strftime (day, sizeof day, "%Y-%m-%dT%H:%M:%S", &tm);
+  snprintf (stamp, sizeof stamp, "%s.%09ld+00:00", day, now.tv_nsec);
+  csr_error *e = NULL;
+  for (size_t i = 0; i < told.n; i++)
+    if (log_records (fd, stamp, told.lines[i], &e) < 0)
+      {
+        hook_say ("container %s: cannot write its log %s/ctr.log: %s", st->id, st->bundle,
+                  csr_error_text (e));
+        csr_error_free (e);
+        return;
+      }
+  hook_say ("container %s: the lines above are also in its log %s/ctr.log (podman logs %s)", st->id,
+            st->bundle, st->id);
 }
 
 /* Gate CODE (named NAME in messages) in a jail: 0 pass, 1 refused (printed).
@@ -674,7 +759,14 @@ run_stage (enum stage stage, const char *name, const char *text, size_t len, str
     }
   else
     csr_error_freep (&e); /* poststop: the state's annotations may do */
-  return stage == STAGE_GATE ? hook_gate (st) : hook_scan (st);
+  if (stage != STAGE_GATE)
+    return hook_scan (st);
+  told.keep = true;
+  int rc = hook_gate (st);
+  if (rc != 0)
+    log_refusal (st);
+  told_release ();
+  return rc;
 }
 
 static const char usage[]
@@ -682,7 +774,9 @@ static const char usage[]
       "An OCI hook: the runtime gives the container's state (JSON) on standard input.\n"
       "  prestart, createRuntime  gate the container's Python program when it has the\n"
       "                           annotation run.csrun.gate=true (policy: run.csrun.policy);\n"
-      "                           exit 1 (the container does not start) when it is refused\n"
+      "                           exit 1 (the container does not start) when it is refused;\n"
+      "                           the reasons on stderr and appended to BUNDLE/ctr.log\n"
+      "                           when there is one (podman logs; crun drops stderr)\n"
       "  poststop                 scan its log (run.csrun.log, default BUNDLE/ctr.log) for\n"
       "                           silent failures when it has run.csrun.scan=true: the\n"
       "                           verdict goes to BUNDLE/csrun-verdict.json\n"
