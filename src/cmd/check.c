@@ -35,15 +35,15 @@ cmd_check (struct csr_global *g, int argc, char **argv)
   (void)g;
   struct run_opts o;
   check_opts_parse (argc, argv, &o);
-  struct csr_snippet_run s;
+  struct csr_snippet_result s;
   memset (&s, 0, sizeof s);
   csr_error *e = NULL;
-  int rc = csr_execute (&o, true, &s, &e);
+  int rc = csr_run_snippet_file ("csrun check", &o, &s, &e);
   if (rc != 0)
     {
       rc = csr_report_failure ("csrun check", &o, &s.loop.result, e, rc);
       csr_error_free (e);
-      csr_snippet_run_release (&s);
+      csr_snippet_result_release (&s);
       return rc;
     }
   const struct csr_run_result *r = &s.loop.result;
@@ -51,7 +51,7 @@ cmd_check (struct csr_global *g, int argc, char **argv)
   if (o.json)
     csr_print_json (r);
   else if (r->status == CSR_STATUS_TIMEOUT)
-    csr_say ("csrun check", "the gate timed out after %g s", o.timeout_s);
+    csr_say ("csrun check", "the gate timed out after %g s", o.req.timeout_s);
   else if (r->status == CSR_STATUS_ERROR || v == NULL)
     csr_say ("csrun check", "error: %s", r->error ? r->error : "no verdict");
   else
@@ -74,6 +74,6 @@ cmd_check (struct csr_global *g, int argc, char **argv)
     }
   /* 0 pass, 3 blocked, 1 syntax error (the run exit codes fit: failed = 1). */
   rc = csr_exit_code_for (r);
-  csr_snippet_run_release (&s);
+  csr_snippet_result_release (&s);
   return rc;
 }

@@ -5,56 +5,28 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "jail/seccomp.h"
-#include "llm/llm.h"
-#include "rootfs/rootfs.h"
-#include "supervisor/limits.h"
 #include "run-opts.h"
-#include "supervisor/loop.h"
 #include "supervisor/result.h"
+#include "supervisor/snippet.h"
+#include "util/datadir.h"
 #include "util/error.h"
 
-/* Everything one `csrun run` / `csrun check` owns. Zero-initialise. */
-struct csr_snippet_run
-{
-  char *code;
-  size_t code_len;
-  struct csr_gate_policy policy;
-  struct csr_scan scan;
-  struct csr_heal_conf heal;
-  struct csr_rootfs *rootfs;
-  struct csr_seccomp *seccomp;
-  struct csr_limits_request limits;
-  char mechanism[32];
-  int gate_code_fd; /* > 0 when open (0 is never a memfd of ours: fds 0-2 are kept open) */
-  char *envp[CSR_MAX_ENV + 16];
-  char *owned_env[CSR_MAX_ENV + 1];
-  struct csr_loop loop;
-  struct csr_llm_config llm;
-  struct csr_llm_budget llm_budget;
-  char *rootfs_repaired_first; /* the rootfs tree was repaired: its first damage */
-  char no_heal_why[160];       /* non-empty: why the snippet is not healed (not UTF-8) */
-};
-
-/* Read the snippet, load the policies, resolve the rootfs, run the loop.
- * Returns 0 (the outcome is in S->loop.result) or an exit code with *ERR set:
- * CSR_EXIT_USAGE for bad input, CSR_EXIT_INTERNAL when csrun failed. */
-int csr_execute (struct run_opts *o, bool check_only, struct csr_snippet_run *s, csr_error **err);
-void csr_snippet_run_release (struct csr_snippet_run *s);
+/* Read FILE (O->file), check the options that only the command line has
+ * (--net host needs --allow-host-net), and run the snippet pipeline with
+ * O->req (csr_snippet_run).  PROG ("csrun run", "csrun check") starts the
+ * lines about a damaged cached rootfs, printed here.  Returns 0 (the outcome
+ * is in RES->loop.result) or an exit code with *ERR set: CSR_EXIT_USAGE for
+ * bad input, CSR_EXIT_INTERNAL when csrun failed.  Release RES either way. */
+int csr_run_snippet_file (const char *prog, struct run_opts *o, struct csr_snippet_result *res,
+                          csr_error **err);
+/* What csr_snippet_run found about the cached rootfs (RES->damaged_files),
+ * in one line on stderr: "PROG: the cached rootfs DIR was damaged (...)". */
+void csr_say_rootfs_damage (const char *prog, const struct csr_snippet_result *res);
 /* Print "PROG: message" (and, with --json and CODE 125, a status "error"
  * document); frees nothing; returns CODE. */
 int csr_report_failure (const char *prog, const struct run_opts *o, struct csr_run_result *r,
                         csr_error *e, int code);
 
-/* The default rootfs: $CSRUN_ROOTFS, next to the binary, ../share/csrun, $(pkgdatadir). */
-char *csr_find_rootfs (void);
-/* A policy file: $CSRUN_POLICY_DIR/NAME, else policies/NAME next to the binary,
- * ../share/csrun/policies, $(pkgdatadir)/policies. */
-char *csr_find_policy (const char *name);
-/* Read and check the snippet: a problem is a usage error (exit 2). */
-int csr_read_snippet (const struct run_opts *o, char **code, size_t *len, csr_error **err);
-/* The jail's environment: the allowlist, then --env. OWNED collects strings to free. */
-size_t csr_build_env (const struct run_opts *o, char **envp, char **owned, size_t cap);
 /* csrun's own lines on stderr: "PROG: TEXT\n" (printf-style).  When stderr is
  * a terminal, TEXT is rendered by csr_termsafe (it may quote the snippet) and
  * PROG is shown in reverse video, which no rendered snippet output can

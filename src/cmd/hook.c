@@ -24,9 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <yajl/yajl_gen.h>
@@ -35,7 +35,6 @@
 #include "common.h"
 #include "oci/oci-config.h"
 #include "oci/hookutil.h"
-#include "run-opts.h"
 #include "supervisor/scan.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
@@ -345,6 +344,25 @@ check_policy_file (const char *path, csr_error **err)
   return 0;
 }
 
+/* The gate stage's lines, kept to be written to the container's log too:
+ * crun does not pass a hook's stderr on (podman then shows only "error
+ * executing hook"), runc and csrun do. */
+#define TOLD_MAX 64
+static struct
+{
+  bool keep;
+  size_t n;
+  char *lines[TOLD_MAX];
+} told;
+
+static void
+told_release (void)
+{
+  for (size_t i = 0; i < told.n; i++)
+    free (told.lines[i]);
+  memset (&told, 0, sizeof told);
+}
+
 /* One line on stderr: "csrun hook: MESSAGE".  The message may quote the
  * container's script, its config or its logs, and podman shows what a hook
  * prints on the user's terminal however it got there (a pipe to podman here):
@@ -358,6 +376,71 @@ static void __attribute__ ((format (printf, 1, 2))) hook_say (const char *fmt, .
   va_end (ap);
   cleanup_free char *safe = n >= 0 ? csr_termsafe_str (text) : NULL;
   fprintf (stderr, PROG ": %s\n", safe ? safe : "(out of memory)");
+  if (told.keep && safe && told.n < TOLD_MAX)
+    told.lines[told.n++] = steal_pointer (&safe);
+}
+
+/* Append LINE to FD as k8s-file records (conmon's log format, what `podman
+ * logs` reads): "TIME stderr F csrun hook: TEXT", one per line of LINE. */
+static int
+log_records (int fd, const char *stamp, const char *line, csr_error **err)
+{
+  for (const char *p = line;;)
+    {
+      size_t n = strcspn (p, "\n");
+      cleanup_free char *rec = NULL;
+      int len = asprintf (&rec, "%s stderr F " PROG ": %.*s\n", stamp, (int)n, p);
+      if (len < 0)
+        {
+          rec = NULL;
+          return csr_error_set (err, ENOMEM, "a log record");
+        }
+      if (csr_write_all (fd, rec, (size_t)len, err) < 0)
+        return -1;
+      p += n;
+      if (*p == '\0')
+        return 0;
+      p++;
+    }
+}
+
+/* The gate refused the container: its lines go to the container's log as
+ * well, BUNDLE/ctr.log (conmon's k8s-file log, which `podman logs` shows),
+ * when that file exists; then one more line on stderr names it.  Only that
+ * file: an annotation can't choose a file for the hook (maybe root) to
+ * write.  Never created, never through a symlink. */
+static void
+log_refusal (const struct hook_state *st)
+{
+  if (told.n == 0)
+    return;
+  told.keep = false;
+  cleanup_close int dirfd = open (st->bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (dirfd < 0)
+    return;
+  cleanup_close int fd = openat (
+      dirfd, "ctr.log", O_WRONLY | O_APPEND | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+  struct stat sb;
+  if (fd < 0 || fstat (fd, &sb) < 0 || !S_ISREG (sb.st_mode))
+    return;
+  struct timespec now;
+  struct tm tm;
+  char day[32], stamp[64];
+  clock_gettime (CLOCK_REALTIME, &now);
+  gmtime_r (&now.tv_sec, &tm);
+  strftime (day, sizeof day, "%Y-%m-%dT%H:%M:%S", &tm);
+  snprintf (stamp, sizeof stamp, "%s.%09ld+00:00", day, now.tv_nsec);
+  csr_error *e = NULL;
+  for (size_t i = 0; i < told.n; i++)
+    if (log_records (fd, stamp, told.lines[i], &e) < 0)
+      {
+        hook_say ("container %s: cannot write its log %s/ctr.log: %s", st->id, st->bundle,
+                  csr_error_text (e));
+        csr_error_free (e);
+        return;
+      }
+  hook_say ("container %s: the lines above are also in its log %s/ctr.log (podman logs %s)", st->id,
+            st->bundle, st->id);
 }
 
 /* Gate CODE (named NAME in messages) in a jail: 0 pass, 1 refused (printed).
@@ -403,44 +486,33 @@ gate_code (const struct hook_state *st, const char *name, const char *code, size
       return 1;
     }
 
-  /* The code goes to `csrun check`'s machinery as a file: a memfd. */
-  cleanup_close int mfd = memfd_create ("csrun-hook-code", MFD_CLOEXEC);
-  if (mfd < 0 || csr_write_all (mfd, code, len, &e) < 0)
-    {
-      if (e == NULL)
-        csr_error_errno (&e, "memfd_create");
-      hook_say ("%s: cannot gate: %s", name, csr_error_text (e));
-      csr_error_free (e);
-      return 1;
-    }
-  char fdpath[64];
-  snprintf (fdpath, sizeof fdpath, "/proc/self/fd/%d", mfd);
-  cleanup_free char *policy_opt = NULL;
-  if (policy && asprintf (&policy_opt, "--policy=%s", policy) < 0)
-    policy_opt = NULL;
-  char *args[]
-      = { (char *)PROG, policy_opt ? policy_opt : fdpath, policy_opt ? fdpath : NULL, NULL };
-  struct run_opts o;
-  check_opts_parse (policy_opt ? 3 : 2, args, &o);
+  /* The gate's verdict only, with `csrun check`'s defaults. */
+  struct csr_snippet_request req;
+  csr_snippet_request_init (&req);
+  req.check_only = true;
+  req.name = name;
+  req.code = code;
+  req.code_len = len;
+  req.gate_conf = policy;
   cleanup_free char *cache = userns_cache_dir ();
-  if (cache)
-    o.cache_dir = cache;
+  req.cache_dir = cache;
 
-  struct csr_snippet_run s;
+  struct csr_snippet_result s;
   memset (&s, 0, sizeof s);
-  int rc = csr_execute (&o, true, &s, &e);
-  if (rc != 0)
+  int src = csr_snippet_run (&req, &s, &e);
+  csr_say_rootfs_damage ("csrun check", &s); /* as before the hook called the library */
+  if (src < 0)
     {
       hook_say ("%s: cannot gate: %s", name, csr_error_text (e));
       csr_error_free (e);
-      csr_snippet_run_release (&s);
+      csr_snippet_result_release (&s);
       return 1;
     }
   const struct csr_run_result *r = &s.loop.result;
   const struct csr_gate_verdict *v = r->n_attempts ? r->attempts[0].gate : NULL;
-  rc = 1;
+  int rc = 1;
   if (r->status == CSR_STATUS_TIMEOUT)
-    hook_say ("%s: cannot gate: the gate timed out after %g s", name, o.timeout_s);
+    hook_say ("%s: cannot gate: the gate timed out after %g s", name, req.timeout_s);
   else if (r->status == CSR_STATUS_ERROR || v == NULL || v->outcome == CSR_GATE_FAILED)
     hook_say ("%s: cannot gate: %s", name,
               r->error          ? r->error
@@ -457,7 +529,7 @@ gate_code (const struct hook_state *st, const char *name, const char *code, size
                   v->violations[k].message ? v->violations[k].message : "");
       hook_say ("%s: blocked by the gate (container %s, " ANN_GATE "=true)", name, st->id);
     }
-  csr_snippet_run_release (&s);
+  csr_snippet_result_release (&s);
   return rc;
 }
 
@@ -679,7 +751,14 @@ run_stage (enum stage stage, const char *name, const char *text, size_t len, str
     }
   else
     csr_error_freep (&e); /* poststop: the state's annotations may do */
-  return stage == STAGE_GATE ? hook_gate (st) : hook_scan (st);
+  if (stage != STAGE_GATE)
+    return hook_scan (st);
+  told.keep = true;
+  int rc = hook_gate (st);
+  if (rc != 0)
+    log_refusal (st);
+  told_release ();
+  return rc;
 }
 
 static const char usage[]
@@ -687,7 +766,9 @@ static const char usage[]
       "An OCI hook: the runtime gives the container's state (JSON) on standard input.\n"
       "  prestart, createRuntime  gate the container's Python program when it has the\n"
       "                           annotation run.csrun.gate=true (policy: run.csrun.policy);\n"
-      "                           exit 1 (the container does not start) when it is refused\n"
+      "                           exit 1 (the container does not start) when it is refused;\n"
+      "                           the reasons on stderr and appended to BUNDLE/ctr.log\n"
+      "                           when there is one (podman logs; crun drops stderr)\n"
       "  poststop                 scan its log (run.csrun.log, default BUNDLE/ctr.log) for\n"
       "                           silent failures when it has run.csrun.scan=true: the\n"
       "                           verdict goes to BUNDLE/csrun-verdict.json\n"

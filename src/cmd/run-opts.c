@@ -181,25 +181,25 @@ parse_common (int key, char *arg, struct argp_state *state)
   switch (key)
     {
     case OPT_TIMEOUT:
-      if (csr_parse_duration (arg, 86400, &o->timeout_s, &e) < 0)
+      if (csr_parse_duration (arg, 86400, &o->req.timeout_s, &e) < 0)
         bad_value (state, "timeout", e);
       break;
     case OPT_ROOTFS:
-      o->rootfs = arg;
+      o->req.rootfs = arg;
       break;
     case OPT_CACHE_DIR:
-      o->cache_dir = arg;
+      o->req.cache_dir = arg;
       break;
     case OPT_POLICY:
-      o->policy = arg;
+      o->req.gate_conf = arg;
       break;
     case OPT_ALLOW:
-      push (state, o->allow, &o->n_allow, "allow", arg);
+      push (state, o->allow, &o->req.n_allow, "allow", arg);
       break;
     case OPT_MAX_CODE:
-      if (csr_parse_size (arg, 64ULL << 20, &o->max_code, &e) < 0)
+      if (csr_parse_size (arg, 64ULL << 20, &o->req.max_code, &e) < 0)
         bad_value (state, "max-code-size", e);
-      else if (o->max_code == 0)
+      else if (o->req.max_code == 0)
         argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --max-code-size: must be positive");
       break;
     case OPT_JSON:
@@ -208,8 +208,8 @@ parse_common (int key, char *arg, struct argp_state *state)
     case ARGP_KEY_ARG:
       /* FILE, then everything else belongs to the snippet. */
       o->file = arg;
-      o->args = &state->argv[state->next];
-      o->n_args = state->argc - state->next;
+      o->req.args = &state->argv[state->next];
+      o->req.n_args = state->argc - state->next;
       state->next = state->argc;
       break;
     case ARGP_KEY_NO_ARGS:
@@ -226,26 +226,27 @@ parse_run (int key, char *arg, struct argp_state *state)
 {
   struct run_opts *o = state->input;
   csr_error *e = NULL;
+  uint64_t u = 0;
   switch (key)
     {
     case ARGP_KEY_INIT:
       state->child_inputs[0] = o;
       break;
     case OPT_MEMORY:
-      if (csr_parse_size (arg, 1ULL << 40, &o->memory, &e) < 0)
+      if (csr_parse_size (arg, 1ULL << 40, &o->req.limits.memory, &e) < 0)
         bad_value (state, "memory", e);
-      else if (o->memory < (16ULL << 20))
+      else if (o->req.limits.memory < (16ULL << 20))
         argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --memory: %s is below 16 MiB", arg);
-      o->explicit_limits |= CSR_LIMIT_MEMORY;
+      o->req.limits.explicit_mask |= CSR_LIMIT_MEMORY;
       break;
     case OPT_MAX_OUTPUT:
-      if (csr_parse_size (arg, 1ULL << 30, &o->max_output, &e) < 0)
+      if (csr_parse_size (arg, 1ULL << 30, &o->req.max_output, &e) < 0)
         bad_value (state, "max-output", e);
       break;
     case OPT_TMP_SIZE:
-      if (csr_parse_size (arg, 64ULL << 30, &o->tmp_size, &e) < 0)
+      if (csr_parse_size (arg, 64ULL << 30, &o->req.tmp_size, &e) < 0)
         bad_value (state, "tmp-size", e);
-      else if (o->tmp_size < (64ULL << 10))
+      else if (o->req.tmp_size < (64ULL << 10))
         argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --tmp-size: %s is below 64 KiB", arg);
       break;
     case OPT_ENV:
@@ -262,26 +263,28 @@ parse_run (int key, char *arg, struct argp_state *state)
                         "invalid --env: the value of %s in csrun's environment contains a "
                         "newline",
                         arg);
-        else if (o->n_env >= CSR_MAX_ENV)
+        else if (o->req.n_env >= CSR_MAX_ENV)
           argp_failure (state, CSR_EXIT_USAGE, 0, "too many --env options (at most %d)",
                         CSR_MAX_ENV);
         else
-          o->env[o->n_env++] = arg;
+          o->env[o->req.n_env++] = arg;
         break;
       }
     case OPT_MAX_ATTEMPTS:
-      if (csr_parse_uint (arg, 1, 10, &o->max_attempts, &e) < 0)
+      if (csr_parse_uint (arg, 1, 10, &u, &e) < 0)
         bad_value (state, "max-attempts", e);
+      else
+        o->req.max_attempts = (int)u;
       break;
     case OPT_PIDS:
-      if (csr_parse_uint (arg, 1, 1000000, &o->pids, &e) < 0)
+      if (csr_parse_uint (arg, 1, 1000000, &o->req.limits.pids, &e) < 0)
         bad_value (state, "pids", e);
-      else if (o->pids < CSR_LIMITS_MIN_PIDS)
+      else if (o->req.limits.pids < CSR_LIMITS_MIN_PIDS)
         argp_failure (state, CSR_EXIT_USAGE, 0,
                       "--pids: at least %d processes are needed to start the jail (its init and "
                       "Python)",
                       CSR_LIMITS_MIN_PIDS);
-      o->explicit_limits |= CSR_LIMIT_PIDS;
+      o->req.limits.explicit_mask |= CSR_LIMIT_PIDS;
       break;
     case OPT_CPUS:
       {
@@ -291,8 +294,8 @@ parse_run (int key, char *arg, struct argp_state *state)
         if (end == arg || *end != '\0' || !(d >= 0.01) || d > 1024)
           argp_failure (state, CSR_EXIT_USAGE, 0,
                         "invalid --cpus: '%s' (a number of CPUs from 0.01 to 1024, e.g. 0.5)", arg);
-        o->cpu_millis = (uint64_t)(d * 1000 + 0.5);
-        o->explicit_limits |= CSR_LIMIT_CPU;
+        o->req.limits.cpu_millis = (uint64_t)(d * 1000 + 0.5);
+        o->req.limits.explicit_mask |= CSR_LIMIT_CPU;
         break;
       }
     case OPT_CPU:
@@ -306,17 +309,17 @@ parse_run (int key, char *arg, struct argp_state *state)
           {
             memcpy (num, arg, n - 1);
             num[n - 1] = '\0';
-            if (csr_parse_uint (num, 10, 1024000, &o->cpu_millis, &e) < 0)
+            if (csr_parse_uint (num, 10, 1024000, &o->req.limits.cpu_millis, &e) < 0)
               bad_value (state, "cpu", e);
           }
-        o->explicit_limits |= CSR_LIMIT_CPU;
+        o->req.limits.explicit_mask |= CSR_LIMIT_CPU;
         break;
       }
     case OPT_BEST_EFFORT:
-      o->best_effort_limits = true;
+      o->req.limits.best_effort = true;
       break;
     case OPT_SECCOMP:
-      o->seccomp = arg;
+      o->req.seccomp = arg;
       break;
     case OPT_NET:
       if (strcmp (arg, "none") != 0 && strcmp (arg, "host") != 0)
@@ -324,6 +327,7 @@ parse_run (int key, char *arg, struct argp_state *state)
                       "invalid --net: '%s' (none or host; bridged networking is not built yet)",
                       arg);
       o->net = arg;
+      o->req.host_net = strcmp (arg, "host") == 0;
       break;
     case OPT_USER:
       {
@@ -332,70 +336,74 @@ parse_run (int key, char *arg, struct argp_state *state)
         char *colon = strchr (buf, ':');
         if (colon)
           *colon = '\0';
-        if (csr_parse_uint (buf, 1, 65535, &o->user_uid, &e) < 0)
+        uint64_t gid = 0;
+        if (csr_parse_uint (buf, 1, 65535, &u, &e) < 0)
           bad_value (state, "user", e);
-        else if (colon && csr_parse_uint (colon + 1, 1, 65535, &o->user_gid, &e) < 0)
+        else if (colon && csr_parse_uint (colon + 1, 1, 65535, &gid, &e) < 0)
           bad_value (state, "user", e);
-        if (!colon)
-          o->user_gid = o->user_uid;
+        o->req.user_uid = (uint32_t)u;
+        o->req.user_gid = colon ? (uint32_t)gid : o->req.user_uid;
         break;
       }
     case OPT_ALLOW_HOST_NET:
       o->allow_host_net = true;
       break;
     case OPT_NO_HEAL:
-      o->no_heal = true;
+      o->req.no_heal = true;
       break;
     case OPT_HEAL_CONF:
-      o->heal_conf = arg;
+      o->req.heal_conf = arg;
       break;
     case OPT_PATCH_CMD:
       if (arg[0] == '\0')
         argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --patch-cmd: empty");
-      o->patch_cmd = arg;
+      o->req.patch_cmd = arg;
       break;
     case OPT_PATCH_TIMEOUT:
-      if (csr_parse_duration (arg, 3600, &o->patch_timeout_s, &e) < 0)
+      if (csr_parse_duration (arg, 3600, &o->req.patch_timeout_s, &e) < 0)
         bad_value (state, "patch-timeout", e);
       break;
     case OPT_LLM:
       if (arg[0] == '\0')
         argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --llm: empty");
-      o->llm = arg;
+      o->llm.llm = arg;
       break;
     case OPT_NO_LLM:
-      o->no_llm = true;
+      o->llm.no_llm = true;
       break;
     case OPT_LLM_BASE_URL:
-      o->llm_base_url = arg;
+      o->llm.base_url = arg;
       break;
     case OPT_LLM_CA_FILE:
-      o->llm_ca_file = arg;
+      o->llm.ca_file = arg;
       break;
     case OPT_ENV_FILE:
-      o->env_file = arg;
+      o->llm.env_file = arg;
       break;
     case OPT_LLM_RETRIES:
-      if (csr_parse_uint (arg, 1, 10, &o->llm_retries, &e) < 0)
+      if (csr_parse_uint (arg, 1, 10, &u, &e) < 0)
         bad_value (state, "llm-retries", e);
+      else
+        o->llm.retries = (int)u;
       break;
     case OPT_LLM_MAX_CALLS:
-      if (csr_parse_uint (arg, 0, 1000, &o->llm_max_calls, &e) < 0)
+      if (csr_parse_uint (arg, 0, 1000, &u, &e) < 0)
         bad_value (state, "llm-max-calls", e);
-      o->llm_max_calls_set = true;
+      else
+        o->llm.max_calls = (int)u;
       break;
     case OPT_LLM_TIMEOUT:
-      if (csr_parse_duration (arg, 3600, &o->llm_timeout_s, &e) < 0)
+      if (csr_parse_duration (arg, 3600, &o->llm.timeout_s, &e) < 0)
         bad_value (state, "llm-timeout", e);
       break;
     case OPT_SILENT_PATTERN:
-      push (state, o->silent_patterns, &o->n_silent_patterns, "silent-pattern", arg);
+      push (state, o->silent_patterns, &o->req.n_silent_patterns, "silent-pattern", arg);
       break;
     case OPT_SILENT_CONF:
-      o->silent_conf = arg;
+      o->req.silent_conf = arg;
       break;
     case OPT_NO_SILENT_SCAN:
-      o->no_silent_scan = true;
+      o->req.no_silent_scan = true;
       break;
     case OPT_QUIET:
       o->quiet = true;
@@ -427,19 +435,25 @@ static struct argp run_argp
     = { run_options, parse_run, "FILE|- [ARGS...]", run_doc, children, NULL, NULL };
 static struct argp check_argp = { NULL, parse_check, "FILE|-", check_doc, children, NULL, NULL };
 
+static const char *
+lookup_env (const char *name, void *data)
+{
+  (void)data;
+  return getenv (name);
+}
+
+/* The library's defaults; the lists and the LLM selection live here. */
 static void
 defaults (struct run_opts *o)
 {
   memset (o, 0, sizeof *o);
-  o->timeout_s = 60;
-  o->memory = 512ULL << 20;
-  o->max_output = 1ULL << 20;
-  o->tmp_size = 64ULL << 20;
-  o->max_code = 1ULL << 20;
-  o->max_attempts = 3;
-  o->patch_timeout_s = 60;
-  o->pids = 128;
-  o->cpu_millis = 1000;
+  csr_snippet_request_init (&o->req);
+  o->req.env = o->env;
+  o->req.allow = o->allow;
+  o->req.silent_patterns = o->silent_patterns;
+  o->llm.max_calls = -1;
+  o->llm.getenv_fn = lookup_env;
+  o->req.llm = &o->llm;
   o->net = "none";
   argp_err_exit_status = CSR_EXIT_USAGE;
 }
@@ -455,10 +469,11 @@ void
 check_opts_parse (int argc, char **argv, struct run_opts *o)
 {
   defaults (o);
+  o->req.check_only = true;
   argp_parse (&check_argp, argc, argv, ARGP_IN_ORDER, NULL, o);
-  if (o->n_args > 0)
+  if (o->req.n_args > 0)
     {
-      fprintf (stderr, "%s: unexpected argument '%s' after FILE\n", argv[0], o->args[0]);
+      fprintf (stderr, "%s: unexpected argument '%s' after FILE\n", argv[0], o->req.args[0]);
       exit (CSR_EXIT_USAGE);
     }
 }

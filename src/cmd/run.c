@@ -68,15 +68,15 @@ cmd_run (struct csr_global *g, int argc, char **argv)
   (void)g;
   struct run_opts o;
   run_opts_parse (argc, argv, &o);
-  struct csr_snippet_run s;
+  struct csr_snippet_result s;
   memset (&s, 0, sizeof s);
   csr_error *e = NULL;
-  int rc = csr_execute (&o, false, &s, &e);
+  int rc = csr_run_snippet_file ("csrun run", &o, &s, &e);
   if (rc != 0)
     {
       rc = csr_report_failure ("csrun run", &o, &s.loop.result, e, rc);
       csr_error_free (e);
-      csr_snippet_run_release (&s);
+      csr_snippet_result_release (&s);
       return rc;
     }
   const struct csr_run_result *r = &s.loop.result;
@@ -103,6 +103,6 @@ cmd_run (struct csr_global *g, int argc, char **argv)
         print_outcome (r);
     }
   rc = csr_exit_code_for (r);
-  csr_snippet_run_release (&s);
+  csr_snippet_result_release (&s);
   return rc;
 }

@@ -52,15 +52,18 @@ else
   not_ok "1 GiB flood" "$res"
 fi
 
-# The timeout is wall-clock and reported.  The CPU time the loop got in that
-# half second is up to the scheduler (a busy 2-core machine may give it little):
-# assert only that some was measured, and that the kill came well before 10 s.
+# The timeout is wall-clock and reported.  What csrun guarantees: status
+# "timeout", the jail killed by SIGKILL, exit 124, never before the timeout
+# (the attempt's clock starts with the jail), and well before a generous bound
+# even on a loaded 2-core machine; cpu_ms is reported as a number.  How much
+# CPU the loop got in that half second is the scheduler's business, not
+# csrun's: no bound on it.
 printf 'while True:\n    pass\n' > "$T/spin.py"
 csrun run --json --timeout 500ms "$T/spin.py" >"$T/spin.json"
 rc=$?
-res=$(json_get "$T/spin.json" '(j["status"], j["attempts"][0]["timed_out"], j["attempts"][0]["signal"], 400 <= j["attempts"][0]["duration_ms"] < 10000, j["attempts"][0]["cpu_ms"] > 0, j["limits"]["timeout_s"])')
+res=$(json_get "$T/spin.json" '(j["status"], j["attempts"][0]["timed_out"], j["attempts"][0]["signal"], 500 <= j["attempts"][0]["duration_ms"] < 30000, type(j["attempts"][0]["cpu_ms"]) is int and j["attempts"][0]["cpu_ms"] >= 0, j["limits"]["timeout_s"])')
 [ $rc -eq 124 ] && [ "$res" = "('timeout', True, 'SIGKILL', True, True, 0.5)" ] \
-  && ok "a busy loop is killed at --timeout 500ms and its cpu time is reported" || not_ok "busy-loop timeout" "exit $rc" "$res" "$(cat "$T/spin.json")"
+  && ok "a busy loop is killed at --timeout 500ms (SIGKILL, exit 124) and its cpu time is reported" || not_ok "busy-loop timeout" "exit $rc" "$res" "$(cat "$T/spin.json")"
 
 # Output printed before the timeout is kept (the snippet runs unbuffered).
 printf 'import time\nprint("progress 1")\ntime.sleep(30)\n' > "$T/progress.py"

@@ -19,10 +19,10 @@ Test (run_opts, defaults)
   const char *argv[] = { "csrun run", "x.py", NULL };
   parse (&o, 2, argv);
   cr_assert_str_eq (o.file, "x.py");
-  cr_assert_float_eq (o.timeout_s, 60.0, 1e-9);
-  cr_assert_eq (o.memory, 512ULL << 20);
-  cr_assert_eq (o.max_output, 1ULL << 20);
-  cr_assert_eq (o.n_args, 0);
+  cr_assert_float_eq (o.req.timeout_s, 60.0, 1e-9);
+  cr_assert_eq (o.req.limits.memory, 512ULL << 20);
+  cr_assert_eq (o.req.max_output, 1ULL << 20);
+  cr_assert_eq (o.req.n_args, 0);
   cr_assert (!o.json);
 }
 
@@ -33,17 +33,17 @@ Test (run_opts, values_and_snippet_args)
       = { "csrun run", "--timeout", "1.5s",   "--memory=1G", "--max-output", "64k", "-e", "A=1",
           "--env",     "B",         "--json", "-",           "--timeout",    "x",   NULL };
   parse (&o, 14, argv);
-  cr_assert_float_eq (o.timeout_s, 1.5, 1e-9);
-  cr_assert_eq (o.memory, 1ULL << 30);
-  cr_assert_eq (o.max_output, 64 * 1024);
-  cr_assert_eq (o.n_env, 2);
+  cr_assert_float_eq (o.req.timeout_s, 1.5, 1e-9);
+  cr_assert_eq (o.req.limits.memory, 1ULL << 30);
+  cr_assert_eq (o.req.max_output, 64 * 1024);
+  cr_assert_eq (o.req.n_env, 2);
   cr_assert_str_eq (o.env[0], "A=1");
   cr_assert_str_eq (o.env[1], "B");
   cr_assert (o.json);
   cr_assert_str_eq (o.file, "-");
-  cr_assert_eq (o.n_args, 2, "options after FILE belong to the snippet");
-  cr_assert_str_eq (o.args[0], "--timeout");
-  cr_assert_str_eq (o.args[1], "x");
+  cr_assert_eq (o.req.n_args, 2, "options after FILE belong to the snippet");
+  cr_assert_str_eq (o.req.args[0], "--timeout");
+  cr_assert_str_eq (o.req.args[1], "x");
 }
 
 Test (run_opts, bad_timeout_is_usage_error, .exit_code = 2)
@@ -112,13 +112,13 @@ Test (run_opts, limits_and_network)
                          "x.py",
                          NULL };
   parse (&o, 12, argv);
-  cr_assert_eq (o.pids, 32);
-  cr_assert_eq (o.cpu_millis, 500);
-  cr_assert_str_eq (o.seccomp, "unconfined");
+  cr_assert_eq (o.req.limits.pids, 32);
+  cr_assert_eq (o.req.limits.cpu_millis, 500);
+  cr_assert_str_eq (o.req.seccomp, "unconfined");
   cr_assert_str_eq (o.net, "host");
   cr_assert (o.allow_host_net);
-  cr_assert (o.best_effort_limits);
-  cr_assert_eq (o.explicit_limits, CSR_LIMIT_PIDS | CSR_LIMIT_CPU);
+  cr_assert (o.req.limits.best_effort);
+  cr_assert_eq (o.req.limits.explicit_mask, CSR_LIMIT_PIDS | CSR_LIMIT_CPU);
 }
 
 Test (run_opts, limit_defaults_are_not_explicit)
@@ -126,10 +126,10 @@ Test (run_opts, limit_defaults_are_not_explicit)
   struct run_opts o;
   const char *argv[] = { "csrun run", "--cpu", "250m", "x.py", NULL };
   parse (&o, 4, argv);
-  cr_assert_eq (o.cpu_millis, 250);
-  cr_assert_eq (o.pids, 128);
-  cr_assert_eq (o.memory, 512ULL << 20);
-  cr_assert_eq (o.explicit_limits, CSR_LIMIT_CPU);
+  cr_assert_eq (o.req.limits.cpu_millis, 250);
+  cr_assert_eq (o.req.limits.pids, 128);
+  cr_assert_eq (o.req.limits.memory, 512ULL << 20);
+  cr_assert_eq (o.req.limits.explicit_mask, CSR_LIMIT_CPU);
   cr_assert_str_eq (o.net, "none");
 }
 
@@ -190,7 +190,7 @@ Test (run_opts, env_tab_and_equals_in_value_and_raw_output)
   const char *argv[] = { "csrun run",      "--env",        "A=x=y\tz", "--env",
                          "CSRUN_TEST_TAB", "--raw-output", "x.py",     NULL };
   parse (&o, 7, argv);
-  cr_assert_eq (o.n_env, 2);
+  cr_assert_eq (o.req.n_env, 2);
   cr_assert (o.raw_output);
   struct run_opts d;
   const char *argv2[] = { "csrun run", "x.py", NULL };
@@ -211,5 +211,5 @@ Test (run_opts, minimum_pids)
   struct run_opts o;
   const char *argv[] = { "csrun run", "--pids", "2", "x.py", NULL };
   parse (&o, 4, argv);
-  cr_assert_eq (o.pids, 2);
+  cr_assert_eq (o.req.limits.pids, 2);
 }

@@ -218,7 +218,7 @@ csr_patch_problem (const char *code, const char *patch, size_t max_code)
                 len, cap);
       return buf;
     }
-  /* The check the snippet itself gets (csr_read_snippet): one call, so both
+  /* The check the snippet itself gets (csr_snippet_check_code): one call, so both
    * follow the same rule. */
   if (!csr_utf8_valid (patch, len))
     return "unusable reply: not valid UTF-8";

@@ -1,0 +1,471 @@
+/* csrun — the snippet pipeline as one library call (see snippet.h): check
+ * the code, load the policies, choose the model, resolve the rootfs, build
+ * the jail's base spec, run the healing loop, and repair a damaged cached
+ * rootfs once when the jail could not even give the gate's verdict. */
+#include "config.h"
+#include "snippet.h"
+
+#include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../jail/cgroup.h"
+#include "../jail/idmap.h"
+#include "../jail/jail.h"
+#include "../util/cleanup.h"
+#include "../util/datadir.h"
+#include "../util/fs.h"
+#include "../util/log.h"
+#include "../util/pycoding.h"
+#include "../util/trust.h"
+#include "../util/utf8.h"
+#include "gatecode.h"
+
+static const char *const default_env[] = {
+  "PATH=/usr/local/bin:/usr/bin:/bin",
+  "HOME=/work",
+  "LANG=C.UTF-8",
+  "TMPDIR=/tmp",
+  "PYTHONUNBUFFERED=1",
+  "PYTHONDONTWRITEBYTECODE=1",
+};
+
+void
+csr_snippet_request_init (struct csr_snippet_request *req)
+{
+  memset (req, 0, sizeof *req);
+  req->timeout_s = 60;
+  req->max_output = 1ULL << 20;
+  req->tmp_size = 64ULL << 20;
+  req->max_code = 1ULL << 20;
+  req->max_attempts = 3;
+  req->patch_timeout_s = 60;
+  req->limits.memory = 512ULL << 20;
+  req->limits.pids = 128;
+  req->limits.cpu_millis = 1000;
+}
+
+int
+csr_snippet_check_code (const char *name, const char *code, size_t len, csr_error **err)
+{
+  size_t i = 0;
+  while (i < len && strchr (" \t\r\n\f\v", code[i]))
+    i++;
+  if (i == len)
+    return csr_error_set (err, 0, "the snippet '%s' is empty", name);
+  if (memchr (code, '\0', len))
+    return csr_error_set (err, 0, "the snippet '%s' contains a NUL byte", name);
+  /* UTF-8, or another encoding declared as PEP 263 says (Python reads the
+   * bytes in the jail, so it is the one to know the codec). */
+  char enc[64];
+  csr_error *why = NULL;
+  if (csr_pycoding_check (code, len, enc, sizeof enc, &why) < 0)
+    {
+      csr_error_set (err, 0, "the snippet '%s' %s", name, csr_error_text (why));
+      csr_error_free (why);
+      return -1;
+    }
+  return 0;
+}
+
+/* Default environment, then REQ's entries (a later KEY replaces an earlier one). */
+static void
+build_env (const struct csr_snippet_request *req, struct csr_snippet_result *res)
+{
+  char **envp = res->envp, **owned = res->owned_env;
+  const size_t cap = sizeof res->envp / sizeof res->envp[0];
+  size_t n = 0, nowned = 0;
+  const size_t ndef = sizeof default_env / sizeof default_env[0];
+  size_t n_extra = req->n_env < CSR_SNIPPET_MAX_ENV ? req->n_env : CSR_SNIPPET_MAX_ENV;
+  for (size_t i = 0; i < ndef + n_extra && n < cap - 1; i++)
+    {
+      const char *kv = i < ndef ? default_env[i] : req->env[i - ndef];
+      if (strchr (kv, '=') == NULL)
+        {
+          const char *v = getenv (kv);
+          if (v == NULL)
+            continue;
+          char *joined = NULL;
+          if (asprintf (&joined, "%s=%s", kv, v) < 0)
+            continue;
+          owned[nowned++] = joined;
+          kv = joined;
+        }
+      size_t klen = (size_t)(strchr (kv, '=') - kv);
+      size_t j;
+      for (j = 0; j < n; j++)
+        if (strncmp (envp[j], kv, klen + 1) == 0)
+          break;
+      envp[j] = (char *)kv;
+      if (j == n)
+        n++;
+    }
+  envp[n] = NULL;
+  owned[nowned] = NULL;
+}
+
+/* A policy file: the request's, else the default one found by name. */
+static int
+policy_path (const char *given, const char *name, char **path, csr_error **err)
+{
+  *path = given ? strdup (given) : csr_find_policy (name);
+  if (*path == NULL)
+    return csr_error_set (err, ENOMEM, "find %s", name);
+  return 0;
+}
+
+/* The gate policy, the silent-failure patterns, the import table: a broken
+ * file the request named is bad input, a broken default one csrun's fault. */
+static int
+load_policies (const struct csr_snippet_request *req, struct csr_snippet_result *res,
+               csr_error **err)
+{
+  cleanup_free char *gate_path = NULL;
+  if (policy_path (req->gate_conf, "gate.conf", &gate_path, err) < 0)
+    return CSR_SNIPPET_INTERNAL;
+  if (csr_gate_policy_load (gate_path, &res->policy, err) < 0)
+    return req->gate_conf ? CSR_SNIPPET_BAD_INPUT : CSR_SNIPPET_INTERNAL;
+  for (size_t i = 0; i < req->n_allow; i++)
+    if (csr_gate_policy_allow (&res->policy, req->allow[i], err) < 0)
+      return CSR_SNIPPET_BAD_INPUT;
+  if (!req->check_only && !req->no_silent_scan)
+    {
+      cleanup_free char *p = NULL;
+      if (policy_path (req->silent_conf, "silent-failure.conf", &p, err) < 0)
+        return CSR_SNIPPET_INTERNAL;
+      if (csr_scan_load (p, &res->scan, err) < 0)
+        return req->silent_conf ? CSR_SNIPPET_BAD_INPUT : CSR_SNIPPET_INTERNAL;
+      for (size_t i = 0; i < req->n_silent_patterns; i++)
+        if (csr_scan_add (&res->scan, req->silent_patterns[i], err) < 0)
+          {
+            csr_error_wrap (err, "--silent-pattern");
+            return CSR_SNIPPET_BAD_INPUT;
+          }
+    }
+  if (!req->check_only && !req->no_heal)
+    {
+      cleanup_free char *p = NULL;
+      if (policy_path (req->heal_conf, "heal.conf", &p, err) < 0)
+        return CSR_SNIPPET_INTERNAL;
+      if (csr_heal_conf_load (p, &res->heal, err) < 0)
+        return req->heal_conf ? CSR_SNIPPET_BAD_INPUT : CSR_SNIPPET_INTERNAL;
+    }
+  /* Which model heals, if any (checking a snippet heals nothing). */
+  if (!req->check_only && req->llm && csr_llm_config_resolve (req->llm, &res->llm, err) < 0)
+    return CSR_SNIPPET_BAD_INPUT;
+  return 0;
+}
+
+/* The cache directory (the request's, else csr_rootfs_cache_dir_from),
+ * checked and created once for everything kept in it (rootfs trees, seccomp
+ * programs, the compiled gate): *OUT is its canonical path, or NULL when it
+ * can't be made here (then nothing is cached, or the rootfs names why).  A
+ * directory that fails the trust check is refused: CSR_SNIPPET_INTERNAL. */
+static int
+trusted_cache_dir (const char *given, char **out, csr_error **err)
+{
+  *out = NULL;
+  cleanup_free char *dflt = NULL;
+  const char *dir = given, *source = NULL;
+  if (dir == NULL)
+    {
+      csr_error *ignored = NULL;
+      if (csr_rootfs_cache_dir_from (&dflt, &source, &ignored) < 0)
+        csr_error_free (ignored);
+      dir = dflt;
+    }
+  if (dir == NULL)
+    return 0;
+  char what[64];
+  if (source && strcmp (source, "default") != 0)
+    snprintf (what, sizeof what, "cache directory (%s)", source);
+  else
+    snprintf (what, sizeof what, "cache directory");
+  csr_error *e = NULL;
+  int fd = csr_trust_open_dir (what, dir, 0700, out, &e);
+  if (fd == CSR_TRUST_REFUSED)
+    {
+      csr_error_set (err, 0, "%s", e->msg);
+      csr_error_free (e);
+      return CSR_SNIPPET_INTERNAL;
+    }
+  if (fd < 0)
+    {
+      csr_debug ("%s", csr_error_text (e));
+      csr_error_free (e);
+      *out = strdup (dir); /* the rootfs cache reports what is wrong, if it needs it */
+      return 0;
+    }
+  close (fd);
+  return 0;
+}
+
+/* --user: the ids inside map to the invoking user's subordinate ids. */
+static int
+map_user (const struct csr_snippet_request *req, struct jail_spec *spec, csr_error **err)
+{
+  cleanup_free char *subuid = NULL;
+  cleanup_free char *subgid = NULL;
+  size_t n;
+  csr_error *ignored = NULL;
+  if (csr_read_file ("/etc/subuid", 1 << 20, &subuid, &n, &ignored) < 0)
+    csr_error_freep (&ignored);
+  if (csr_read_file ("/etc/subgid", 1 << 20, &subgid, &n, &ignored) < 0)
+    csr_error_freep (&ignored);
+  struct passwd *pw = getpwuid (geteuid ());
+  return csr_idmap_subordinate (spec, pw ? pw->pw_name : NULL, geteuid (), getegid (), subuid,
+                                subgid, (uid_t)req->user_uid, (gid_t)req->user_gid, err);
+}
+
+/* The jail every attempt starts from: the rootfs, the environment, the
+ * network, the id maps, the seccomp program. */
+static int
+base_spec (const struct csr_snippet_request *req, struct csr_snippet_result *res,
+           const char *cache_dir, struct jail_spec *spec, csr_error **err)
+{
+  cleanup_free char *rootfs_src = req->rootfs ? strdup (req->rootfs) : csr_find_rootfs ();
+  if (rootfs_src == NULL)
+    return csr_error_set (err, ENOMEM, "find the rootfs"), CSR_SNIPPET_INTERNAL;
+  if (csr_rootfs_resolve (rootfs_src, cache_dir, &res->rootfs, err) < 0)
+    return CSR_SNIPPET_INTERNAL;
+  build_env (req, res);
+  jail_spec_init (spec);
+  spec->rootfs_dir = res->rootfs->dir;
+  spec->envp = res->envp;
+  spec->tmp_size = req->tmp_size;
+  spec->host_net = req->host_net;
+  if (req->user_uid && map_user (req, spec, err) < 0)
+    return CSR_SNIPPET_INTERNAL;
+
+  /* Seccomp: the default allowlist unless told otherwise; compiled BPF is cached. */
+  if (req->seccomp == NULL || strcmp (req->seccomp, "unconfined") != 0)
+    {
+      cleanup_free char *sp = NULL;
+      if (policy_path (req->seccomp, "seccomp/default.json", &sp, err) < 0)
+        return CSR_SNIPPET_INTERNAL;
+      int sr = csr_seccomp_load (sp, cache_dir, &res->seccomp, err);
+      if (sr < 0)
+        return req->seccomp && sr != CSR_TRUST_REFUSED ? CSR_SNIPPET_BAD_INPUT
+                                                       : CSR_SNIPPET_INTERNAL;
+      spec->seccomp_bpf = &res->seccomp->prog;
+      res->seccomp_shown = res->seccomp->digest;
+    }
+  else
+    res->seccomp_shown = "unconfined";
+  return 0;
+}
+
+/* What the result says about the run as a whole, besides the loop's
+ * attempts: what was asked (REQ) and what this run owns (the rootfs, the
+ * seccomp program, the model).  Set before the loop, and again on the
+ * fresh loop after a repair. */
+static void
+describe_run (const struct csr_snippet_request *req, struct csr_snippet_result *res)
+{
+  struct csr_run_result *r = &res->loop.result;
+  r->limits = (struct csr_limits){
+    .mechanism = "none",
+    .memory_bytes = req->limits.memory,
+    .timeout_s = req->timeout_s,
+    .max_output = req->max_output,
+    .tmp_size = req->tmp_size,
+    .nofile = 1024,
+    .pids = req->limits.pids,
+    .cpu_millis = req->limits.cpu_millis,
+    .seccomp = res->seccomp_shown,
+  };
+  if (res->rootfs)
+    {
+      r->rootfs_dir = res->rootfs->dir;
+      r->rootfs_sha256 = res->rootfs->sha256;
+      r->rootfs_unpacked = res->rootfs->unpacked_now;
+    }
+  if (res->repaired)
+    {
+      r->rootfs_repaired_files = res->damaged_files;
+      r->rootfs_repaired_first = res->damaged_first;
+    }
+}
+
+/* After the loop: the model it could use, how the limits were enforced
+ * (the first attempt's), the wall time from T0. */
+static void
+describe_outcome (struct csr_snippet_result *res, const struct timespec *t0)
+{
+  struct csr_run_result *r = &res->loop.result;
+  if (res->llm.provider)
+    {
+      r->llm_provider = res->llm.provider->name;
+      r->llm_model = res->llm.model;
+      r->llm_calls = res->llm_budget.calls;
+      r->llm_max_calls = res->llm.max_calls;
+    }
+  if (r->n_attempts > 0)
+    {
+      const struct csr_limits_applied *ap = &r->attempts[0].limits;
+      snprintf (res->mechanism, sizeof res->mechanism, "%s", ap->mechanism);
+      r->limits.mechanism = res->mechanism;
+      r->limits.memory_enforced = ap->memory;
+      r->limits.memory_by_rlimit = ap->memory_by_rlimit;
+      r->limits.pids_enforced = ap->pids;
+      r->limits.cpu_enforced = ap->cpu;
+    }
+  struct timespec t1;
+  clock_gettime (CLOCK_MONOTONIC, &t1);
+  r->duration_ms
+      = (uint64_t)((t1.tv_sec - t0->tv_sec) * 1000 + (t1.tv_nsec - t0->tv_nsec) / 1000000);
+}
+
+/* The jail failed before the gate gave a verdict: it could not start, or
+ * the interpreter died before it wrote one. */
+static bool
+failed_before_verdict (const struct csr_run_result *r, int rc)
+{
+  if (rc < 0)
+    return true;
+  if (r->status != CSR_STATUS_ERROR || r->n_attempts == 0)
+    return false;
+  const struct csr_attempt *a = &r->attempts[r->n_attempts - 1];
+  return a->gate != NULL && a->gate->outcome == CSR_GATE_FAILED;
+}
+
+/* After a failure before the verdict: verify the cached tree and, when it is
+ * damaged, unpack it again and run everything once more on a fresh loop.
+ * *RC and *ERR are the loop's; they are replaced by the new run's.  What was
+ * found is in RES (damaged_files, repaired, repair_error) for the caller to
+ * tell. */
+static void
+repair_and_rerun (const struct csr_snippet_request *req, struct csr_snippet_result *res,
+                  const struct jail_spec *spec, struct csr_loop_opts *lo, const char *cache_dir,
+                  int *rc, csr_error **err)
+{
+  struct csr_tree_damage d;
+  bool repaired = false;
+  csr_error *e = NULL;
+  int crc = csr_rootfs_check_repair (res->rootfs, &d, &repaired, &e);
+  res->damaged_files = d.n;
+  res->rootfs_dir = res->rootfs->dir;
+  if (d.n > 0 && d.n_shown > 0 && (crc < 0 || repaired))
+    res->damaged_first = strdup (d.shown[0]);
+  csr_tree_damage_release (&d);
+  if (crc < 0)
+    {
+      /* The original failure stays the result; the caller says why nothing
+       * was fixed. */
+      if (res->damaged_files > 0)
+        res->repair_error = strdup (csr_error_text (e));
+      csr_error_free (e);
+      return;
+    }
+  if (!repaired)
+    {
+      res->damaged_files = 0;
+      return;
+    }
+  res->repaired = true;
+
+  /* Start over: a fresh loop, the gate compiled again by the repaired
+   * interpreter. */
+  csr_loop_release (&res->loop);
+  memset (&res->loop, 0, sizeof res->loop);
+  describe_run (req, res);
+  csr_error_freep (err);
+  if (res->gate_code_fd > 0)
+    close (res->gate_code_fd);
+  res->gate_code_fd = -1;
+  if (csr_gate_code_fd (spec, cache_dir, &res->gate_code_fd, err) < 0)
+    {
+      *rc = -1;
+      return;
+    }
+  lo->gate_code_fd = res->gate_code_fd;
+  *rc = csr_loop_run (&res->loop, req->code, req->code_len, lo, err);
+}
+
+int
+csr_snippet_run (const struct csr_snippet_request *req, struct csr_snippet_result *res,
+                 csr_error **err)
+{
+  struct timespec t0;
+  clock_gettime (CLOCK_MONOTONIC, &t0);
+  describe_run (req, res);
+  if (csr_snippet_check_code (req->name, req->code, req->code_len, err) < 0)
+    return CSR_SNIPPET_BAD_INPUT;
+  int rc = load_policies (req, res, err);
+  if (rc < 0)
+    return rc;
+  cleanup_free char *cache_dir = NULL;
+  rc = trusted_cache_dir (req->cache_dir, &cache_dir, err);
+  if (rc < 0)
+    return rc;
+  struct jail_spec spec;
+  rc = base_spec (req, res, cache_dir, &spec, err);
+  describe_run (req, res);
+  if (rc < 0)
+    return rc;
+
+  /* The gate, precompiled for this rootfs (cached next to the rootfs trees). */
+  if (csr_gate_code_fd (&spec, cache_dir, &res->gate_code_fd, err) < 0)
+    return CSR_SNIPPET_INTERNAL;
+
+  /* The healers edit text and show it as UTF-8 (diffs, prompts, JSON): a
+   * snippet in another encoding runs as it is. */
+  if (!csr_utf8_valid (req->code, req->code_len))
+    {
+      char enc[64] = "";
+      csr_pycoding_find (req->code, req->code_len, enc, sizeof enc);
+      snprintf (res->no_heal_why, sizeof res->no_heal_why,
+                "the snippet is not UTF-8 (coding: %s): csrun heals UTF-8 source only", enc);
+    }
+  bool check = req->check_only;
+  struct csr_loop_opts lo = {
+    .base = &spec,
+    .args = req->args,
+    .n_args = req->n_args,
+    .capture = { .timeout_s = req->timeout_s,
+                 .max_output = req->max_output,
+                 .passthrough_out = -1,
+                 .passthrough_err = -1,
+                 .limits = &req->limits },
+    .policy = &res->policy,
+    .gate_code_fd = res->gate_code_fd,
+    .check_only = check,
+    .scan = !check && !req->no_silent_scan ? &res->scan : NULL,
+    .heal = !check && !req->no_heal && !res->no_heal_why[0] ? &res->heal : NULL,
+    .llm = res->llm.provider ? &res->llm : NULL,
+    .llm_budget = &res->llm_budget,
+    .patch_cmd = check ? NULL : req->patch_cmd,
+    .patch_timeout_s = req->patch_timeout_s,
+    .max_code = req->max_code,
+    .max_attempts = req->max_attempts,
+    .no_heal_why = res->no_heal_why[0] ? res->no_heal_why : NULL,
+  };
+  csr_cgroup_cleanup_stale ();
+  rc = csr_loop_run (&res->loop, req->code, req->code_len, &lo, err);
+  if (res->rootfs->sha256 != NULL && failed_before_verdict (&res->loop.result, rc))
+    repair_and_rerun (req, res, &spec, &lo, cache_dir, &rc, err);
+  describe_outcome (res, &t0);
+  return rc < 0 ? CSR_SNIPPET_INTERNAL : 0;
+}
+
+void
+csr_snippet_result_release (struct csr_snippet_result *res)
+{
+  csr_loop_release (&res->loop);
+  csr_gate_policy_release (&res->policy);
+  csr_scan_release (&res->scan);
+  csr_heal_conf_release (&res->heal);
+  csr_llm_config_release (&res->llm);
+  csr_rootfs_free (res->rootfs);
+  csr_seccomp_free (res->seccomp);
+  if (res->gate_code_fd > 0)
+    close (res->gate_code_fd);
+  for (char **p = res->owned_env; *p; p++)
+    free (*p);
+  free (res->damaged_first);
+  free (res->repair_error);
+}
