@@ -238,8 +238,13 @@ for t in "${expanded[@]}"; do
     timeout -k 5 "$timeout_s" "$python" "$src/tests/$file")
   rc=0
   if [ "$file" = test_tty.py ]; then
-    # test_tty needs a terminal on stdout (it skips otherwise): give it one.
-    : | (cd "$work" && script -q -e -c "$(printf '%q ' "${cmd[@]}")" /dev/null) > "$log" 2>&1 || rc=$?
+    # test_tty needs a terminal on stdout (it skips otherwise): give it one.  The
+    # command is exec'd by script's shell, so the test (and the runtime it starts)
+    # is in the terminal's foreground process group whatever $SHELL is: a shell that
+    # forks it instead (dash, script's default without $SHELL, as in CI) leaves
+    # timeout(1)'s new group in the background, and the runtime's tcsetattr() on
+    # its terminal stops it with SIGTTOU until the timeout.
+    : | (cd "$work" && SHELL=/bin/bash script -q -e -c "exec $(printf '%q ' "${cmd[@]}")" /dev/null) > "$log" 2>&1 || rc=$?
   else
     : | (cd "$work" && "${cmd[@]}") > "$log" 2>&1 || rc=$?
   fi

@@ -34,6 +34,31 @@ else
   not_ok "suite-crun.sh: exit 2 and one line when crun's tests are absent" "rc=$rc" "$out"
 fi
 
+# suite-crun.sh runs test_tty.py under a terminal, in its foreground process group
+# (a runtime that sets the terminal up is stopped by SIGTTOU otherwise), also with no
+# $SHELL (script(1) then forks the command from /bin/sh): a fake crun tree whose
+# test_tty.py says "ok" only when it is in the foreground.
+f=$d/fake-crun/crun-1.8.1/tests
+mkdir -p "$f" && : > "$f/tests_utils.py" && printf '#!/bin/sh\n' > "$f/init" && chmod +x "$f/init"
+cat > "$f/test_tty.py" << 'EOF'
+import os, sys
+def fg():
+    return os.isatty(1) and os.tcgetpgrp(1) == os.getpgrp()
+all_tests = {"test-fg": fg}
+if __name__ == "__main__":
+    print("1..1")
+    print(("ok" if fg() else "not ok") + " 1 - test-fg")
+EOF
+out=$(env -u SHELL CSRUN_CONFORMANCE_TIMEOUT=20 bash "$conf/suite-crun.sh" --runtime "$CSRUN" \
+  --suites "$d/fake-crun" --results "$d/tty.txt" test_tty.py:test-fg 2>&1 < /dev/null)
+rc=$?
+if [ "$rc" = 0 ] && grep -q -x "$(printf 'pass\ttest_tty.py:test-fg\t')" "$d/tty.txt"; then
+  ok "suite-crun.sh: test_tty.py runs in its terminal's foreground process group, with no \$SHELL too"
+else
+  not_ok "suite-crun.sh: test_tty.py runs in its terminal's foreground process group, with no \$SHELL too" \
+    "rc=$rc" "$out" "$(cat "$d/tty.txt" 2>&1)"
+fi
+
 if ! is_root; then
   skip "run.sh against a fake suite" "n/a: run.sh runs the suites as root (the root pass runs this)"
   done_testing
