@@ -253,7 +253,7 @@ failed_before_verdict (const struct csr_run_result *r, int rc)
  * damaged, unpack it again and run everything once more.  *RC and *ERR are
  * the loop's; they are replaced by the new run's. */
 static void
-repair_and_rerun (const char *prog, struct csr_snippet_run *s, const struct jail_spec *spec,
+repair_and_rerun (const char *prog, struct csr_snippet_run *s, const struct jail_snippet *spec,
                   struct csr_loop_opts *lo, const char *cache_dir, int *rc, csr_error **err)
 {
   struct csr_tree_damage d;
@@ -426,9 +426,9 @@ csr_execute (struct run_opts *o, bool check_only, struct csr_snippet_run *s, csr
   r->rootfs_unpacked = s->rootfs->unpacked_now;
 
   csr_build_env (o, s->envp, s->owned_env, sizeof s->envp / sizeof s->envp[0]);
-  struct jail_spec spec;
-  jail_spec_init (&spec);
-  spec.rootfs_dir = s->rootfs->dir;
+  struct jail_snippet spec;
+  jail_snippet_init (&spec);
+  spec.jail.rootfs_dir = s->rootfs->dir;
   spec.envp = s->envp;
   spec.tmp_size = o->tmp_size;
   spec.host_net = strcmp (o->net, "host") == 0;
@@ -458,7 +458,7 @@ csr_execute (struct run_opts *o, bool check_only, struct csr_snippet_run *s, csr
       int sr = csr_seccomp_load (sp, cache_dir, &s->seccomp, err);
       if (sr < 0)
         return o->seccomp && sr != CSR_TRUST_REFUSED ? CSR_EXIT_USAGE : CSR_EXIT_INTERNAL;
-      spec.seccomp_bpf = &s->seccomp->prog;
+      spec.jail.seccomp_bpf = &s->seccomp->prog;
       r->limits.seccomp = s->seccomp->digest;
     }
   else
