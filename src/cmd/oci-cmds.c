@@ -4,7 +4,6 @@
 #include "oci.h"
 
 #include <argp.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -20,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "jail/procns.h"
 #include "oci/cgroup.h"
 #include "oci/devices.h"
 #include "oci/hooks.h"
@@ -116,7 +116,6 @@ state_cgroup (const struct oci_state *st, struct oci_cgroup *cg)
 }
 
 /* Processes of the container: its cgroup's, else its pid namespace's. */
-static size_t namespace_pids (pid_t pid, pid_t *out, size_t cap);
 static size_t
 container_pids (const struct oci_state *st, pid_t *out, size_t cap)
 {
@@ -135,7 +134,7 @@ container_pids (const struct oci_state *st, pid_t *out, size_t cap)
         }
       csr_error_free (e);
     }
-  return namespace_pids (st->pid, out, cap);
+  return csr_procns_pid_members (st->pid, out, cap);
 }
 
 static void
@@ -322,45 +321,6 @@ cmd_oci_state (struct csr_global *g, int argc, char **argv)
     return oci_failf (g, "out of memory");
   fputs (json, stdout);
   return 0;
-}
-
-/* Every process in the pid namespace of PID (for kill --all and ps). */
-static size_t
-namespace_pids (pid_t pid, pid_t *out, size_t cap)
-{
-  char path[64];
-  struct stat ns;
-  snprintf (path, sizeof path, "/proc/%d/ns/pid", (int)pid);
-  if (stat (path, &ns) < 0)
-    return 0;
-  /* A container in our own pid namespace (none of its own): its process
-   * only, never every process of the host's namespace. */
-  struct stat self;
-  if (stat ("/proc/self/ns/pid", &self) < 0
-      || (self.st_ino == ns.st_ino && self.st_dev == ns.st_dev))
-    {
-      if (cap == 0)
-        return 0;
-      out[0] = pid;
-      return 1;
-    }
-  cleanup_dir DIR *d = opendir ("/proc");
-  if (d == NULL)
-    return 0;
-  size_t n = 0;
-  struct dirent *de;
-  while ((de = readdir (d)) != NULL && n < cap)
-    {
-      char *end;
-      long p = strtol (de->d_name, &end, 10);
-      if (*end || p <= 0)
-        continue;
-      struct stat other;
-      snprintf (path, sizeof path, "/proc/%ld/ns/pid", p);
-      if (stat (path, &other) == 0 && other.st_ino == ns.st_ino && other.st_dev == ns.st_dev)
-        out[n++] = (pid_t)p;
-    }
-  return n;
 }
 
 /* Thaw a paused container's cgroup (after SIGKILL, so that it dies). */
@@ -566,7 +526,7 @@ delete_one (struct csr_global *g, const char *root, const char *id, bool force)
       if (s != OCI_STOPPED && st.pid > 0)
         {
           pid_t pids[4096];
-          size_t n = namespace_pids (st.pid, pids, 4096);
+          size_t n = csr_procns_pid_members (st.pid, pids, 4096);
           for (size_t i = 0; i < n; i++)
             kill (pids[i], SIGKILL);
           kill (st.pid, SIGKILL);

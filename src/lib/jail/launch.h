@@ -60,6 +60,12 @@ struct csr_launch_child
   bool joined; /* csr_launch.join was joined (by the intermediate process) */
 };
 
+/* A face's entry: runs in the child after the go byte, in the cgroup; never
+ * returns (execve, or csr_launch_fail). */
+typedef __attribute__ ((noreturn)) void (*csr_launch_entry_fn) (const struct jail_spec *spec,
+                                                                void *face,
+                                                                const struct csr_launch_child *lc);
+
 /* A namespace joined by path. */
 struct csr_launch_ns
 {
@@ -71,12 +77,9 @@ struct csr_launch
 {
   const struct jail_spec *spec; /* the shared part: rootfs, id maps, seccomp, cgroup */
   void *face;                   /* the face's own part, handed to its callbacks */
-  /* Child side: runs after the go byte, in the cgroup; never returns
-   * (execve, or csr_launch_fail). */
-  __attribute__ ((noreturn)) void (*entry) (const struct jail_spec *spec, void *face,
-                                            const struct csr_launch_child *lc);
-  uint64_t clone_flags; /* namespaces to make (CLONE_NEW*) */
-  bool write_idmaps;    /* a new user namespace: write spec's id maps before the go */
+  csr_launch_entry_fn entry;    /* the child side */
+  uint64_t clone_flags;         /* namespaces to make (CLONE_NEW*) */
+  bool write_idmaps;            /* a new user namespace: write spec's id maps before the go */
   /* Namespaces to join by path before CLONE_FLAGS are made (a pid or user
    * namespace, which clone can't join; the user namespace first): through an
    * intermediate process that joins them, unshares CLONE_FLAGS, forks the
