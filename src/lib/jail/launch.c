@@ -71,6 +71,7 @@ struct launch_cg
   bool any;     /* there is a cgroup to be in */
   int clone_fd; /* v2 directory to clone into, or -1 */
   bool own_fd;  /* clone_fd is ours to close */
+  bool want_v2; /* there is a v2 directory (clone_fd, unless it could not be opened) */
   bool want_v1; /* there are v1 directories */
   int fds[LAUNCH_CG_MAX];
   int n_fds; /* tasks fds the child writes (0: none, or the parent moves it) */
@@ -86,6 +87,7 @@ cgroup_prepare (const struct csr_launch *l, struct launch_cg *cg)
     {
       cg->any = true;
       cg->clone_fd = csr_cgroup_clone_fd (g);
+      cg->want_v2 = cg->clone_fd >= 0;
       int n = csr_cgroup_self_enter_fds (g, cg->fds, NULL);
       /* 0: no v1 directory; -1: there are, unopened (moved from outside). */
       cg->want_v1 = n != 0;
@@ -99,6 +101,7 @@ cgroup_prepare (const struct csr_launch *l, struct launch_cg *cg)
   if (ocg == NULL || (ocg->v2 == NULL && ocg->n_v1 == 0))
     return;
   cg->any = true;
+  cg->want_v2 = ocg->v2 != NULL;
   if (ocg->v2)
     {
       cg->clone_fd = open (ocg->v2, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -326,7 +329,7 @@ clone_child (const struct csr_launch *l, struct launch_cg *cg, int *pidfd)
 {
   uint64_t flags = l->n_join ? 0 : l->clone_flags;
   pid_t pid = cg->clone_fd >= 0 ? csr_clone_into (flags, cg->clone_fd, pidfd) : -1;
-  cg->in = (cg->clone_fd < 0 || pid >= 0) && (!cg->want_v1 || cg->n_fds > 0);
+  cg->in = (!cg->want_v2 || pid >= 0) && (!cg->want_v1 || cg->n_fds > 0);
   if (pid < 0)
     pid = csr_clone (flags, pidfd);
   return pid;

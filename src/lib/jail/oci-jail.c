@@ -34,7 +34,7 @@
 /* The namespaces to make: the config's new ones, but the cgroup namespace
  * (unshared by the container once it is in its cgroup).  *JOIN_FIRST: a pid
  * or user namespace is joined by path, which clone() can't do (see
- * via_intermediate). */
+ * launch.c's via_intermediate). */
 static int
 clone_flags (const struct oci_config *c, uint64_t *flags, bool *join_first, csr_error **err)
 {
