@@ -247,6 +247,27 @@ state_for_hooks (pid_t pid, bool creating, void *data)
   return oci_state_json (&c->st);
 }
 
+/* prestart and createRuntime, when the container has its namespaces and
+ * waits (csr_oci_jail_create calls this): in the runtime's namespaces, with
+ * the bundle as their working directory. */
+static int
+runtime_hooks (pid_t pid, void *data, csr_error **err)
+{
+  struct creation *c = data;
+  cleanup_free char *st = state_for_hooks (pid, false, c);
+  if (st == NULL)
+    return csr_error_set (err, ENOMEM, "the state for the hooks");
+  cleanup_close int cwd = open (".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (c->st.bundle && chdir (c->st.bundle) < 0)
+    return csr_error_errno (err, "chdir %s", c->st.bundle);
+  int rc = oci_hooks_run (&c->cfg, OCI_HOOK_PRESTART, st, err);
+  if (rc == 0)
+    rc = oci_hooks_run (&c->cfg, OCI_HOOK_CREATE_RUNTIME, st, err);
+  if (cwd >= 0)
+    (void)!fchdir (cwd);
+  return rc;
+}
+
 static int
 write_pid_file (const char *path, pid_t pid, csr_error **err)
 {
@@ -290,6 +311,60 @@ snapshot_config (const char *cfgp, const char *dir, char **out, csr_error **err)
   "create or run -d/--detach"
 
 /* Everything up to a container waiting on its exec FIFO. */
+/* The OCI face's spec of the container (its console socket into *CONSOLE). */
+static int
+fill_spec (struct creation *c, const struct create_opts *o, const char *bundle, const char *rootfs,
+           int fifo_fd, struct csr_oci_spec *spec, int *console, csr_error **err)
+{
+  csr_oci_spec_init (spec);
+  spec->jail.rootfs_dir = rootfs;
+  spec->config = &c->cfg;
+  spec->bundle = bundle;
+  spec->exec_fifo = fifo_fd;
+  spec->preserve_fds = (int)o->preserve_fds;
+  /* Socket activation, as runc and crun do: LISTEN_FDS=N in our environment
+   * (and LISTEN_PID, when set, ours) hands fds 3 .. 3+N-1 on too. */
+  const char *listen = getenv ("LISTEN_FDS");
+  const char *listen_pid = getenv ("LISTEN_PID");
+  uint64_t n_listen = 0;
+  if (listen && (listen_pid == NULL || atol (listen_pid) == (long)getpid ())
+      && csr_parse_uint (listen, 0, 4096, &n_listen, NULL) == 0 && n_listen > 0)
+    {
+      spec->listen_fds = (int)n_listen;
+      spec->preserve_fds += (int)n_listen;
+    }
+  spec->no_pivot = o->no_pivot;
+  if (c->cfg.terminal)
+    {
+      /* Without --console-socket, runc's rule: `run` in the foreground
+       * copies between the terminal and its own stdio; create and run -d
+       * can't (nothing would be left to hold the master). */
+      if (o->console_socket == NULL && !c->foreground)
+        return csr_error_set (err, EINVAL, TERMINAL_NEEDS_SOCKET);
+      if (o->console_socket == NULL)
+        {
+          if (oci_console_pair (&c->console_ours, console, err) < 0)
+            return -1;
+        }
+      else if ((*console = oci_connect_console (o->console_socket, err)) < 0)
+        return -1;
+      spec->console = *console;
+    }
+  if (c->cfg.seccomp_json)
+    {
+      /* Compiled profiles are cached under the state root ('@' is in no id). */
+      cleanup_free char *cache = NULL;
+      if (asprintf (&cache, "%s/@cache", c->root) < 0)
+        cache = NULL;
+      if (csr_seccomp_compile_oci_cached (c->cfg.seccomp_json, strlen (c->cfg.seccomp_json), cache,
+                                          &c->seccomp, err)
+          < 0)
+        return csr_error_wrap (err, "linux.seccomp");
+      spec->jail.seccomp_bpf = &c->seccomp->prog;
+    }
+  return 0;
+}
+
 static int
 create_container (struct creation *c, const struct create_opts *o, pid_t *pid, csr_error **err)
 {
@@ -365,58 +440,15 @@ create_container (struct creation *c, const struct create_opts *o, pid_t *pid, c
   if (oci_state_save (c->root, &c->st, err) < 0)
     return -1;
 
-  struct jail_spec spec;
-  jail_spec_init (&spec);
-  spec.rootfs_dir = rootfs;
-  spec.oci = &c->cfg;
-  spec.oci_bundle = bundle;
-  spec.oci_exec_fifo = fifo_fd;
-  spec.oci_preserve_fds = (int)o->preserve_fds;
-  /* Socket activation, as runc and crun do: LISTEN_FDS=N in our environment
-   * (and LISTEN_PID, when set, ours) hands fds 3 .. 3+N-1 on too. */
-  const char *listen = getenv ("LISTEN_FDS");
-  const char *listen_pid = getenv ("LISTEN_PID");
-  uint64_t n_listen = 0;
-  if (listen && (listen_pid == NULL || atol (listen_pid) == (long)getpid ())
-      && csr_parse_uint (listen, 0, 4096, &n_listen, NULL) == 0 && n_listen > 0)
-    {
-      spec.oci_listen_fds = (int)n_listen;
-      spec.oci_preserve_fds += (int)n_listen;
-    }
-  spec.oci_no_pivot = o->no_pivot;
+  struct csr_oci_spec spec;
   cleanup_close int console = -1;
-  if (c->cfg.terminal)
-    {
-      /* Without --console-socket, runc's rule: `run` in the foreground
-       * copies between the terminal and its own stdio; create and run -d
-       * can't (nothing would be left to hold the master). */
-      if (o->console_socket == NULL && !c->foreground)
-        return csr_error_set (err, EINVAL, TERMINAL_NEEDS_SOCKET);
-      if (o->console_socket == NULL)
-        {
-          if (oci_console_pair (&c->console_ours, &console, err) < 0)
-            return -1;
-        }
-      else if ((console = oci_connect_console (o->console_socket, err)) < 0)
-        return -1;
-      spec.oci_console = console;
-    }
-  if (c->cfg.seccomp_json)
-    {
-      /* Compiled profiles are cached under the state root ('@' is in no id). */
-      cleanup_free char *cache = NULL;
-      if (asprintf (&cache, "%s/@cache", c->root) < 0)
-        cache = NULL;
-      if (csr_seccomp_compile_oci_cached (c->cfg.seccomp_json, strlen (c->cfg.seccomp_json), cache,
-                                          &c->seccomp, err)
-          < 0)
-        return csr_error_wrap (err, "linux.seccomp");
-      spec.seccomp_bpf = &c->seccomp->prog;
-    }
+  if (fill_spec (c, o, bundle, rootfs, fifo_fd, &spec, &console, err) < 0)
+    return -1;
   if (make_cgroup (c, o->id, err) < 0)
     return -1;
-  spec.oci_cgroup = c->cg.v2 || c->cg.n_v1 ? &c->cg : NULL;
-  if (csr_oci_jail_create (&spec, state_for_hooks, c, pid, err) < 0)
+  spec.cgroup_paths = c->cg.v2 || c->cg.n_v1 ? &c->cg : NULL;
+  const struct csr_oci_create_ops ops = { state_for_hooks, runtime_hooks, c };
+  if (csr_oci_jail_create (&spec, &ops, pid, err) < 0)
     return -1;
   c->st.pid = *pid;
   c->st.pid_start = oci_pid_start_time (*pid, NULL);

@@ -23,7 +23,8 @@
 #include <sys/capability.h>
 #include <yajl/yajl_gen.h>
 
-#include "jail/child.h"
+#include "jail/enter.h"
+#include "jail/launch.h"
 #include "jail/oci-child.h"
 #include "jail/seccomp-notify.h"
 #include "jail/seccomp.h"
@@ -415,52 +416,13 @@ inherit_process (struct oci_config *p, const struct oci_config *ctr, csr_error *
   return 0;
 }
 
-static const struct
-{
-  const char *name;
-  int flag;
-} ns_kinds[] = {
-  /* The user namespace first (it owns the others), the mount namespace last
-   * (it changes our root). */
-  { "user", CLONE_NEWUSER }, { "ipc", CLONE_NEWIPC }, { "uts", CLONE_NEWUTS },
-  { "net", CLONE_NEWNET },   { "pid", CLONE_NEWPID }, { "cgroup", CLONE_NEWCGROUP },
-  { "mnt", CLONE_NEWNS },
-};
-#define N_NS (sizeof ns_kinds / sizeof ns_kinds[0])
-
-/* Open the namespaces of PID that differ from ours. */
-static int
-open_namespaces (pid_t pid, int fds[N_NS], csr_error **err)
-{
-  for (size_t i = 0; i < N_NS; i++)
-    {
-      char theirs[64], ours[64];
-      snprintf (theirs, sizeof theirs, "/proc/%d/ns/%s", (int)pid, ns_kinds[i].name);
-      snprintf (ours, sizeof ours, "/proc/self/ns/%s", ns_kinds[i].name);
-      struct stat a, b;
-      fds[i] = -1;
-      if (stat (theirs, &a) < 0)
-        {
-          if (errno == ENOENT && i != N_NS - 1)
-            continue; /* a kernel without that kind */
-          return csr_error_errno (err, "namespace %s of pid %d", ns_kinds[i].name, (int)pid);
-        }
-      if (stat (ours, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
-        continue;
-      fds[i] = open (theirs, O_RDONLY | O_CLOEXEC);
-      if (fds[i] < 0)
-        return csr_error_errno (err, "open %s", theirs);
-    }
-  return 0;
-}
-
 struct exec_ctx
 {
   struct oci_state st;
   struct oci_config ctr;
   struct oci_config proc;
   struct csr_seccomp *seccomp;
-  int ns[N_NS];
+  struct csr_enter enter;                  /* the container's namespaces (and root) */
   char *listener_path, *listener_metadata; /* linux.seccomp.listenerPath, or NULL */
   int listener[2];                         /* ours, the child's: its seccomp listener */
   int agent;                               /* connected to listenerPath (before setns) */
@@ -468,7 +430,6 @@ struct exec_ctx
   int console;                             /* what the child sends the terminal over */
   int console_ours; /* the other end, when we copy the terminal to our stdio */
   int pid_file;
-  int root; /* the container's root, when it shares our mount namespace (it was chrooted) */
   int procs[OCI_CG_MAX_DIRS + 1]; /* cgroup.procs of the container's cgroup dirs */
   size_t n_procs;
 };
@@ -480,9 +441,7 @@ exec_ctx_release (struct exec_ctx *x)
   oci_config_release (&x->ctr);
   oci_config_release (&x->proc);
   csr_seccomp_free (x->seccomp);
-  for (size_t i = 0; i < N_NS; i++)
-    if (x->ns[i] >= 0)
-      close (x->ns[i]);
+  csr_enter_release (&x->enter);
   if (x->console >= 0)
     close (x->console);
   if (x->console_ours >= 0)
@@ -497,8 +456,6 @@ exec_ctx_release (struct exec_ctx *x)
   free (x->listener_metadata);
   if (x->pid_file >= 0)
     close (x->pid_file);
-  if (x->root >= 0)
-    close (x->root);
   for (size_t i = 0; i < x->n_procs; i++)
     close (x->procs[i]);
 }
@@ -608,18 +565,8 @@ prepare (const struct csr_global *g, const struct exec_opts *o, const char *root
   (void)g;
   if (open_cgroups (o, x, err) < 0)
     return -1;
-  if (open_namespaces (x->st.pid, x->ns, err) < 0)
+  if (csr_enter_open (&x->enter, x->st.pid, err) < 0)
     return -1;
-  /* A container without a mount namespace of its own runs chrooted into
-   * its rootfs (csrun-oci(8)): the process exec'd into it too. */
-  if (x->ns[N_NS - 1] < 0)
-    {
-      char path[64];
-      snprintf (path, sizeof path, "/proc/%d/root", (int)x->st.pid);
-      x->root = open (path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-      if (x->root < 0)
-        return csr_error_errno (err, "open %s", path);
-    }
   /* listenerPath is a host path, and the state is read from the host's
    * /proc: both before we enter the container (the last step here, so an
    * agent sees no connection for an exec that failed earlier). */
@@ -660,67 +607,19 @@ spawn (const struct csr_global *g, const struct exec_opts *o, struct exec_ctx *x
   csr_error *e = NULL;
   /* Join the container's namespaces; the pid namespace takes effect in the
    * child forked below, which is the new process. */
-  for (size_t i = 0; i < N_NS; i++)
-    if (x->ns[i] >= 0)
-      {
-        if (setns (x->ns[i], ns_kinds[i].flag) < 0)
-          {
-            csr_error_errno (&e, "join the container's %s namespace", ns_kinds[i].name);
-            return oci_fail (g, e), EXEC_RUNTIME_ERROR;
-          }
-        csr_debug ("exec: joined the %s namespace of pid %d", ns_kinds[i].name, (int)x->st.pid);
-      }
-  int go[2], stp[2];
-  if (pipe2 (go, O_CLOEXEC) < 0 || pipe2 (stp, O_CLOEXEC) < 0)
-    {
-      return oci_failf (g, "pipe: %s", strerror (errno)), EXEC_RUNTIME_ERROR;
-    }
-  /* The child's end of the status pipe above the fds --preserve-fds keeps
-   * (their close-on-exec flag is cleared). */
-  int st_w = fcntl (stp[1], F_DUPFD_CLOEXEC, 3 + (int)o->preserve_fds + 8);
-  if (st_w < 0)
-    return oci_failf (g, "dup: %s", strerror (errno)), EXEC_RUNTIME_ERROR;
-  close (stp[1]);
-  pid_t pid = fork ();
+  if (csr_enter_join (&x->enter, &e) < 0)
+    return oci_fail (g, e), EXEC_RUNTIME_ERROR;
+  const struct csr_enter_process proc = {
+    .proc = &x->proc,
+    .seccomp_bpf = x->seccomp ? &x->seccomp->prog : NULL,
+    .listener_sock = x->listener[1],
+    .console = x->console,
+    .preserve_fds = (int)o->preserve_fds,
+  };
+  int go[2] = { -1, -1 }, stp[2] = { -1, -1 };
+  pid_t pid = csr_enter_spawn (&x->enter, &proc, &go[1], &stp[0], &e);
   if (pid < 0)
-    {
-      return oci_failf (g, "fork: %s", strerror (errno)), EXEC_RUNTIME_ERROR;
-    }
-  if (pid == 0)
-    {
-      close (go[1]);
-      close (stp[0]);
-      char c;
-      if (read (go[0], &c, 1) != 1)
-        _exit (125);
-      close (go[0]);
-      if (x->root >= 0 && (fchdir (x->root) < 0 || chroot (".") < 0))
-        {
-          fprintf (stderr, "csrun: chroot into the container's root: %s\n", strerror (errno));
-          unsigned char code = 125;
-          if (write (st_w, &code, 1) != 1)
-            fprintf (stderr, "csrun: report the failure: %s\n", strerror (errno));
-          _exit (code);
-        }
-      char exe[PATH_MAX];
-      if (csr_oci_prepare_process_notify (&x->proc, x->seccomp ? &x->seccomp->prog : NULL,
-                                          x->listener[1], x->console, (int)o->preserve_fds, exe,
-                                          sizeof exe, &e)
-          < 0)
-        {
-          int st = e->status; /* csr_error_text folds it into the message */
-          fprintf (stderr, "csrun: %s\n", csr_error_text (e));
-          unsigned char code = st == ENOENT ? 127 : st == EACCES ? 126 : 125;
-          if (write (st_w, &code, 1) != 1)
-            fprintf (stderr, "csrun: report the failure: %s\n", strerror (errno));
-          _exit (code);
-        }
-      csr_debug ("exec: about to execve %s", exe);
-      csr_oci_exec_process (&x->proc, x->seccomp && x->listener[1] < 0 ? &x->seccomp->prog : NULL,
-                            exe, st_w);
-    }
-  close (st_w);
-  close (go[0]);
+    return oci_fail (g, e), EXEC_RUNTIME_ERROR;
   if (x->console >= 0)
     {
       /* the child's copy is the one it sends over: EOF if it dies first */
@@ -827,10 +726,9 @@ cmd_oci_exec (struct csr_global *g, int argc, char **argv)
     return EXEC_RUNTIME_ERROR;
   struct exec_ctx x;
   memset (&x, 0, sizeof x);
-  x.console = x.console_ours = x.pid_file = x.root = -1;
+  x.console = x.console_ours = x.pid_file = -1;
   x.listener[0] = x.listener[1] = x.agent = -1;
-  for (size_t i = 0; i < N_NS; i++)
-    x.ns[i] = -1;
+  csr_enter_init (&x.enter);
   csr_error *e = NULL;
   if (prepare (g, &o, root, &x, &e) < 0)
     {

@@ -97,40 +97,40 @@ Test (idmap, find_subid)
 
 Test (idmap, subordinate_maps_for_user)
 {
-  struct jail_spec s;
-  jail_spec_init (&s);
+  struct jail_snippet s;
+  jail_snippet_init (&s);
   csr_error *e = NULL;
   cr_assert_eq (csr_idmap_subordinate (&s, "alice", 1000, 1000, "alice:100000:65536\n",
                                        "alice:200000:1000\n", 1000, 500, &e),
                 0);
-  cr_assert_eq (s.n_uid_map, 2);
-  cr_assert_eq (s.uid_map[0].outside, 1000);
-  cr_assert_eq (s.uid_map[1].inside, 1);
-  cr_assert_eq (s.uid_map[1].outside, 100000);
-  cr_assert_eq (s.uid_map[1].count, 65535);
-  cr_assert_eq (s.gid_map[1].count, 1000);
-  cr_assert (s.use_newidmap, "rootless maps go through newuidmap");
+  cr_assert_eq (s.jail.n_uid_map, 2);
+  cr_assert_eq (s.jail.uid_map[0].outside, 1000);
+  cr_assert_eq (s.jail.uid_map[1].inside, 1);
+  cr_assert_eq (s.jail.uid_map[1].outside, 100000);
+  cr_assert_eq (s.jail.uid_map[1].count, 65535);
+  cr_assert_eq (s.jail.gid_map[1].count, 1000);
+  cr_assert (s.jail.use_newidmap, "rootless maps go through newuidmap");
   cr_assert_eq (s.uid, 1000);
   cr_assert_eq (s.gid, 500);
 
-  jail_spec_init (&s);
+  jail_snippet_init (&s);
   cr_assert_eq (csr_idmap_subordinate (&s, "root", 0, 0, "root:300000:65536\n",
                                        "root:300000:65536\n", 10, 10, &e),
                 0);
-  cr_assert_eq (s.uid_map[0].outside, CSR_ROOT_MAPPED_ID);
-  cr_assert (!s.use_newidmap, "root writes its maps itself");
+  cr_assert_eq (s.jail.uid_map[0].outside, CSR_ROOT_MAPPED_ID);
+  cr_assert (!s.jail.use_newidmap, "root writes its maps itself");
 }
 
 Test (idmap, subordinate_errors)
 {
-  struct jail_spec s;
-  jail_spec_init (&s);
+  struct jail_snippet s;
+  jail_snippet_init (&s);
   csr_error *e = NULL;
   cr_assert_lt (
       csr_idmap_subordinate (&s, "bob", 1001, 1001, "alice:1:10\n", "bob:1:10\n", 5, 5, &e), 0);
   cr_assert (strstr (e->msg, "/etc/subuid"), "names the file: %s", e->msg);
   csr_error_freep (&e);
-  jail_spec_init (&s);
+  jail_snippet_init (&s);
   cr_assert_lt (csr_idmap_subordinate (&s, "bob", 1001, 1001, "bob:100000:10\n", "bob:100000:10\n",
                                        11, 11, &e),
                 0);

@@ -16,39 +16,15 @@
 
 #include "../util/syscalls.h"
 #include "caps.h"
-#include "cgroup.h"
 #include "init.h"
 #include "mounts.h"
 #include "net.h"
 #include "rlimit.h"
 
-void
-csr_sync_send (int fd, uint32_t type, int status, const csr_error *e)
-{
-  struct csr_sync_msg m;
-  memset (&m, 0, sizeof m);
-  m.type = type;
-  m.status = status;
-  if (e)
-    {
-      m.err = e->status;
-      snprintf (m.text, sizeof m.text, "%s", e->msg ? e->msg : "unknown error");
-    }
-  while (send (fd, &m, sizeof m, MSG_NOSIGNAL) < 0 && errno == EINTR)
-    ;
-}
-
-__attribute__ ((noreturn)) static void
-fail (int syncfd, csr_error *e)
-{
-  csr_sync_send (syncfd, CSR_SYNC_ERROR, 0, e);
-  _exit (125);
-}
-
 /* Become root of the new user namespace (also when the outer uid is not the
  * one mapped to 0, as when csrun runs as host root). */
 static int
-become_ns_root (const struct jail_spec *spec, csr_error **err)
+become_ns_root (csr_error **err)
 {
   if (setgroups (0, NULL) < 0 && errno != EPERM)
     return csr_error_errno (err, "setgroups");
@@ -65,7 +41,7 @@ become_ns_root (const struct jail_spec *spec, csr_error **err)
  * (csrun may itself have been started with fd 0, 1 or 2 closed). */
 #define FD_HIGH 64
 static int
-install_fds (const struct jail_spec *spec, csr_error **err)
+install_fds (const struct jail_snippet *spec, csr_error **err)
 {
   int want[3 + CSR_MAX_EXTRA_FDS] = { spec->stdin_fd, spec->stdout_fd, spec->stderr_fd };
   size_t nx = spec->n_extra_fds < CSR_MAX_EXTRA_FDS ? spec->n_extra_fds : CSR_MAX_EXTRA_FDS;
@@ -88,16 +64,11 @@ install_fds (const struct jail_spec *spec, csr_error **err)
   return 0;
 }
 
-struct payload_ctx
-{
-  const struct jail_spec *spec;
-};
-
 /* Runs in the payload (pid 2), forked by init: last steps, then execve. */
 static void
 start_payload (void *arg, int syncfd, const sigset_t *oldmask)
 {
-  const struct jail_spec *spec = ((struct payload_ctx *)arg)->spec;
+  const struct jail_snippet *spec = arg;
   csr_error *e = NULL;
   struct sigaction dfl = { .sa_handler = SIG_DFL };
   for (int s = 1; s < NSIG; s++)
@@ -110,81 +81,75 @@ start_payload (void *arg, int syncfd, const sigset_t *oldmask)
   if (setsid () < 0)
     {
       csr_error_errno (&e, "setsid");
-      fail (syncfd, e);
+      csr_launch_fail (syncfd, e);
     }
   /* Keep the sync socket out of the way of the fds the payload gets. */
   int hsync = fcntl (syncfd, F_DUPFD_CLOEXEC, FD_HIGH);
   if (hsync < 0)
     {
       csr_error_errno (&e, "move the sync socket");
-      fail (syncfd, e);
+      csr_launch_fail (syncfd, e);
     }
   syncfd = hsync;
   if (install_fds (spec, &e) < 0 || csr_rlimits_apply (spec, &e) < 0)
-    fail (syncfd, e);
+    csr_launch_fail (syncfd, e);
   if (chdir (spec->cwd ? spec->cwd : "/work") < 0)
     {
       csr_error_errno (&e, "chdir %s", spec->cwd ? spec->cwd : "/work");
-      fail (syncfd, e);
+      csr_launch_fail (syncfd, e);
     }
   if (csr_caps_drop_all (spec->uid, spec->gid, &e) < 0)
-    fail (syncfd, e);
+    csr_launch_fail (syncfd, e);
   /* Everything but 0, 1, 2 and the extra fds goes at exec, the sync socket too. */
   if (csr_close_range (3 + (unsigned)spec->n_extra_fds, 1) < 0)
     {
       csr_error_errno (&e, "close inherited file descriptors");
-      fail (syncfd, e);
+      csr_launch_fail (syncfd, e);
     }
   /* Last: the seccomp filter (no_new_privs is set), then nothing but execve. */
-  if (spec->seccomp_bpf && prctl (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, spec->seccomp_bpf) < 0)
+  const void *bpf = spec->jail.seccomp_bpf;
+  if (bpf && prctl (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, bpf) < 0)
     {
       csr_error_errno (&e, "load the seccomp filter");
-      fail (syncfd, e);
+      csr_launch_fail (syncfd, e);
     }
   execve (spec->argv[0], spec->argv, spec->envp);
   csr_error_errno (&e, "execve %s", spec->argv[0]);
-  fail (syncfd, e);
+  csr_launch_fail (syncfd, e);
 }
 
 void
-csr_child_main (const struct jail_spec *spec, int syncfd, const int *cgroup_fds, int n_cgroup_fds)
+csr_snippet_entry (const struct jail_spec *jail, void *face, const struct csr_launch_child *lc)
 {
+  const struct jail_snippet *spec = face;
+  int syncfd = lc->syncfd;
   csr_error *e = NULL;
-  char go;
-  /* Wait until the supervisor has written our id maps. */
-  ssize_t r;
-  while ((r = read (syncfd, &go, 1)) < 0 && errno == EINTR)
-    ;
-  if (r != 1 || go != 'G')
-    _exit (125);
-  /* cgroup v1: move ourselves (see csr_cgroup_self_enter_fds).  We are in our
-   * cgroup now (else clone3 put us there, or the supervisor moved us before
-   * the go): make it the root of a new cgroup namespace. */
-  if (n_cgroup_fds > 0 && csr_cgroup_self_enter (cgroup_fds, n_cgroup_fds, &e) < 0)
-    fail (syncfd, e);
+  /* We are in our cgroup now (the launcher cloned us into it, we moved
+   * ourselves, or the parent moved us before the go): make it the root of
+   * a new cgroup namespace. */
   if (unshare (CLONE_NEWCGROUP) < 0)
     {
       csr_error_errno (&e, "unshare the cgroup namespace");
-      fail (syncfd, e);
+      csr_launch_fail (syncfd, e);
     }
   /* Open the rootfs in our own mount namespace: a descriptor from the
    * supervisor would point into the host's, which mount(2) refuses. */
-  int rootfs_fd = open (spec->rootfs_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  int rootfs_fd = open (jail->rootfs_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (rootfs_fd < 0)
     {
-      csr_error_errno (&e, "open the rootfs %s", spec->rootfs_dir);
-      fail (syncfd, e);
+      csr_error_errno (&e, "open the rootfs %s", jail->rootfs_dir);
+      csr_launch_fail (syncfd, e);
     }
-  if (csr_mounts_bind_rootfs (spec->rootfs_dir, rootfs_fd, &e) < 0)
-    fail (syncfd, e);
+  if (csr_mounts_bind_rootfs (jail->rootfs_dir, rootfs_fd, &e) < 0)
+    csr_launch_fail (syncfd, e);
   close (rootfs_fd);
-  if (become_ns_root (spec, &e) < 0 || csr_mounts_setup (spec, &e) < 0)
-    fail (syncfd, e);
+  if (become_ns_root (&e) < 0 || csr_mounts_setup (spec, &e) < 0)
+    csr_launch_fail (syncfd, e);
   /* Die with the supervisor (set after the credential change, which clears it). */
   if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
     {
       csr_error_errno (&e, "set the parent-death signal");
-      fail (syncfd, e);
+      csr_launch_fail (syncfd, e);
     }
   /* If the supervisor died before PR_SET_PDEATHSIG took effect, stop here. */
   struct pollfd pfd = { .fd = syncfd, .events = POLLRDHUP };
@@ -194,17 +159,16 @@ csr_child_main (const struct jail_spec *spec, int syncfd, const int *cgroup_fds,
   if (sethostname (hn, strlen (hn)) < 0)
     {
       csr_error_errno (&e, "sethostname");
-      fail (syncfd, e);
+      csr_launch_fail (syncfd, e);
     }
   if (!spec->host_net && csr_net_loopback_up (&e) < 0)
-    fail (syncfd, e);
+    csr_launch_fail (syncfd, e);
   if (chdir (spec->cwd ? spec->cwd : "/work") < 0)
     {
       csr_error_errno (&e, "chdir %s", spec->cwd ? spec->cwd : "/work");
-      fail (syncfd, e);
+      csr_launch_fail (syncfd, e);
     }
   if (csr_mounts_write_files (spec, &e) < 0)
-    fail (syncfd, e);
-  struct payload_ctx ctx = { spec };
-  csr_init_run (syncfd, start_payload, &ctx);
+    csr_launch_fail (syncfd, e);
+  csr_init_run (syncfd, start_payload, (void *)spec);
 }

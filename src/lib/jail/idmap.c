@@ -68,7 +68,7 @@ csr_idmap_find_subid (const char *text, const char *user, uid_t uid, uint32_t *s
 }
 
 int
-csr_idmap_subordinate (struct jail_spec *spec, const char *user, uid_t euid, gid_t egid,
+csr_idmap_subordinate (struct jail_snippet *sn, const char *user, uid_t euid, gid_t egid,
                        const char *subuid_text, const char *subgid_text, uid_t uid, gid_t gid,
                        csr_error **err)
 {
@@ -80,9 +80,9 @@ csr_idmap_subordinate (struct jail_spec *spec, const char *user, uid_t euid, gid
     size_t *n;
     uint32_t outside0;
   } k[2] = {
-    { "/etc/subuid", subuid_text, uid, 0, 0, spec->uid_map, &spec->n_uid_map,
+    { "/etc/subuid", subuid_text, uid, 0, 0, sn->jail.uid_map, &sn->jail.n_uid_map,
       euid == 0 ? CSR_ROOT_MAPPED_ID : euid },
-    { "/etc/subgid", subgid_text, gid, 0, 0, spec->gid_map, &spec->n_gid_map,
+    { "/etc/subgid", subgid_text, gid, 0, 0, sn->jail.gid_map, &sn->jail.n_gid_map,
       euid == 0 ? CSR_ROOT_MAPPED_ID : egid },
   };
   for (int i = 0; i < 2; i++)
@@ -104,9 +104,9 @@ csr_idmap_subordinate (struct jail_spec *spec, const char *user, uid_t euid, gid
       k[i].map[1] = (struct csr_idmap){ 1, k[i].start, n };
       *k[i].n = 2;
     }
-  spec->use_newidmap = euid != 0;
-  spec->uid = uid;
-  spec->gid = gid;
+  sn->jail.use_newidmap = euid != 0;
+  sn->uid = uid;
+  sn->gid = gid;
   return 0;
 }
 

@@ -27,7 +27,7 @@ int csr_idmap_find_subid (const char *text, const char *user, uid_t uid, uint32_
  * ids of their own on the host.  Rootless, the maps are written with
  * newuidmap/newgidmap.  Errors say which file lacks a range or that the
  * range is too small. */
-int csr_idmap_subordinate (struct jail_spec *spec, const char *user, uid_t euid, gid_t egid,
+int csr_idmap_subordinate (struct jail_snippet *sn, const char *user, uid_t euid, gid_t egid,
                            const char *subuid_text, const char *subgid_text, uid_t uid, gid_t gid,
                            csr_error **err);
 

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "../util/syscalls.h"
-#include "child.h"
+#include "launch.h"
 
 /* Overwrite the memory /proc/self/cmdline shows (arg_start..arg_end in
  * /proc/self/stat, fields 48 and 49) with "csrun-init". */

@@ -28,7 +28,7 @@ struct csr_jail_exit
 
 /* Clone the jail and wait until the payload has been exec'ed (or failed to).
  * Errors inside the jail (the failing step and its errno) come back in *err. */
-int csr_jail_start (const struct jail_spec *spec, struct csr_jail *jail, csr_error **err);
+int csr_jail_start (const struct jail_snippet *spec, struct csr_jail *jail, csr_error **err);
 /* Kill every process in the jail (SIGKILL to init: the pid namespace goes with it). */
 int csr_jail_kill (struct csr_jail *jail, int sig);
 /* Kill the payload (the children of init), so init reaps it and reports its

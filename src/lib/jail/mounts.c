@@ -140,7 +140,7 @@ mount_on_fd (const char *src, int fd, const char *what, const char *type, unsign
 }
 
 static int
-setup_tmpfs (int rootfd, const char *name, const char *mode, const struct jail_spec *spec,
+setup_tmpfs (int rootfd, const char *name, const char *mode, const struct jail_snippet *spec,
              csr_error **err)
 {
   cleanup_close int fd = open_target (rootfd, "", name, err);
@@ -368,7 +368,7 @@ csr_mounts_bind_rootfs (const char *rootfs_dir, int rootfs_fd, csr_error **err)
 }
 
 int
-csr_mounts_setup (const struct jail_spec *spec, csr_error **err)
+csr_mounts_setup (const struct jail_snippet *spec, csr_error **err)
 {
   cleanup_close int rootfd = open (NEWROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (rootfd < 0)
@@ -388,7 +388,7 @@ csr_mounts_setup (const struct jail_spec *spec, csr_error **err)
 }
 
 int
-csr_mounts_write_files (const struct jail_spec *spec, csr_error **err)
+csr_mounts_write_files (const struct jail_snippet *spec, csr_error **err)
 {
   for (size_t i = 0; i < spec->n_files; i++)
     {

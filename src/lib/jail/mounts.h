@@ -15,7 +15,7 @@ int csr_mounts_bind_rootfs (const char *rootfs_dir, int rootfs_fd, csr_error **e
 
 /* Step 2, as root of the user namespace: /proc, /dev, the tmpfs mounts,
  * pivot_root, and the rootfs made read-only. */
-int csr_mounts_setup (const struct jail_spec *spec, csr_error **err);
+int csr_mounts_setup (const struct jail_snippet *spec, csr_error **err);
 
 /* Hide P: an empty read-only tmpfs over a directory, /dev/null over anything
  * else; nothing when P does not exist. */
@@ -31,6 +31,6 @@ int csr_mounts_restrict (const char *path, unsigned long flags, csr_error **err)
 int csr_mounts_restrict_tree (const char *path, unsigned long flags, csr_error **err);
 
 /* Write SPEC's files into the (already pivoted) working directory. */
-int csr_mounts_write_files (const struct jail_spec *spec, csr_error **err);
+int csr_mounts_write_files (const struct jail_snippet *spec, csr_error **err);
 
 #endif

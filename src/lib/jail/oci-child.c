@@ -34,18 +34,10 @@
 #include "../util/syscalls.h"
 #include "caps.h"
 #include "seccomp-notify.h"
-#include "cgroup.h"
-#include "child.h"
+#include "launch.h"
 #include "oci-mounts.h"
 
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
-__attribute__ ((noreturn)) static void
-fail (int syncfd, csr_error *e)
-{
-  csr_sync_send (syncfd, CSR_SYNC_ERROR, 0, e);
-  _exit (125);
-}
 
 static int
 join_namespaces (const struct oci_config *c, csr_error **err)
@@ -446,107 +438,110 @@ csr_oci_exec_process (const struct oci_config *c, const void *seccomp_bpf, const
   exec_failed (status_fd, saved == ENOENT ? 127 : 126);
 }
 
-void
-csr_oci_child_main (const struct jail_spec *spec, int syncfd, const int *cgroup_fds,
-                    int n_cgroup_fds)
+/* After the go: the state for the container's own hooks, the namespaces
+ * given by path (unless the launcher's intermediate joined them), the
+ * cgroup namespace, root of the user namespace. */
+static void
+enter_namespaces (const struct oci_config *c, const struct csr_launch_child *lc, char **state)
 {
-  const struct oci_config *c = spec->oci;
+  int syncfd = lc->syncfd;
   csr_error *e = NULL;
-  char go;
-  ssize_t r;
-  while ((r = read (syncfd, &go, 1)) < 0 && errno == EINTR)
-    ;
-  if (r != 1 || go != 'G')
-    _exit (125);
-  /* The state document, for the hooks this process runs itself. */
-  cleanup_free char *state = NULL;
   if (c->n_hooks[OCI_HOOK_CREATE_CONTAINER] + c->n_hooks[OCI_HOOK_START_CONTAINER] > 0)
     {
-      state = calloc (1, 1 << 16);
-      if (state == NULL || recv (syncfd, state, (1 << 16) - 1, 0) <= 0)
+      *state = calloc (1, 1 << 16);
+      if (*state == NULL || recv (syncfd, *state, (1 << 16) - 1, 0) <= 0)
         {
           csr_error_errno (&e, "receive the state for the hooks");
-          fail (syncfd, e);
+          csr_launch_fail (syncfd, e);
         }
     }
-  if (n_cgroup_fds > 0 && csr_cgroup_self_enter (cgroup_fds, n_cgroup_fds, &e) < 0)
-    fail (syncfd, e);
-  if (!spec->oci_joined && join_namespaces (c, &e) < 0)
-    fail (syncfd, e);
+  if (!lc->joined && join_namespaces (c, &e) < 0)
+    csr_launch_fail (syncfd, e);
   const char *nspath;
   if (oci_config_has_namespace (c, CLONE_NEWCGROUP, &nspath) && nspath == NULL
       && unshare (CLONE_NEWCGROUP) < 0)
     {
       csr_error_errno (&e, "unshare the cgroup namespace");
-      fail (syncfd, e);
+      csr_launch_fail (syncfd, e);
     }
   if (oci_config_has_namespace (c, CLONE_NEWUSER, &nspath)
       && (setresgid (0, 0, 0) < 0 || setresuid (0, 0, 0) < 0))
     {
       csr_error_errno (&e, "become root in the user namespace");
-      fail (syncfd, e);
+      csr_launch_fail (syncfd, e);
     }
-  /* The mount set-up is made only in the container's own mount namespace:
-   * a new one, or one given by path (joined above, as runc does; the
-   * caller's own was refused by oci_config_validate).  Without a mount
-   * namespace nothing is mounted (oci_config_validate refused what would
-   * need it): crun's way, a chroot into the rootfs. */
-  bool mntns = oci_config_has_namespace (c, CLONE_NEWNS, &nspath);
-  /* Without a mount namespace the chrooted process has no /proc: the exec
-   * FIFO is reopened through this one too. */
-  cleanup_close int procfd = c->n_sysctl || !mntns ? open_procfs ("/proc", &e) : -1;
+}
+
+/* A procfs fd for the sysctls and (without a mount namespace) the exec FIFO,
+ * above the fds --preserve-fds hands on; -1 when none is needed. */
+static int
+keep_procfd (const struct csr_oci_spec *o, bool mntns, int syncfd)
+{
+  const struct oci_config *c = o->config;
+  csr_error *e = NULL;
+  int procfd = c->n_sysctl || !mntns ? open_procfs ("/proc", &e) : -1;
   if ((c->n_sysctl || !mntns) && procfd < 0)
-    fail (syncfd, e);
-  /* Never among the descriptors --preserve-fds hands to the process. */
-  int keep = 3 + (spec->oci_preserve_fds > 0 ? spec->oci_preserve_fds : 0);
+    csr_launch_fail (syncfd, e);
+  int keep = 3 + (o->preserve_fds > 0 ? o->preserve_fds : 0);
   if (procfd >= 0 && procfd < keep)
     {
       int hi = fcntl (procfd, F_DUPFD_CLOEXEC, keep);
       if (hi < 0)
         {
           csr_error_errno (&e, "move the /proc descriptor");
-          fail (syncfd, e);
+          csr_launch_fail (syncfd, e);
         }
       close (procfd);
       procfd = hi;
     }
-  if (mntns
-      && csr_oci_mounts_prepare (c, spec->rootfs_dir, spec->oci_bundle, spec->oci_premounts, &e)
-             < 0)
-    fail (syncfd, e);
+  return procfd;
+}
+
+/* The mount tree, the runtime's hooks, the new root, hostname, cwd,
+ * sysctls.  The mount set-up is made only in the container's own mount
+ * namespace: a new one, or one given by path (joined, as runc does; the
+ * caller's own was refused by oci_config_validate).  Without a mount
+ * namespace nothing is mounted (oci_config_validate refused what would
+ * need it): crun's way, a chroot into the rootfs. */
+static void
+build_root (const struct csr_oci_spec *o, bool mntns, int procfd, const char *state, int syncfd)
+{
+  const struct oci_config *c = o->config;
+  const char *rootfs = o->jail.rootfs_dir;
+  csr_error *e = NULL;
+  if (mntns && csr_oci_mounts_prepare (c, rootfs, o->bundle, o->premounts, &e) < 0)
+    csr_launch_fail (syncfd, e);
   /* prestart and createRuntime hooks run in the runtime's namespaces. */
   if (c->n_hooks[OCI_HOOK_PRESTART] + c->n_hooks[OCI_HOOK_CREATE_RUNTIME] > 0)
     {
       csr_sync_send (syncfd, CSR_SYNC_HOOKS, 0, NULL);
-      while ((r = read (syncfd, &go, 1)) < 0 && errno == EINTR)
-        ;
-      if (r != 1 || go != 'H')
-        _exit (125);
+      csr_launch_wait_byte (syncfd, 'H');
     }
   /* createContainer hooks run in the rootfs as their working directory
    * (runc), before pivot_root. */
   if (c->n_hooks[OCI_HOOK_CREATE_CONTAINER] > 0
-      && ((chdir (spec->rootfs_dir) < 0 && csr_error_errno (&e, "chdir %s", spec->rootfs_dir))
+      && ((chdir (rootfs) < 0 && csr_error_errno (&e, "chdir %s", rootfs))
           || oci_hooks_run (c, OCI_HOOK_CREATE_CONTAINER, state, &e) < 0))
-    fail (syncfd, e);
-  if (mntns && csr_oci_mounts_enter (c, spec->rootfs_dir, spec->oci_no_pivot, &e) < 0)
-    fail (syncfd, e);
-  if (!mntns && (chroot (spec->rootfs_dir) < 0 || chdir ("/") < 0))
+    csr_launch_fail (syncfd, e);
+  if (mntns && csr_oci_mounts_enter (c, rootfs, o->no_pivot, &e) < 0)
+    csr_launch_fail (syncfd, e);
+  if (!mntns && (chroot (rootfs) < 0 || chdir ("/") < 0))
     {
-      csr_error_errno (&e, "chroot %s", spec->rootfs_dir);
-      fail (syncfd, e);
+      csr_error_errno (&e, "chroot %s", rootfs);
+      csr_launch_fail (syncfd, e);
     }
+  const char *nspath;
   if (oci_config_has_namespace (c, CLONE_NEWUTS, &nspath))
     {
       if (c->hostname && sethostname (c->hostname, strlen (c->hostname)) < 0)
         {
           csr_error_errno (&e, "sethostname");
-          fail (syncfd, e);
+          csr_launch_fail (syncfd, e);
         }
       if (c->domainname && setdomainname (c->domainname, strlen (c->domainname)) < 0)
         {
           csr_error_errno (&e, "setdomainname");
-          fail (syncfd, e);
+          csr_launch_fail (syncfd, e);
         }
     }
   /* A missing cwd is made (mode 0755, as root, before the rootfs may turn
@@ -555,34 +550,22 @@ csr_oci_child_main (const struct jail_spec *spec, int syncfd, const int *cgroup_
   if (stat (c->cwd, &cwd_st) < 0 && errno == ENOENT && csr_mkdir_p (c->cwd, 0755, &e) < 0)
     {
       csr_error_wrap (&e, "process.cwd");
-      fail (syncfd, e);
+      csr_launch_fail (syncfd, e);
     }
   if ((procfd >= 0 && write_sysctls (c, procfd, &e) < 0)
       || (mntns && csr_oci_mounts_finish (c, &e) < 0))
-    fail (syncfd, e);
-  /* Socket activation (LISTEN_FDS in create's environment): the fds are
-   * among the preserved ones; the process is told it is their listener. */
-  if (spec->oci_listen_fds > 0)
-    {
-      char n[16], self[16];
-      snprintf (n, sizeof n, "%d", spec->oci_listen_fds);
-      snprintf (self, sizeof self, "%d", (int)getpid ());
-      if ((env_get (c->env, c->n_env, "LISTEN_FDS") == NULL && env_add (c, "LISTEN_FDS", n, &e) < 0)
-          || (env_get (c->env, c->n_env, "LISTEN_PID") == NULL
-              && env_add (c, "LISTEN_PID", self, &e) < 0))
-        fail (syncfd, e);
-    }
-  if (procfd >= 0 && mntns)
-    close (steal_fd (&procfd));
-  char exe[PATH_MAX];
-  int listener_sock = spec->oci_seccomp_listener ? syncfd : -1;
-  if (csr_oci_prepare_process_notify (c, spec->seccomp_bpf, listener_sock, spec->oci_console,
-                                      spec->oci_preserve_fds, exe, sizeof exe, &e)
-      < 0)
-    fail (syncfd, e);
-  csr_sync_send (syncfd, CSR_SYNC_READY, 0, NULL);
-  close (syncfd);
-  if (spec->oci_exec_fifo >= 0 && wait_for_start (spec->oci_exec_fifo, procfd, &e) < 0)
+    csr_launch_fail (syncfd, e);
+}
+
+/* Set up: READY sent, the sync socket closed; wait for `csrun start`, run
+ * the startContainer hooks, execve. */
+__attribute__ ((noreturn)) static void
+start_process (const struct csr_oci_spec *o, const char *exe, bool listener, int procfd,
+               const char *state)
+{
+  const struct oci_config *c = o->config;
+  csr_error *e = NULL;
+  if (o->exec_fifo >= 0 && wait_for_start (o->exec_fifo, procfd, &e) < 0)
     {
       fprintf (stderr, "csrun: %s\n", csr_error_text (e));
       _exit (125);
@@ -590,7 +573,7 @@ csr_oci_child_main (const struct jail_spec *spec, int syncfd, const int *cgroup_
   /* startContainer hooks run under the container's filter, as with runc
    * and crun (without no_new_privs, or with a listener, it is loaded
    * already). */
-  const void *bpf = listener_sock >= 0 ? NULL : spec->seccomp_bpf;
+  const void *bpf = listener ? NULL : o->jail.seccomp_bpf;
   if (bpf && c->no_new_privileges && c->n_hooks[OCI_HOOK_START_CONTAINER] > 0)
     {
       if (csr_seccomp_load_filter (bpf, false, &e) < 0)
@@ -607,4 +590,45 @@ csr_oci_child_main (const struct jail_spec *spec, int syncfd, const int *cgroup_
       _exit (125);
     }
   csr_oci_exec_process (c, bpf, exe, -1);
+}
+
+void
+csr_oci_entry (const struct jail_spec *spec, void *face, const struct csr_launch_child *lc)
+{
+  const struct csr_oci_launch *ol = face;
+  const struct csr_oci_spec *o = ol->spec;
+  const struct oci_config *c = o->config;
+  int syncfd = lc->syncfd;
+  csr_error *e = NULL;
+  cleanup_free char *state = NULL;
+  enter_namespaces (c, lc, &state);
+  const char *nspath;
+  bool mntns = oci_config_has_namespace (c, CLONE_NEWNS, &nspath);
+  /* Without a mount namespace the chrooted process has no /proc: the exec
+   * FIFO is reopened through this one too. */
+  cleanup_close int procfd = keep_procfd (o, mntns, syncfd);
+  build_root (o, mntns, procfd, state, syncfd);
+  /* Socket activation (LISTEN_FDS in create's environment): the fds are
+   * among the preserved ones; the process is told it is their listener. */
+  if (o->listen_fds > 0)
+    {
+      char n[16], self[16];
+      snprintf (n, sizeof n, "%d", o->listen_fds);
+      snprintf (self, sizeof self, "%d", (int)getpid ());
+      if ((env_get (c->env, c->n_env, "LISTEN_FDS") == NULL && env_add (c, "LISTEN_FDS", n, &e) < 0)
+          || (env_get (c->env, c->n_env, "LISTEN_PID") == NULL
+              && env_add (c, "LISTEN_PID", self, &e) < 0))
+        csr_launch_fail (syncfd, e);
+    }
+  if (procfd >= 0 && mntns)
+    close (steal_fd (&procfd));
+  char exe[PATH_MAX];
+  int listener_sock = ol->seccomp_listener ? syncfd : -1;
+  if (csr_oci_prepare_process_notify (c, spec->seccomp_bpf, listener_sock, o->console,
+                                      o->preserve_fds, exe, sizeof exe, &e)
+      < 0)
+    csr_launch_fail (syncfd, e);
+  csr_sync_send (syncfd, CSR_SYNC_READY, 0, NULL);
+  close (syncfd);
+  start_process (o, exe, listener_sock >= 0, procfd, state);
 }

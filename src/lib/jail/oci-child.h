@@ -2,9 +2,12 @@
 #ifndef CSRUN_OCI_CHILD_H
 #define CSRUN_OCI_CHILD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "../util/error.h"
+#include "launch.h"
+#include "oci-jail.h"
 #include "spec.h"
 
 struct oci_config;
@@ -32,12 +35,23 @@ __attribute__ ((noreturn)) void csr_oci_exec_process (const struct oci_config *c
                                                       const void *seccomp_bpf, const char *exe,
                                                       int status_fd);
 
-/* Entry point of the cloned container process (SPEC->oci set).  Protocol on
- * SYNCFD: read 'G'; when the config has createContainer or startContainer
- * hooks, read one message holding the state JSON; set up; with prestart or
- * createRuntime hooks send CSR_SYNC_HOOKS and read 'H'; send CSR_SYNC_READY
- * (or CSR_SYNC_ERROR); then wait on the exec FIFO and execve.  Never returns. */
-__attribute__ ((noreturn)) void csr_oci_child_main (const struct jail_spec *spec, int syncfd,
-                                                    const int *cgroup_fds, int n_cgroup_fds);
+/* The OCI face of one launch (oci-jail.c fills it; the entry reads SPEC
+ * and SECCOMP_LISTENER, the parent side the rest). */
+struct csr_oci_launch
+{
+  const struct csr_oci_spec *spec;
+  bool seccomp_listener; /* load seccomp_bpf with a listener, hand it over (CSR_SYNC_SECCOMP) */
+  const struct csr_oci_create_ops *ops;
+  const char *listener_path, *listener_metadata;
+};
+
+/* The launcher's entry for a container (FACE: a struct csr_oci_launch).
+ * Protocol on LC->syncfd after the go: when the config has
+ * createContainer or startContainer hooks, read one message holding the
+ * state JSON; set up; with prestart or createRuntime hooks send
+ * CSR_SYNC_HOOKS and read 'H'; send CSR_SYNC_READY (or CSR_SYNC_ERROR);
+ * then wait on the exec FIFO and execve.  Never returns. */
+__attribute__ ((noreturn)) void csr_oci_entry (const struct jail_spec *spec, void *face,
+                                               const struct csr_launch_child *lc);
 
 #endif

@@ -1070,7 +1070,7 @@ csr_oci_mounts_prepare (const struct oci_config *c, const char *rootfs, const ch
   if (rootfd < 0)
     return csr_error_errno (err, "open the rootfs %s", rootfs);
   cleanup_close int devfd = -1;
-  /* The process is in its cgroup namespace already (csr_oci_child_main). */
+  /* The process is in its cgroup namespace already (csr_oci_entry). */
   bool cgroupns = oci_config_has_namespace (c, CLONE_NEWCGROUP, NULL);
   for (size_t i = 0; i < c->n_mounts; i++)
     if (do_one_mount (&c->mounts[i], bundle, rootfd,

@@ -14,7 +14,7 @@ set_limit (int res, const char *name, uint64_t value, csr_error **err)
 }
 
 int
-csr_rlimits_apply (const struct jail_spec *spec, csr_error **err)
+csr_rlimits_apply (const struct jail_snippet *spec, csr_error **err)
 {
   uint64_t nofile = spec->rlimit_nofile ? spec->rlimit_nofile : 1024;
   uint64_t fsize = spec->rlimit_fsize ? spec->rlimit_fsize : spec->tmp_size;

@@ -6,6 +6,6 @@
 #include "spec.h"
 
 /* core 0, nofile, fsize, and (when asked) address space. */
-int csr_rlimits_apply (const struct jail_spec *spec, csr_error **err);
+int csr_rlimits_apply (const struct jail_snippet *spec, csr_error **err);
 
 #endif

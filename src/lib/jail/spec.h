@@ -1,5 +1,6 @@
 /* csrun — struct jail_spec: everything the jail engine needs to know about one
- * jailed process.  Every face (run, batch, OCI, sandbox) fills one of these. */
+ * jailed process.  Every face (run, batch, OCI, sandbox) fills one of these,
+ * inside its own part. */
 #ifndef CSRUN_SPEC_H
 #define CSRUN_SPEC_H
 
@@ -9,9 +10,6 @@
 #include <sys/types.h>
 
 struct csr_cgroup;
-struct oci_config;
-struct oci_cgroup;
-struct csr_oci_premounts;
 
 struct csr_idmap
 {
@@ -28,18 +26,16 @@ struct csr_file
   mode_t mode;
 };
 
+/* What every face fills and the launcher reads (launch.h): the root, the
+ * identity mapping, the filter and the cgroup.  The face's own part embeds
+ * it as its first member: struct jail_snippet below (the snippet jail,
+ * jail.h) or struct csr_oci_spec (an OCI container, oci-jail.h).  The
+ * namespaces to make are the face's to say (its layout or its config);
+ * the launcher gets them as clone flags. */
 struct jail_spec
 {
-  /* Root filesystem: a directory, bind-mounted read-only. */
+  /* Root filesystem: a directory (the snippet jail binds it read-only). */
   const char *rootfs_dir;
-  bool rootfs_writable; /* reserved for OCI bundles with root.readonly=false */
-
-  /* Process. */
-  char *const *argv; /* argv[0] is an absolute path inside the jail */
-  char *const *envp; /* the whole environment; nothing is inherited */
-  const char *cwd;   /* default /work */
-  const char *hostname;
-  bool host_net; /* share the host's network namespace (--net host): no isolation */
 
   /* Identity: user-namespace maps; empty means "invoking user -> 0". */
   struct csr_idmap uid_map[CSR_MAX_IDMAPS];
@@ -47,13 +43,31 @@ struct jail_spec
   struct csr_idmap gid_map[CSR_MAX_IDMAPS];
   size_t n_gid_map;
   bool use_newidmap; /* write the maps through newuidmap/newgidmap (subordinate ranges) */
-  uid_t uid;         /* uid/gid the process runs as inside (0 by default) */
+
+  const void *seccomp_bpf;   /* struct sock_fprog *, loaded last before exec; NULL = none */
+  struct csr_cgroup *cgroup; /* the process starts (or is moved) here before it runs; NULL = none */
+};
+
+/* The snippet face (csr_jail_start): a program under csrun's init in the
+ * fixed snippet layout (read-only root, tmpfs /tmp and working directory,
+ * files written into it), with csrun's rlimit defaults and given fds. */
+struct jail_snippet
+{
+  struct jail_spec jail; /* first */
+
+  /* Process. */
+  char *const *argv; /* argv[0] is an absolute path inside the jail */
+  char *const *envp; /* the whole environment; nothing is inherited */
+  const char *cwd;   /* default /work */
+  const char *hostname;
+  bool host_net; /* share the host's network namespace (--net host): no isolation */
+  uid_t uid;     /* uid/gid the process runs as inside (0 by default) */
   gid_t gid;
 
-  /* Writable tmpfs mounts. */
-  uint64_t tmp_size; /* bytes for /tmp and for the working directory, each */
+  /* Layout. */
+  bool rootfs_writable; /* reserved: the root is bound read-only */
+  uint64_t tmp_size;    /* bytes for /tmp and for the working directory, each */
   uint64_t tmp_inodes;
-
   /* Files written into the working directory before exec (e.g. snippet.py). */
   const struct csr_file *files;
   size_t n_files;
@@ -71,31 +85,11 @@ struct jail_spec
 #define CSR_MAX_EXTRA_FDS 4
   int extra_fds[CSR_MAX_EXTRA_FDS];
   size_t n_extra_fds;
-
-  /* Seams for later layers (seccomp, cgroups, network modes). */
-  const void *seccomp_bpf;   /* struct sock_fprog *, loaded last before exec; NULL = none */
-  struct csr_cgroup *cgroup; /* the jail's init is moved here before it starts; NULL = none */
-
-  /* An OCI container (csrun create): when set, the jail follows the bundle's
-   * config.json instead of the snippet layout above: its namespaces, mounts,
-   * devices, process, capabilities and rlimits; the process is pid 1 itself
-   * (no csrun init) and, with an exec FIFO, waits for `csrun start`. */
-  const struct oci_config *oci;
-  /* The first N of the preserved fds are LISTEN_FDS (socket activation). */
-  int oci_listen_fds;
-  /* Bind sources and device nodes create made as root, or NULL (oci-premount.c). */
-  struct csr_oci_premounts *oci_premounts;
-
-  const char *oci_bundle;              /* absolute: relative bind sources are relative to it */
-  int oci_exec_fifo;                   /* O_PATH fd of the exec FIFO, or -1: exec at once */
-  int oci_console;                     /* connected console socket (process.terminal), or -1 */
-  int oci_preserve_fds;                /* fds 3 .. 3+N-1 stay open for the process */
-  bool oci_no_pivot;                   /* --no-pivot: move the root and chroot instead */
-  bool oci_joined;                     /* the namespaces given by path are joined already */
-  const struct oci_cgroup *oci_cgroup; /* joined before the container runs, or NULL */
-  bool oci_seccomp_listener; /* load seccomp_bpf with a listener, hand it over (CSR_SYNC_SECCOMP) */
 };
 
+/* Zero SPEC (no maps: the invoking user -> 0). */
 void jail_spec_init (struct jail_spec *spec);
+/* The snippet defaults: /work, hostname csrun, 64 MiB tmpfs, fds -> /dev/null. */
+void jail_snippet_init (struct jail_snippet *sn);
 
 #endif

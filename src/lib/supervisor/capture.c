@@ -161,14 +161,14 @@ pump_verdict (int *fd, char *buf, size_t *len)
 }
 
 int
-csr_capture_run (const struct jail_spec *spec, const struct csr_capture_opts *o,
+csr_capture_run (const struct jail_snippet *spec, const struct csr_capture_opts *o,
                  struct csr_attempt *a, csr_error **err)
 {
   return csr_capture_run_gated (spec, o, a, NULL, NULL, err);
 }
 
 int
-csr_capture_run_gated (const struct jail_spec *spec, const struct csr_capture_opts *o,
+csr_capture_run_gated (const struct jail_snippet *spec, const struct csr_capture_opts *o,
                        struct csr_attempt *a, char **verdict, size_t *verdict_len, csr_error **err)
 {
   if (csr_bbuf_init (&a->out, o->max_output) < 0 || csr_bbuf_init (&a->err, o->max_output) < 0)
@@ -191,7 +191,7 @@ csr_capture_run_gated (const struct jail_spec *spec, const struct csr_capture_op
   cleanup_close int ver_w = -1;
   cleanup_free char *vbuf = NULL;
   size_t vlen = 0;
-  struct jail_spec s = *spec;
+  struct jail_snippet s = *spec;
   s.stdout_fd = po[1];
   s.stderr_fd = pe[1];
   if (verdict)

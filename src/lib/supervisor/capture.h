@@ -25,13 +25,13 @@ struct csr_capture_opts
  * be released by the caller with csr_bbuf_release).  Returns -1 only when
  * csrun itself failed (the jail could not be set up, ...): a payload that
  * fails or times out is a normal result. */
-int csr_capture_run (const struct jail_spec *spec, const struct csr_capture_opts *o,
+int csr_capture_run (const struct jail_snippet *spec, const struct csr_capture_opts *o,
                      struct csr_attempt *a, csr_error **err);
 
 /* The same, and the payload also gets a pipe as fd 3 whose contents (at most
  * 256 KiB: the gate's verdict) end up in *VERDICT (malloc'ed, NUL-terminated,
  * possibly empty) — VERDICT NULL means no fd 3. */
-int csr_capture_run_gated (const struct jail_spec *spec, const struct csr_capture_opts *o,
+int csr_capture_run_gated (const struct jail_snippet *spec, const struct csr_capture_opts *o,
                            struct csr_attempt *a, char **verdict, size_t *verdict_len,
                            csr_error **err);
 

@@ -69,17 +69,17 @@ static const char compiler_py[]
 #define CACHE_HEADER_LEN (sizeof CACHE_MAGIC - 1 + 2 * (5 + CSR_SHA256_HEX_LEN + 1))
 
 static int
-cache_key (const struct jail_spec *base, char hex[CSR_SHA256_HEX_LEN + 1])
+cache_key (const struct jail_snippet *base, char hex[CSR_SHA256_HEX_LEN + 1])
 {
   char python[4096];
   struct stat st;
-  snprintf (python, sizeof python, "%s/usr/bin/python3", base->rootfs_dir);
+  snprintf (python, sizeof python, "%s/usr/bin/python3", base->jail.rootfs_dir);
   if (stat (python, &st) < 0)
     return -1;
   char *key_src = NULL;
   int n
       = asprintf (&key_src, "%s%c%s%c%s%c%llu:%llu:%lld.%ld", csr_gate_py, 0, compiler_py, 0,
-                  base->rootfs_dir, 0, (unsigned long long)st.st_ino,
+                  base->jail.rootfs_dir, 0, (unsigned long long)st.st_ino,
                   (unsigned long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
   if (n < 0)
     return -1;
@@ -138,11 +138,11 @@ cache_write (int dirfd, const char *name, const char *keyhex, const char *code, 
 
 /* Compile the gate with the rootfs's interpreter, in a jail. */
 static char *
-compile_in_jail (const struct jail_spec *base, size_t *len, csr_error **err)
+compile_in_jail (const struct jail_snippet *base, size_t *len, csr_error **err)
 {
   char *argv[] = { (char *)"/usr/bin/python3", (char *)"-I",        (char *)"-S", (char *)"-c",
                    (char *)compiler_py,        (char *)csr_gate_py, NULL };
-  struct jail_spec spec = *base;
+  struct jail_snippet spec = *base;
   spec.argv = argv;
   spec.files = NULL;
   spec.n_files = 0;
@@ -183,7 +183,7 @@ to_memfd (const char *data, size_t len, int *fd, csr_error **err)
 }
 
 int
-csr_gate_code_fd (const struct jail_spec *base, const char *cache_dir, int *fd, csr_error **err)
+csr_gate_code_fd (const struct jail_snippet *base, const char *cache_dir, int *fd, csr_error **err)
 {
   *fd = -1;
   char keyhex[CSR_SHA256_HEX_LEN + 1], name[CSR_SHA256_HEX_LEN + 8];

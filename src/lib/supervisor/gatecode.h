@@ -22,7 +22,7 @@ extern const char csr_gate_boot_py[];
  * result is still 0: the bootstrap then compiles the source itself; -1 only
  * for csrun errors that must stop the run, CSR_TRUST_REFUSED when CACHE_DIR
  * fails the trust check (util/trust.h). */
-int csr_gate_code_fd (const struct jail_spec *base, const char *cache_dir, int *fd,
+int csr_gate_code_fd (const struct jail_snippet *base, const char *cache_dir, int *fd,
                       csr_error **err);
 
 #endif

@@ -18,7 +18,7 @@ missing_list (unsigned mask, char *buf, size_t size)
 }
 
 int
-csr_limits_prepare (const struct csr_limits_request *req, struct jail_spec *spec,
+csr_limits_prepare (const struct csr_limits_request *req, struct jail_snippet *spec,
                     struct csr_limits_applied *out, csr_error **err)
 {
   memset (out, 0, sizeof *out);
@@ -46,7 +46,7 @@ csr_limits_prepare (const struct csr_limits_request *req, struct jail_spec *spec
       spec->rlimit_nproc = req->pids;
       out->pids = rl = true;
     }
-  spec->cgroup = out->cg;
+  spec->jail.cgroup = out->cg;
   const char *cgname = out->cg ? csr_cgroup_mechanism_name (csr_cgroup_mechanism (out->cg)) : NULL;
   snprintf (out->mechanism, sizeof out->mechanism, "%s%s%s", cgname ? cgname : "",
             cgname && rl ? "+" : "", rl ? "rlimit" : (cgname ? "" : "none"));

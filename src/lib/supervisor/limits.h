@@ -43,7 +43,7 @@ struct csr_limits_applied
  * and set SPEC's rlimits for what the cgroup can't do (memory -> RLIMIT_AS,
  * pids -> RLIMIT_NPROC, which the kernel counts per user namespace).  An
  * explicit limit that nothing can enforce is an error unless best_effort. */
-int csr_limits_prepare (const struct csr_limits_request *req, struct jail_spec *spec,
+int csr_limits_prepare (const struct csr_limits_request *req, struct jail_snippet *spec,
                         struct csr_limits_applied *out, csr_error **err);
 /* After the jail ended: the cgroup's statistics (zeroes without a cgroup),
  * then the cgroup is killed and removed. */

@@ -122,11 +122,11 @@ diagnose_run (struct csr_diagnosis *d, const struct csr_attempt *a, const char *
 
 /* The jail of one gated run of CODE: the base spec with ARGV, snippet.py and
  * the precompiled gate.  SNIPPET is storage for the file. */
-static struct jail_spec
+static struct jail_snippet
 gated_spec (const struct csr_loop_opts *o, char **argv, const char *code, struct csr_file *snippet)
 {
   *snippet = (struct csr_file){ "snippet.py", code, strlen (code), 0444 };
-  struct jail_spec spec = *o->base;
+  struct jail_snippet spec = *o->base;
   spec.argv = argv;
   spec.files = snippet;
   spec.n_files = 1;
@@ -153,7 +153,7 @@ gate_check (const struct csr_loop_opts *o, const char *code, struct csr_gate_ver
   if (argv == NULL)
     return csr_error_set (err, ENOMEM, "allocate argv");
   struct csr_file snippet;
-  struct jail_spec spec = gated_spec (o, argv, code, &snippet);
+  struct jail_snippet spec = gated_spec (o, argv, code, &snippet);
   struct csr_attempt a;
   memset (&a, 0, sizeof a);
   cleanup_free char *vtext = NULL;
@@ -311,7 +311,7 @@ heal (const struct csr_loop_opts *o, int attempt, const char *code, const struct
     }
   if (o->heal)
     {
-      int rc = csr_heal_local (code, d, v, o->heal, o->base->rootfs_dir, p, err);
+      int rc = csr_heal_local (code, d, v, o->heal, o->base->jail.rootfs_dir, p, err);
       if (rc != 0)
         return rc;
     }
@@ -412,7 +412,7 @@ csr_loop_run (struct csr_loop *l, const char *code, size_t len, const struct csr
       if (argv == NULL)
         return csr_error_set (err, ENOMEM, "allocate argv");
       struct csr_file snippet;
-      struct jail_spec spec = gated_spec (o, argv, cur, &snippet);
+      struct jail_snippet spec = gated_spec (o, argv, cur, &snippet);
       cleanup_free char *vtext = NULL;
       size_t vlen = 0;
       if (csr_capture_run_gated (&spec, &o->capture, a, &vtext, &vlen, err) < 0)

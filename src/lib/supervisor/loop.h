@@ -19,8 +19,8 @@
 
 struct csr_loop_opts
 {
-  const struct jail_spec *base; /* rootfs, environment, sizes; argv and files are the loop's */
-  char **args;                  /* the snippet's sys.argv[1:] */
+  const struct jail_snippet *base; /* rootfs, environment, sizes; argv and files are the loop's */
+  char **args;                     /* the snippet's sys.argv[1:] */
   int n_args;
   struct csr_capture_opts capture; /* per attempt; nothing is streamed */
   const struct csr_gate_policy *policy;

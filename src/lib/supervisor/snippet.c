@@ -206,7 +206,7 @@ trusted_cache_dir (const char *given, char **out, csr_error **err)
 
 /* --user: the ids inside map to the invoking user's subordinate ids. */
 static int
-map_user (const struct csr_snippet_request *req, struct jail_spec *spec, csr_error **err)
+map_user (const struct csr_snippet_request *req, struct jail_snippet *spec, csr_error **err)
 {
   cleanup_free char *subuid = NULL;
   cleanup_free char *subgid = NULL;
@@ -225,7 +225,7 @@ map_user (const struct csr_snippet_request *req, struct jail_spec *spec, csr_err
  * network, the id maps, the seccomp program. */
 static int
 base_spec (const struct csr_snippet_request *req, struct csr_snippet_result *res,
-           const char *cache_dir, struct jail_spec *spec, csr_error **err)
+           const char *cache_dir, struct jail_snippet *spec, csr_error **err)
 {
   cleanup_free char *rootfs_src = req->rootfs ? strdup (req->rootfs) : csr_find_rootfs ();
   if (rootfs_src == NULL)
@@ -233,8 +233,8 @@ base_spec (const struct csr_snippet_request *req, struct csr_snippet_result *res
   if (csr_rootfs_resolve (rootfs_src, cache_dir, &res->rootfs, err) < 0)
     return CSR_SNIPPET_INTERNAL;
   build_env (req, res);
-  jail_spec_init (spec);
-  spec->rootfs_dir = res->rootfs->dir;
+  jail_snippet_init (spec);
+  spec->jail.rootfs_dir = res->rootfs->dir;
   spec->envp = res->envp;
   spec->tmp_size = req->tmp_size;
   spec->host_net = req->host_net;
@@ -251,7 +251,7 @@ base_spec (const struct csr_snippet_request *req, struct csr_snippet_result *res
       if (sr < 0)
         return req->seccomp && sr != CSR_TRUST_REFUSED ? CSR_SNIPPET_BAD_INPUT
                                                        : CSR_SNIPPET_INTERNAL;
-      spec->seccomp_bpf = &res->seccomp->prog;
+      spec->jail.seccomp_bpf = &res->seccomp->prog;
       res->seccomp_shown = res->seccomp->digest;
     }
   else
@@ -340,7 +340,7 @@ failed_before_verdict (const struct csr_run_result *r, int rc)
  * tell. */
 static void
 repair_and_rerun (const struct csr_snippet_request *req, struct csr_snippet_result *res,
-                  const struct jail_spec *spec, struct csr_loop_opts *lo, const char *cache_dir,
+                  const struct jail_snippet *spec, struct csr_loop_opts *lo, const char *cache_dir,
                   int *rc, csr_error **err)
 {
   struct csr_tree_damage d;
@@ -402,7 +402,7 @@ csr_snippet_run (const struct csr_snippet_request *req, struct csr_snippet_resul
   rc = trusted_cache_dir (req->cache_dir, &cache_dir, err);
   if (rc < 0)
     return rc;
-  struct jail_spec spec;
+  struct jail_snippet spec;
   rc = base_spec (req, res, cache_dir, &spec, err);
   describe_run (req, res);
   if (rc < 0)
