@@ -18,7 +18,7 @@
 #include "common.h"
 #include "jail/idmap.h"
 #include "jail/jail.h"
-#include "jail/cgroup.h"
+#include "cgroup/cgroup.h"
 #include "jail/seccomp.h"
 #include "supervisor/gatecode.h"
 #include "util/cleanup.h"

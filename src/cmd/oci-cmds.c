@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "oci/cgroup.h"
+#include "cgroup/container.h"
 #include "oci/devices.h"
 #include "oci/hooks.h"
 #include "oci/notify.h"

@@ -22,7 +22,7 @@
 #include "jail/oci-jail.h"
 #include "jail/seccomp.h"
 #include "jail/spec.h"
-#include "oci/cgroup.h"
+#include "cgroup/container.h"
 #include "oci/console.h"
 #include "oci/devices.h"
 #include "oci/hooks.h"

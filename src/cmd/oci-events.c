@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "oci/cgroup.h"
+#include "cgroup/container.h"
 #include "util/cleanup.h"
 #include "util/parse.h"
 

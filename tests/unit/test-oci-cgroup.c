@@ -46,7 +46,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "oci/cgroup.h"
+#include "cgroup/container.h"
 #include "util/fs.h"
 
 #define MiB (1024 * 1024LL)

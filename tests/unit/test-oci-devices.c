@@ -30,7 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "oci/cgroup.h"
+#include "cgroup/container.h"
 #include "oci/oci-config.h"
 #include "oci/devices-bpf.h"
 #include "oci/devices.h"

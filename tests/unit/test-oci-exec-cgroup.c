@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "oci/exec-cgroup.h"
+#include "cgroup/subcgroup.h"
 
 static const char mountinfo[]
     = "25 30 0:22 / /sys/fs/cgroup ro,nosuid - tmpfs tmpfs ro,mode=755\n"

@@ -16,7 +16,7 @@
 
 #include "../util/syscalls.h"
 #include "caps.h"
-#include "cgroup.h"
+#include "../cgroup/cgroup.h"
 #include "init.h"
 #include "mounts.h"
 #include "net.h"

@@ -17,7 +17,7 @@
 
 #include "../util/cleanup.h"
 #include "../util/syscalls.h"
-#include "cgroup.h"
+#include "../cgroup/cgroup.h"
 #include "child.h"
 #include "idmap.h"
 

@@ -34,7 +34,7 @@
 #include "../util/syscalls.h"
 #include "caps.h"
 #include "seccomp-notify.h"
-#include "cgroup.h"
+#include "../cgroup/cgroup.h"
 #include "child.h"
 #include "oci-mounts.h"
 

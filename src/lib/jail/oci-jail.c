@@ -18,14 +18,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../oci/cgroup.h"
+#include "../cgroup/container.h"
 #include "../oci/oci-config.h"
 #include "../oci/hooks.h"
 #include "../oci/validate.h"
 #include "../util/cleanup.h"
 #include "../util/log.h"
 #include "../util/syscalls.h"
-#include "cgroup.h"
+#include "../cgroup/cgroup.h"
 #include "child.h"
 #include "idmap.h"
 #include "oci-premount.h"

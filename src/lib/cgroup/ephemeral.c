@@ -32,6 +32,7 @@
 #include "../util/fs.h"
 #include "../util/log.h"
 #include "../util/syscalls.h"
+#include "mountinfo.h"
 
 /* How long destroy waits for the processes of a cgroup to go. */
 #define DRAIN_NS (2 * 1000000000LL)
@@ -200,126 +201,36 @@ csr_cg_parse_proc_cgroup (const char *text, const char **path, size_t *len)
   return false;
 }
 
-/* Copy the field at *P (up to a space) with mountinfo's octal escapes decoded. */
-static char *
-mountinfo_field (const char **p)
-{
-  const char *s = *p;
-  const char *e = strchr (s, ' ');
-  size_t l = e ? (size_t)(e - s) : strlen (s);
-  char *out = malloc (l + 1);
-  if (out == NULL)
-    return NULL;
-  size_t o = 0;
-  for (size_t i = 0; i < l; i++)
-    {
-      if (s[i] == '\\' && i + 3 < l && s[i + 1] >= '0' && s[i + 1] <= '3' && s[i + 2] >= '0'
-          && s[i + 2] <= '7' && s[i + 3] >= '0' && s[i + 3] <= '7')
-        {
-          out[o++] = (char)((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
-          i += 3;
-        }
-      else
-        out[o++] = s[i];
-    }
-  out[o] = '\0';
-  *p = e ? e + 1 : s + l;
-  return out;
-}
-
-/* Is WORD one of the comma-separated options of OPTS (ends at space/newline)? */
-static bool
-option_in (const char *opts, size_t len, const char *word)
-{
-  size_t wl = strlen (word);
-  const char *p = opts, *end = opts + len;
-  while (p < end)
-    {
-      const char *c = memchr (p, ',', (size_t)(end - p));
-      const char *e = c ? c : end;
-      if ((size_t)(e - p) == wl && memcmp (p, word, wl) == 0)
-        return true;
-      p = e + 1;
-    }
-  return false;
-}
-
-static int
-parse_mountinfo_line (const char *line, size_t len, struct csr_cg_mounts *m, csr_error **err)
-{
-  static const char *const v1_names[CSR_CG_V1_N] = { "memory", "pids", "cpu", "cpuacct" };
-  /* id parent maj:min root mount-point options [optional...] - fstype source super-options */
-  const char *sep = NULL;
-  for (const char *q = line; q + 3 <= line + len; q++)
-    if (q[0] == ' ' && q[1] == '-' && q[2] == ' ')
-      {
-        sep = q;
-        break;
-      }
-  if (sep == NULL)
-    return 0;
-  const char *fs = sep + 3;
-  const char *fs_end = memchr (fs, ' ', (size_t)(line + len - fs));
-  if (fs_end == NULL)
-    return 0;
-  size_t fsl = (size_t)(fs_end - fs);
-  bool is_v2 = fsl == 7 && memcmp (fs, "cgroup2", 7) == 0;
-  bool is_v1 = fsl == 6 && memcmp (fs, "cgroup", 6) == 0;
-  if (!is_v2 && !is_v1)
-    return 0;
-  /* Skip three fields (id, parent, maj:min) to reach root and mount point. */
-  const char *p = line;
-  for (int i = 0; i < 3; i++)
-    {
-      p = memchr (p, ' ', (size_t)(sep - p));
-      if (p == NULL)
-        return 0;
-      p++;
-    }
-  cleanup_free char *root = mountinfo_field (&p);
-  cleanup_free char *mnt = root ? mountinfo_field (&p) : NULL;
-  if (mnt == NULL)
-    return csr_error_errno (err, "parse mountinfo");
-  if (is_v2)
-    {
-      if (m->v2 == NULL)
-        {
-          m->v2 = steal_pointer (&mnt);
-          m->v2_root = steal_pointer (&root);
-        }
-      return 0;
-    }
-  const char *src_end = memchr (fs_end + 1, ' ', (size_t)(line + len - fs_end - 1));
-  if (src_end == NULL)
-    return 0;
-  const char *opts = src_end + 1;
-  size_t optl = (size_t)(line + len - opts);
-  for (int i = 0; i < CSR_CG_V1_N; i++)
-    if (m->v1[i] == NULL && option_in (opts, optl, v1_names[i]))
-      {
-        m->v1[i] = strdup (mnt);
-        if (m->v1[i] == NULL)
-          return csr_error_errno (err, "parse mountinfo");
-      }
-  return 0;
-}
-
 int
 csr_cg_parse_mountinfo (const char *text, struct csr_cg_mounts *m, csr_error **err)
 {
+  static const char *const v1_names[CSR_CG_V1_N] = { "memory", "pids", "cpu", "cpuacct" };
   memset (m, 0, sizeof *m);
-  for (const char *line = text; *line;)
+  struct csr_mountinfo mi;
+  if (csr_mountinfo_parse (text, &mi, err) < 0)
+    return -1;
+  for (size_t k = 0; k < mi.n; k++)
     {
-      const char *nl = strchr (line, '\n');
-      size_t len = nl ? (size_t)(nl - line) : strlen (line);
-      if (parse_mountinfo_line (line, len, m, err) < 0)
+      const struct csr_mountinfo_entry *e = &mi.e[k];
+      if (strcmp (e->fstype, "cgroup2") == 0 && m->v2 == NULL)
         {
-          csr_cg_mounts_clear (m);
-          return -1;
+          m->v2 = strdup (e->mount_point);
+          m->v2_root = strdup (e->root);
+          if (m->v2 == NULL || m->v2_root == NULL)
+            goto nomem;
         }
-      line += len + (nl ? 1 : 0);
+      else if (strcmp (e->fstype, "cgroup") == 0)
+        for (int i = 0; i < CSR_CG_V1_N; i++)
+          if (m->v1[i] == NULL && csr_mountinfo_has_opt (e->super_opts, v1_names[i])
+              && (m->v1[i] = strdup (e->mount_point)) == NULL)
+            goto nomem;
     }
+  csr_mountinfo_release (&mi);
   return 0;
+nomem:
+  csr_mountinfo_release (&mi);
+  csr_cg_mounts_clear (m);
+  return csr_error_errno (err, "parse mountinfo");
 }
 
 void

@@ -1,5 +1,5 @@
 #include "config.h"
-#include "cgroup.h"
+#include "container.h"
 
 /* csrun — the cgroup of an OCI container (see cgroup.h).
  *
@@ -39,8 +39,9 @@
 #include "../util/fs.h"
 #include "../util/log.h"
 #include "../util/syscalls.h"
-#include "cgroup-internal.h"
-#include "devices.h"
+#include "container-internal.h"
+#include "mountinfo.h"
+#include "../oci/devices.h"
 
 #define CG_MAX_LEVELS 64      /* components of a cgroup path */
 #define CG_MAX_DEPTH 32       /* nesting below a leaf that destroy walks */
@@ -341,56 +342,42 @@ add_v1 (struct hiers *h, const char *mnt, const char *dev, bool root)
 static int
 read_mountinfo (struct hiers *h, csr_error **err)
 {
-  cleanup_file FILE *f = fopen ("/proc/self/mountinfo", "re");
-  if (f == NULL)
-    return csr_error_errno (err, "cgroup: open /proc/self/mountinfo");
-  cleanup_free char *line = NULL;
-  size_t cap = 0;
-  ssize_t len;
-  while ((len = getline (&line, &cap, f)) > 0)
+  struct csr_mountinfo mi;
+  if (csr_mountinfo_read (&mi, err) < 0)
+    return csr_error_wrap (err, "cgroup");
+  for (size_t k = 0; k < mi.n; k++)
     {
-      if (line[len - 1] == '\n')
-        line[len - 1] = '\0';
-      char *fields[64];
-      size_t nf = 0;
-      char *save = NULL;
-      for (char *t = strtok_r (line, " ", &save); t && nf < 64; t = strtok_r (NULL, " ", &save))
-        fields[nf++] = t;
-      size_t sep = 6;
-      while (sep < nf && strcmp (fields[sep], "-") != 0)
-        sep++;
-      if (nf < 7 || sep + 3 >= nf)
-        continue;
-      const char *fstype = fields[sep + 1];
-      const char *opts = fields[sep + 3];
-      const char *dev = fields[2];
-      char *root = fields[3];
-      char *mnt = fields[4];
-      csr_mountinfo_unescape (root);
-      csr_mountinfo_unescape (mnt);
-      bool at_root = strcmp (root, "/") == 0;
-      if (strcmp (fstype, "cgroup2") == 0)
+      const struct csr_mountinfo_entry *e = &mi.e[k];
+      char dev[32];
+      snprintf (dev, sizeof dev, "%u:%u", e->major, e->minor);
+      bool at_root = strcmp (e->root, "/") == 0;
+      if (strcmp (e->fstype, "cgroup2") == 0)
         {
           if (h->v2 == NULL || (at_root && !h->v2_root))
             {
-              char *m = strdup (mnt);
+              char *m = strdup (e->mount_point);
               if (m == NULL)
-                return csr_error_errno (err, "cgroup: mountinfo");
+                {
+                  csr_mountinfo_release (&mi);
+                  return csr_error_errno (err, "cgroup: mountinfo");
+                }
               free (h->v2);
               h->v2 = m;
               h->v2_root = at_root;
             }
         }
-      else if (strcmp (fstype, "cgroup") == 0)
+      else if (strcmp (e->fstype, "cgroup") == 0)
         {
-          if (!has_v1_controller (opts))
+          if (!has_v1_controller (e->super_opts))
             {
-              csr_debug ("cgroup: skipping the named hierarchy at %s (%s)", mnt, opts);
+              csr_debug ("cgroup: skipping the named hierarchy at %s (%s)", e->mount_point,
+                         e->super_opts);
               continue;
             }
-          add_v1 (h, mnt, dev, at_root);
+          add_v1 (h, e->mount_point, dev, at_root);
         }
     }
+  csr_mountinfo_release (&mi);
   return 0;
 }
 

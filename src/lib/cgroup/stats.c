@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "../util/cleanup.h"
-#include "cgroup-internal.h"
+#include "container-internal.h"
 
 /* The directory of CG holding FILE (v1 dirs first, then v2), or NULL. */
 static const char *

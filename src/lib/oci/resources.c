@@ -31,7 +31,7 @@
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/log.h"
-#include "cgroup-internal.h"
+#include "../cgroup/container-internal.h"
 #include "oci-config.h"
 #include "devices.h"
 

@@ -13,7 +13,7 @@
 #include <sys/types.h>
 
 #include "../util/error.h"
-#include "oci-config.h"
+#include "../oci/oci-config.h"
 
 #define OCI_CG_MAX_DIRS 16
 

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 
 #include "../util/error.h"
-#include "cgroup.h"
+#include "container.h"
 
 /* Write VAL to DIR/FILE in one write(2).  0 written, 1 when the file does
  * not exist (controller not there), -1 on an error. */

@@ -19,8 +19,8 @@
 
 #include "../util/cleanup.h"
 #include "../util/log.h"
-#include "cgroup-internal.h"
-#include "devices.h"
+#include "container-internal.h"
+#include "../oci/devices.h"
 
 static const char *const throttle_v1[OCI_THROTTLE_N]
     = { "blkio.throttle.read_bps_device", "blkio.throttle.write_bps_device",
