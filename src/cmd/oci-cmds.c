@@ -20,7 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cgroup/container.h"
+#include "cgroup/cgroup.h"
+#include "oci/resources.h"
 #include "oci/devices.h"
 #include "oci/hooks.h"
 #include "oci/notify.h"
@@ -104,15 +105,15 @@ load (const struct csr_global *g, const char *root, const char *id, struct oci_s
   return 0;
 }
 
-/* The container's cgroup as the state recorded it (strings borrowed). */
-static bool
-state_cgroup (const struct oci_state *st, struct oci_cgroup *cg)
+/* The container's cgroup as the state recorded it, or NULL (none, or no memory). */
+static struct csr_cgroup *
+state_cgroup (const struct oci_state *st)
 {
-  memset (cg, 0, sizeof *cg);
-  cg->v2 = st->cgroup_v2;
-  for (size_t i = 0; i < st->n_cgroup_v1 && i < OCI_CG_MAX_DIRS; i++)
-    cg->v1[cg->n_v1++] = st->cgroup_v1[i];
-  return cg->v2 || cg->n_v1;
+  struct csr_cgroup *cg = NULL;
+  csr_error *e = NULL;
+  if (csr_cgroup_container_open (st->cgroup_v2, st->cgroup_v1, st->n_cgroup_v1, &cg, &e) < 0)
+    csr_error_free (e);
+  return cg;
 }
 
 /* Processes of the container: its cgroup's, else its pid namespace's. */
@@ -120,13 +121,13 @@ static size_t namespace_pids (pid_t pid, pid_t *out, size_t cap);
 static size_t
 container_pids (const struct oci_state *st, pid_t *out, size_t cap)
 {
-  struct oci_cgroup cg;
-  if (state_cgroup (st, &cg))
+  cleanup_cgroup struct csr_cgroup *cg = state_cgroup (st);
+  if (cg)
     {
       pid_t *pids = NULL;
       size_t n = 0;
       csr_error *e = NULL;
-      if (oci_cgroup_pids (&cg, &pids, &n, &e) == 0)
+      if (csr_cgroup_pids (cg, &pids, &n, &e) == 0)
         {
           size_t k = n < cap ? n : cap;
           memcpy (out, pids, k * sizeof *pids);
@@ -367,9 +368,9 @@ namespace_pids (pid_t pid, pid_t *out, size_t cap)
 static void
 thaw (const struct csr_global *g, const struct oci_state *st)
 {
-  struct oci_cgroup cg;
+  cleanup_cgroup struct csr_cgroup *cg = state_cgroup (st);
   csr_error *e = NULL;
-  if (state_cgroup (st, &cg) && oci_cgroup_freeze (&cg, false, &e) < 0)
+  if (cg && csr_cgroup_freeze (cg, false, &e) < 0)
     {
       oci_warn (g, "container '%s': thaw: %s", st->id, csr_error_text (e));
       csr_error_free (e);
@@ -390,8 +391,8 @@ kill_one (struct csr_global *g, const char *root, const char *id, int sig, bool 
       /* --all on a stopped container signals what is left in its cgroup
        * (usually nothing) and succeeds, as runc does. */
       pid_t pids[4096];
-      struct oci_cgroup cg;
-      size_t n = state_cgroup (&st, &cg) ? container_pids (&st, pids, 4096) : 0;
+      cleanup_cgroup struct csr_cgroup *cg = state_cgroup (&st);
+      size_t n = cg ? container_pids (&st, pids, 4096) : 0;
       for (size_t i = 0; i < n; i++)
         kill (pids[i], sig);
     }
@@ -555,8 +556,8 @@ delete_one (struct csr_global *g, const char *root, const char *id, bool force)
     }
   int rc = 0;
   enum oci_status s = oci_state_status (&st);
-  struct oci_cgroup cg;
-  bool has_cg = state_cgroup (&st, &cg);
+  cleanup_cgroup struct csr_cgroup *cg = state_cgroup (&st);
+  bool has_cg = cg != NULL;
   if (s != OCI_STOPPED && s != OCI_CREATED && !force)
     rc = oci_failf (g, "cannot delete container '%s' that is not stopped: %s", id,
                     oci_status_name (s));
@@ -576,7 +577,7 @@ delete_one (struct csr_global *g, const char *root, const char *id, bool force)
           if (!gone && !has_cg)
             oci_warn (g, "container '%s': pid %d did not go away", id, (int)st.pid);
         }
-      if (has_cg && oci_cgroup_destroy (&cg, &e) < 0)
+      if (has_cg && csr_cgroup_delete (cg, &e) < 0)
         {
           /* Processes that can't die (frozen in another freezer cgroup, say)
            * keep the cgroup busy: it is left, the state goes (crun too). */
@@ -945,17 +946,17 @@ freeze (struct csr_global *g, int argc, char **argv, bool on)
     return 1;
   int rc = 0;
   csr_error *e = NULL;
-  struct oci_cgroup cg;
+  cleanup_cgroup struct csr_cgroup *cg = state_cgroup (&st);
   enum oci_status s = oci_state_status (&st);
   if (on ? s != OCI_RUNNING : s != OCI_PAUSED)
     rc = oci_failf (g, "cannot %s container '%s': it is %s", on ? "pause" : "resume", a.id,
                     oci_status_name (s));
-  else if (!state_cgroup (&st, &cg))
+  else if (cg == NULL)
     rc = oci_failf (g,
                     "cannot %s container '%s': it has no cgroup (no writable cgroup "
                     "hierarchy when it was created)",
                     on ? "pause" : "resume", a.id);
-  else if (oci_cgroup_freeze (&cg, on, &e) < 0)
+  else if (csr_cgroup_freeze (cg, on, &e) < 0)
     rc = oci_fail (g, e);
   else
     {
@@ -991,12 +992,12 @@ struct upd_flag
 {
   const char *name;
   enum upd_kind kind;
-  size_t off;  /* in struct oci_cgroup_resources */
+  size_t off;  /* in struct csr_cgroup_resources */
   size_t has;  /* its has_* flag, or (size_t)-1 */
   unsigned wd; /* bytes of the field: 8, 2 (blkio weight) */
 };
 #define UPD_NONE ((size_t)-1)
-#define UPD_AT(f) offsetof (struct oci_cgroup_resources, f)
+#define UPD_AT(f) offsetof (struct csr_cgroup_resources, f)
 static const struct upd_flag upd_flags[] = {
   { "memory", UPD_BYTES, UPD_AT (memory_limit), UPD_NONE, 8 },
   { "memory-swap", UPD_BYTES, UPD_AT (memory_swap), UPD_NONE, 8 },
@@ -1036,7 +1037,7 @@ static const char update_usage[]
 /* Set one runc-style flag of R from VAL. */
 static int
 update_flag (const struct csr_global *g, const struct upd_flag *f, const char *val,
-             struct oci_cgroup_resources *r)
+             struct csr_cgroup_resources *r)
 {
   char *base = (char *)r;
   if (f->kind == UPD_STRING)
@@ -1086,7 +1087,7 @@ update_flag (const struct csr_global *g, const struct upd_flag *f, const char *v
 /* linux.resources JSON from PATH ("-": stdin, any kind of file) into *R,
  * with the device rules (root only: rootless there is no device cgroup). */
 static int
-update_json (const struct csr_global *g, const char *path, struct oci_cgroup_resources *r,
+update_json (const struct csr_global *g, const char *path, struct csr_cgroup_resources *r,
              struct oci_dev_rule **dev)
 {
   cleanup_free char *text = NULL;
@@ -1146,7 +1147,7 @@ update_json (const struct csr_global *g, const char *path, struct oci_cgroup_res
 }
 
 static void
-release_resources (struct oci_cgroup_resources *r)
+release_resources (struct csr_cgroup_resources *r)
 {
   oci_cgroup_resources_release (r);
 }
@@ -1158,7 +1159,7 @@ int
 cmd_oci_update (struct csr_global *g, int argc, char **argv)
 {
   const char *resources = NULL, *id = NULL;
-  cleanup_resources struct oci_cgroup_resources r = { 0 };
+  cleanup_resources struct csr_cgroup_resources r = { 0 };
   cleanup_free struct oci_dev_rule *dev = NULL;
   /* Flags apply after -r's JSON: collect them first. */
   const struct upd_flag *fl[64];
@@ -1225,16 +1226,16 @@ cmd_oci_update (struct csr_global *g, int argc, char **argv)
   struct oci_state st;
   if (load (g, root, id, &st))
     return 1;
-  struct oci_cgroup cg;
+  cleanup_cgroup struct csr_cgroup *cg = state_cgroup (&st);
   int rc = 0;
   if (oci_state_status (&st) == OCI_STOPPED)
     rc = oci_failf (g, "cannot update container '%s': it is stopped", id);
-  else if (!state_cgroup (&st, &cg))
+  else if (cg == NULL)
     rc = oci_failf (g, "cannot update container '%s': it has no cgroup", id);
   else
     {
-      struct oci_cgroup_applied ap = { 0 };
-      if (oci_cgroup_update (&cg, &r, &ap, &e) < 0)
+      struct csr_cgroup_applied ap = { 0 };
+      if (csr_cgroup_update (cg, &r, &ap, &e) < 0)
         rc = oci_fail (g, e);
       else if (r.set_devices && !ap.devices)
         rc = oci_failf (g,

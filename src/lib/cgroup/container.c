@@ -1,5 +1,5 @@
 #include "config.h"
-#include "container.h"
+#include "cgroup.h"
 
 /* csrun — the cgroup of an OCI container (see cgroup.h).
  *
@@ -39,7 +39,7 @@
 #include "../util/fs.h"
 #include "../util/log.h"
 #include "../util/syscalls.h"
-#include "container-internal.h"
+#include "cgroup-internal.h"
 #include "mountinfo.h"
 #include "../oci/devices.h"
 
@@ -230,8 +230,8 @@ systemd_path (const char *spec, char **out, csr_error **err)
 }
 
 int
-oci_cgroup_path (const char *cgroups_path, const char *id, bool systemd, char **out,
-                 csr_error **err)
+csr_cgroup_container_path (const char *cgroups_path, const char *id, bool systemd, char **out,
+                           csr_error **err)
 {
   *out = NULL;
   cleanup_free char *full = NULL;
@@ -267,7 +267,7 @@ struct hiers
 {
   char *v2;
   bool v2_root;
-  struct hier v1[OCI_CG_MAX_DIRS];
+  struct hier v1[CSR_CG_MAX_DIRS];
   size_t n_v1;
 };
 
@@ -324,9 +324,9 @@ add_v1 (struct hiers *h, const char *mnt, const char *dev, bool root)
       if (strcmp (x->dev, dev) == 0)
         return;
     }
-  if (h->n_v1 == OCI_CG_MAX_DIRS)
+  if (h->n_v1 == CSR_CG_MAX_DIRS)
     {
-      csr_debug ("cgroup: more than %d v1 hierarchies, ignoring %s", OCI_CG_MAX_DIRS, mnt);
+      csr_debug ("cgroup: more than %d v1 hierarchies, ignoring %s", CSR_CG_MAX_DIRS, mnt);
       return;
     }
   char *m = strdup (mnt), *d = strdup (dev);
@@ -425,9 +425,9 @@ enable_controllers (const char *dir)
   static const char *const want[] = { "memory", "pids", "cpu", "cpuset", "io", "hugetlb" };
   cleanup_free char *avail = NULL;
   cleanup_free char *on = NULL;
-  if (oci_cg_read (dir, "cgroup.controllers", &avail, NULL) != 0)
+  if (csr_cg_path_read (dir, "cgroup.controllers", &avail, NULL) != 0)
     return;
-  if (oci_cg_read (dir, "cgroup.subtree_control", &on, NULL) < 0)
+  if (csr_cg_path_read (dir, "cgroup.subtree_control", &on, NULL) < 0)
     return;
   char all[128] = "";
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
@@ -441,7 +441,7 @@ enable_controllers (const char *dir)
   if (*all == '\0')
     return;
   csr_error *e = NULL;
-  if (oci_cg_write (dir, "cgroup.subtree_control", all, &e) == 0)
+  if (csr_cg_path_write (dir, "cgroup.subtree_control", all, &e) == 0)
     return;
   csr_debug ("cgroup: %s", e ? csr_error_text (e) : "no cgroup.subtree_control");
   csr_error_free (e);
@@ -453,7 +453,7 @@ enable_controllers (const char *dir)
         char one[16];
         snprintf (one, sizeof one, "+%s", want[i]);
         e = NULL;
-        if (oci_cg_write (dir, "cgroup.subtree_control", one, &e) < 0)
+        if (csr_cg_path_write (dir, "cgroup.subtree_control", one, &e) < 0)
           csr_debug ("cgroup: %s", csr_error_text (e));
         csr_error_free (e);
       }
@@ -472,17 +472,17 @@ copy_cpuset (const char *parent, const char *dir, csr_error **err)
     {
       cleanup_free char *cur = NULL;
       cleanup_free char *val = NULL;
-      int r = oci_cg_read (dir, files[i], &cur, err);
+      int r = csr_cg_path_read (dir, files[i], &cur, err);
       if (r != 0)
         return r < 0 ? -1 : 0;
       if (!is_blank (cur))
         continue;
-      if (oci_cg_read (parent, files[i], &val, err) != 0)
+      if (csr_cg_path_read (parent, files[i], &val, err) != 0)
         return csr_error_set (err, ENOENT, "cgroup: %s/%s is missing", parent, files[i]);
       rtrim (val);
       if (*val == '\0')
         return csr_error_set (err, ENOSPC, "cgroup: %s/%s is empty", parent, files[i]);
-      if (oci_cg_write (dir, files[i], val, err) != 0)
+      if (csr_cg_path_write (dir, files[i], val, err) != 0)
         return csr_error_set (err, ENOENT, "cgroup: %s/%s is missing", dir, files[i]);
     }
   return 0;
@@ -630,7 +630,7 @@ static int
 collect (const char *dir, int depth, struct pidset *s, csr_error **err)
 {
   cleanup_free char *procs = NULL;
-  int r = oci_cg_read (dir, "cgroup.procs", &procs, err);
+  int r = csr_cg_path_read (dir, "cgroup.procs", &procs, err);
   if (r < 0)
     return -1;
   if (r == 0)
@@ -694,13 +694,13 @@ collect_all (const char *const *dirs, size_t n, struct pidset *s, csr_error **er
 /* The directories of CG: its v1 ones, and its v2 one (alone on a v2 host,
  * the unified placement on a hybrid one). */
 static size_t
-dirs_of (const struct oci_cgroup *cg, const char **dirs)
+dirs_of (const struct csr_cgroup *cg, const char **dirs)
 {
   size_t n = 0;
-  for (size_t i = 0; i < cg->n_v1 && i < OCI_CG_MAX_DIRS; i++)
+  for (size_t i = 0; i < cg->n_v1 && i < CSR_CG_MAX_DIRS; i++)
     if (cg->v1[i])
       dirs[n++] = cg->v1[i];
-  if (cg->v2 && n < OCI_CG_MAX_DIRS)
+  if (cg->v2 && n < CSR_CG_MAX_DIRS)
     dirs[n++] = cg->v2;
   return n;
 }
@@ -737,13 +737,13 @@ check_not_frozen (const char *dir, bool v2, csr_error **err)
   bool frozen = false;
   if (v2)
     {
-      if (oci_cg_read (dir, "cgroup.freeze", &st, NULL) == 0)
+      if (csr_cg_path_read (dir, "cgroup.freeze", &st, NULL) == 0)
         frozen = atoi (st) == 1;
       cleanup_free char *ev = NULL;
-      if (!frozen && oci_cg_read (dir, "cgroup.events", &ev, NULL) == 0)
+      if (!frozen && csr_cg_path_read (dir, "cgroup.events", &ev, NULL) == 0)
         frozen = events_frozen (ev) == 1;
     }
-  else if (oci_cg_read (dir, "freezer.state", &st, NULL) == 0)
+  else if (csr_cg_path_read (dir, "freezer.state", &st, NULL) == 0)
     {
       rtrim (st);
       frozen = strcmp (st, "THAWED") != 0;
@@ -759,19 +759,22 @@ check_not_frozen (const char *dir, bool v2, csr_error **err)
 /* ---------------------------------------------------------------- create */
 
 int
-oci_cgroup_create (const char *path, const struct oci_cgroup_resources *r, const char *roots_v2,
-                   const char *const *roots_v1, struct oci_cgroup *cg,
-                   struct oci_cgroup_applied *applied, csr_error **err)
+csr_cg_container_make (const char *path, const struct csr_cgroup_resources *r, const char *roots_v2,
+                       const char *const *roots_v1, struct csr_cgroup *cg,
+                       struct csr_cgroup_applied *applied, csr_error **err)
 {
-  static const struct oci_cgroup_resources none = { 0 };
-  memset (cg, 0, sizeof *cg);
+  static const struct csr_cgroup_resources none = { 0 };
+  cg->v2 = NULL;
+  memset (cg->v1, 0, sizeof cg->v1);
+  cg->n_v1 = 0;
+  cg->has_v2_fd = false;
   memset (applied, 0, sizeof *applied);
   if (r == NULL)
     r = &none;
   if (path == NULL || path[0] != '/')
     return csr_error_set (err, EINVAL, "cgroup path '%s' is not absolute", path ? path : "(null)");
   cleanup_free char *rel = NULL;
-  if (normalize (path, &rel, err) < 0 || oci_cgroup_resources_check (r, false, err) < 0)
+  if (normalize (path, &rel, err) < 0 || csr_cg_resources_check (r, false, err) < 0)
     return -1;
 
   struct hiers h = { 0 };
@@ -797,13 +800,13 @@ oci_cgroup_create (const char *path, const struct oci_cgroup_resources *r, const
     {
       cleanup_free char *ctl = NULL;
       use_v2 = h.n_v1 == 0
-               || (oci_cg_read (h.v2, "cgroup.controllers", &ctl, NULL) == 0
+               || (csr_cg_path_read (h.v2, "cgroup.controllers", &ctl, NULL) == 0
                    && has_word (ctl, "memory"));
     }
 
   /* m[0..nm): the v1 leaves, or the v2 one; hybrid: the unified one after
    * the v1 ones. */
-  struct made m[OCI_CG_MAX_DIRS + 1];
+  struct made m[CSR_CG_MAX_DIRS + 1];
   size_t nm = 0;
   bool hybrid = false;
   int ret = -1;
@@ -868,12 +871,12 @@ oci_cgroup_create (const char *path, const struct oci_cgroup_resources *r, const
       if (hybrid)
         cg->v2 = m[nm - 1].leaf;
     }
-  int arc = oci_cgroup_apply (cg, r, false, applied, err);
+  int arc = csr_cg_resources_apply (cg, r, false, applied, err);
   memset (cg, 0, sizeof *cg);
   if (arc < 0)
     goto fail;
   for (size_t i = 0; i < nm; i++)
-    if (oci_cg_exists (m[i].leaf, use_v2 ? "cgroup.freeze" : "freezer.state"))
+    if (csr_cg_path_exists (m[i].leaf, use_v2 ? "cgroup.freeze" : "freezer.state"))
       applied->freezer = true;
 
   if (use_v2)
@@ -904,11 +907,11 @@ out:
 /* ---------------------------------------------------------------- enter, pids */
 
 int
-oci_cgroup_update (const struct oci_cgroup *cg, const struct oci_cgroup_resources *r,
-                   struct oci_cgroup_applied *applied, csr_error **err)
+csr_cgroup_update (const struct csr_cgroup *cg, const struct csr_cgroup_resources *r,
+                   struct csr_cgroup_applied *applied, csr_error **err)
 {
-  struct oci_cgroup_applied ap = { 0 };
-  if (oci_cgroup_apply (cg, r, true, &ap, err) < 0)
+  struct csr_cgroup_applied ap = { 0 };
+  if (csr_cg_resources_apply (cg, r, true, &ap, err) < 0)
     return -1;
   if (applied)
     *applied = ap;
@@ -916,15 +919,15 @@ oci_cgroup_update (const struct oci_cgroup *cg, const struct oci_cgroup_resource
 }
 
 int
-oci_cgroup_enter (const struct oci_cgroup *cg, pid_t pid, csr_error **err)
+csr_cg_container_enter (const struct csr_cgroup *cg, pid_t pid, csr_error **err)
 {
-  const char *dirs[OCI_CG_MAX_DIRS];
+  const char *dirs[CSR_CG_MAX_DIRS];
   size_t n = dirs_of (cg, dirs);
   char v[24];
   snprintf (v, sizeof v, "%ld", (long)pid);
   for (size_t i = 0; i < n; i++)
     {
-      int rc = oci_cg_write (dirs[i], "cgroup.procs", v, err);
+      int rc = csr_cg_path_write (dirs[i], "cgroup.procs", v, err);
       if (rc < 0)
         return csr_error_wrap (err, "cgroup: move pid %ld", (long)pid);
       if (rc > 0)
@@ -935,11 +938,11 @@ oci_cgroup_enter (const struct oci_cgroup *cg, pid_t pid, csr_error **err)
 }
 
 int
-oci_cgroup_pids (const struct oci_cgroup *cg, pid_t **pids, size_t *n, csr_error **err)
+csr_cgroup_pids (const struct csr_cgroup *cg, pid_t **pids, size_t *n, csr_error **err)
 {
   *pids = NULL;
   *n = 0;
-  const char *dirs[OCI_CG_MAX_DIRS];
+  const char *dirs[CSR_CG_MAX_DIRS];
   size_t nd = dirs_of (cg, dirs);
   struct pidset s = { 0 };
   if (collect_all (dirs, nd > 0 ? 1 : 0, &s, err) < 0)
@@ -973,7 +976,7 @@ events_frozen (const char *events)
 static int
 freeze_v2 (const char *dir, bool freeze, csr_error **err)
 {
-  int rc = oci_cg_write (dir, "cgroup.freeze", freeze ? "1" : "0", err);
+  int rc = csr_cg_path_write (dir, "cgroup.freeze", freeze ? "1" : "0", err);
   if (rc < 0)
     return -1;
   if (rc > 0)
@@ -983,7 +986,7 @@ freeze_v2 (const char *dir, bool freeze, csr_error **err)
   for (;;)
     {
       cleanup_free char *ev = NULL;
-      rc = oci_cg_read (dir, "cgroup.events", &ev, err);
+      rc = csr_cg_path_read (dir, "cgroup.events", &ev, err);
       if (rc < 0)
         return -1;
       int frozen = rc == 0 ? events_frozen (ev) : -1;
@@ -995,7 +998,7 @@ freeze_v2 (const char *dir, bool freeze, csr_error **err)
       delay = delay < 50 ? delay * 2 : 50;
     }
   if (freeze)
-    oci_cg_write (dir, "cgroup.freeze", "0", NULL);
+    csr_cg_path_write (dir, "cgroup.freeze", "0", NULL);
   return csr_error_set (err, ETIMEDOUT, "cgroup: %s did not %s", dir, freeze ? "freeze" : "thaw");
 }
 
@@ -1009,10 +1012,10 @@ freeze_v1 (const char *dir, bool freeze, csr_error **err)
     {
       /* Writing FROZEN again retries tasks that were not frozen yet (the
        * state reads FREEZING meanwhile). */
-      if (oci_cg_write (dir, "freezer.state", want, err) != 0)
+      if (csr_cg_path_write (dir, "freezer.state", want, err) != 0)
         return csr_error_set (err, ENOENT, "cgroup: %s/freezer.state is missing", dir);
       cleanup_free char *st = NULL;
-      if (oci_cg_read (dir, "freezer.state", &st, err) != 0)
+      if (csr_cg_path_read (dir, "freezer.state", &st, err) != 0)
         return csr_error_set (err, ENOENT, "cgroup: %s/freezer.state is missing", dir);
       rtrim (st);
       if (strcmp (st, want) == 0)
@@ -1023,17 +1026,17 @@ freeze_v1 (const char *dir, bool freeze, csr_error **err)
       delay = delay < 50 ? delay * 2 : 50;
     }
   if (freeze)
-    oci_cg_write (dir, "freezer.state", "THAWED", NULL);
+    csr_cg_path_write (dir, "freezer.state", "THAWED", NULL);
   return csr_error_set (err, ETIMEDOUT, "cgroup: %s did not %s", dir, freeze ? "freeze" : "thaw");
 }
 
 int
-oci_cgroup_freeze (const struct oci_cgroup *cg, bool freeze, csr_error **err)
+csr_cgroup_freeze (const struct csr_cgroup *cg, bool freeze, csr_error **err)
 {
   /* Hybrid: the v1 freezer (as runc); the unified cgroup.freeze only
    * without one. */
-  for (size_t i = 0; i < cg->n_v1 && i < OCI_CG_MAX_DIRS; i++)
-    if (cg->v1[i] && oci_cg_exists (cg->v1[i], "freezer.state"))
+  for (size_t i = 0; i < cg->n_v1 && i < CSR_CG_MAX_DIRS; i++)
+    if (cg->v1[i] && csr_cg_path_exists (cg->v1[i], "freezer.state"))
       return freeze_v1 (cg->v1[i], freeze, err);
   if (cg->v2)
     return freeze_v2 (cg->v2, freeze, err);
@@ -1167,14 +1170,14 @@ rmdir_tree (const char *dir, int depth, csr_error **err)
 }
 
 int
-oci_cgroup_destroy (const struct oci_cgroup *cg, csr_error **err)
+csr_cgroup_delete (const struct csr_cgroup *cg, csr_error **err)
 {
-  const char *dirs[OCI_CG_MAX_DIRS];
+  const char *dirs[CSR_CG_MAX_DIRS];
   size_t n = dirs_of (cg, dirs);
   if (n == 0)
     return 0;
   csr_error *e = NULL;
-  if (oci_cgroup_freeze (cg, false, &e) < 0)
+  if (csr_cgroup_freeze (cg, false, &e) < 0)
     {
       if (e && e->status != ENOTSUP && e->status != ENOENT)
         csr_debug ("cgroup: thaw: %s", csr_error_text (e));
@@ -1185,7 +1188,7 @@ oci_cgroup_destroy (const struct oci_cgroup *cg, csr_error **err)
   if (cg->v2)
     {
       e = NULL;
-      int rc = oci_cg_write (cg->v2, "cgroup.kill", "1", &e);
+      int rc = csr_cg_path_write (cg->v2, "cgroup.kill", "1", &e);
       if (rc == 0)
         signal = false;
       else if (rc < 0)
@@ -1203,12 +1206,91 @@ oci_cgroup_destroy (const struct oci_cgroup *cg, csr_error **err)
 }
 
 void
-oci_cgroup_release (struct oci_cgroup *cg)
+csr_cg_container_release (struct csr_cgroup *cg)
 {
   if (cg == NULL)
     return;
   free (cg->v2);
-  for (size_t i = 0; i < cg->n_v1 && i < OCI_CG_MAX_DIRS; i++)
+  for (size_t i = 0; i < cg->n_v1 && i < CSR_CG_MAX_DIRS; i++)
     free (cg->v1[i]);
-  memset (cg, 0, sizeof *cg);
+  if (cg->has_v2_fd && cg->v2_fd >= 0)
+    close (cg->v2_fd);
+  cg->v2 = NULL;
+  memset (cg->v1, 0, sizeof cg->v1);
+  cg->n_v1 = 0;
+  cg->has_v2_fd = false;
+  cg->v2_fd = -1;
+}
+
+/* The v2 directory, for CLONE_INTO_CGROUP (a failure: the launcher moves
+ * the container instead). */
+static void
+open_v2 (struct csr_cgroup *cg)
+{
+  if (cg->v2 == NULL)
+    return;
+  cg->v2_fd = open (cg->v2, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  cg->has_v2_fd = cg->v2_fd >= 0;
+}
+
+int
+csr_cgroup_container_create (const char *path, const struct csr_cgroup_resources *r,
+                             const char *roots_v2, const char *const *roots_v1,
+                             struct csr_cgroup **out, struct csr_cgroup_applied *applied,
+                             csr_error **err)
+{
+  *out = NULL;
+  struct csr_cgroup *cg = csr_cg_new (NULL, err);
+  if (cg == NULL)
+    return -1;
+  int rc = csr_cg_container_make (path, r, roots_v2, roots_v1, cg, applied, err);
+  if (rc <= 0)
+    {
+      csr_cg_free (cg);
+      return rc;
+    }
+  open_v2 (cg);
+  *out = cg;
+  return 1;
+}
+
+int
+csr_cgroup_container_open (const char *v2, char *const *v1, size_t n_v1, struct csr_cgroup **out,
+                           csr_error **err)
+{
+  *out = NULL;
+  if (v2 == NULL && n_v1 == 0)
+    return 0;
+  if (n_v1 > CSR_CG_MAX_DIRS)
+    return csr_error_set (err, EINVAL, "cgroup: more than %d v1 directories", CSR_CG_MAX_DIRS);
+  struct csr_cgroup *cg = csr_cg_new (NULL, err);
+  if (cg == NULL)
+    return -1;
+  if (v2 && (cg->v2 = strdup (v2)) == NULL)
+    goto nomem;
+  for (size_t i = 0; i < n_v1; i++)
+    {
+      if ((cg->v1[i] = strdup (v1[i])) == NULL)
+        goto nomem;
+      cg->n_v1 = i + 1;
+    }
+  open_v2 (cg);
+  *out = cg;
+  return 0;
+nomem:
+  csr_cg_free (cg);
+  return csr_error_errno (err, "cgroup");
+}
+
+const char *
+csr_cgroup_v2_path (const struct csr_cgroup *cg)
+{
+  return cg ? cg->v2 : NULL;
+}
+
+size_t
+csr_cgroup_v1_paths (const struct csr_cgroup *cg, const char *const **paths)
+{
+  *paths = cg ? (const char *const *)cg->v1 : NULL;
+  return cg ? cg->n_v1 : 0;
 }

@@ -19,7 +19,7 @@
 
 #include "../util/cleanup.h"
 #include "../util/log.h"
-#include "container-internal.h"
+#include "cgroup-internal.h"
 #include "../oci/devices.h"
 
 static const char *const throttle_v1[OCI_THROTTLE_N]
@@ -29,17 +29,17 @@ static const char *const throttle_v2[OCI_THROTTLE_N] = { "rbps", "wbps", "riops"
 
 struct tgt
 {
-  const struct oci_cgroup *cg;
+  const struct csr_cgroup *cg;
   bool v2; /* the v2 directory takes the limits (no v1 directory) */
   bool update;
 };
 
 /* The first v1 directory of CG with FILE, or NULL. */
 static const char *
-v1_find (const struct oci_cgroup *cg, const char *file)
+v1_find (const struct csr_cgroup *cg, const char *file)
 {
-  for (size_t i = 0; i < cg->n_v1 && i < OCI_CG_MAX_DIRS; i++)
-    if (cg->v1[i] && oci_cg_exists (cg->v1[i], file))
+  for (size_t i = 0; i < cg->n_v1 && i < CSR_CG_MAX_DIRS; i++)
+    if (cg->v1[i] && csr_cg_path_exists (cg->v1[i], file))
       return cg->v1[i];
   return NULL;
 }
@@ -49,7 +49,7 @@ static const char *
 dir_for (const struct tgt *t, const char *file)
 {
   if (t->v2)
-    return oci_cg_exists (t->cg->v2, file) ? t->cg->v2 : NULL;
+    return csr_cg_path_exists (t->cg->v2, file) ? t->cg->v2 : NULL;
   return v1_find (t->cg, file);
 }
 
@@ -68,7 +68,7 @@ soft (const struct tgt *t, const char *file, const char *val, bool *flag, csr_er
   const char *dir = dir_for (t, file);
   if (dir == NULL)
     return 0;
-  int rc = oci_cg_write (dir, file, val, err);
+  int rc = csr_cg_path_write (dir, file, val, err);
   if (rc < 0)
     return -1;
   csr_debug ("cgroup: %s/%s = %s", dir, file, val);
@@ -85,7 +85,7 @@ hard (const struct tgt *t, const char *file, const char *val, const char *what, 
   const char *dir = dir_for (t, file);
   if (dir == NULL)
     return unsupported (what, ctl, err);
-  if (oci_cg_write (dir, file, val, err) < 0)
+  if (csr_cg_path_write (dir, file, val, err) < 0)
     return csr_error_wrap (err, "linux.resources.%s", what);
   csr_debug ("cgroup: %s/%s = %s", dir, file, val);
   return 0;
@@ -103,7 +103,7 @@ fmt_limit (char *buf, size_t n, int64_t v, bool v2)
 /* ---------------------------------------------------------------- memory */
 
 static int
-memory_v1 (const struct tgt *t, const struct oci_cgroup_resources *r, struct oci_cgroup_applied *a,
+memory_v1 (const struct tgt *t, const struct csr_cgroup_resources *r, struct csr_cgroup_applied *a,
            csr_error **err)
 {
   char v[32], sw[32];
@@ -112,12 +112,12 @@ memory_v1 (const struct tgt *t, const struct oci_cgroup_resources *r, struct oci
   if (r->memory_limit == -1 && swap == 0)
     swap = -1;
   const char *mdir = v1_find (t->cg, "memory.limit_in_bytes");
-  bool want_swap = swap != 0 && mdir && oci_cg_exists (mdir, "memory.memsw.limit_in_bytes");
+  bool want_swap = swap != 0 && mdir && csr_cg_path_exists (mdir, "memory.memsw.limit_in_bytes");
   fmt_limit (sw, sizeof sw, swap, false);
   if (want_swap && swap == -1)
     {
       /* Raising memory+swap first: the memory limit must stay below it. */
-      if (oci_cg_write (mdir, "memory.memsw.limit_in_bytes", sw, err) < 0)
+      if (csr_cg_path_write (mdir, "memory.memsw.limit_in_bytes", sw, err) < 0)
         return -1;
       a->swap = true;
       want_swap = false;
@@ -126,16 +126,16 @@ memory_v1 (const struct tgt *t, const struct oci_cgroup_resources *r, struct oci
     {
       fmt_limit (v, sizeof v, r->memory_limit, false);
       csr_error *e = NULL;
-      int rc = oci_cg_write (mdir, "memory.limit_in_bytes", v, &e);
+      int rc = csr_cg_path_write (mdir, "memory.limit_in_bytes", v, &e);
       if (rc < 0 && e->status == EINVAL && want_swap)
         {
           /* Above the current memory+swap limit: raise that first. */
           csr_error_free (e);
-          if (oci_cg_write (mdir, "memory.memsw.limit_in_bytes", sw, err) < 0)
+          if (csr_cg_path_write (mdir, "memory.memsw.limit_in_bytes", sw, err) < 0)
             return -1;
           a->swap = true;
           want_swap = false;
-          rc = oci_cg_write (mdir, "memory.limit_in_bytes", v, err);
+          rc = csr_cg_path_write (mdir, "memory.limit_in_bytes", v, err);
           if (rc < 0)
             return -1;
         }
@@ -151,7 +151,7 @@ memory_v1 (const struct tgt *t, const struct oci_cgroup_resources *r, struct oci
     }
   if (want_swap)
     {
-      if (oci_cg_write (mdir, "memory.memsw.limit_in_bytes", sw, err) < 0)
+      if (csr_cg_path_write (mdir, "memory.memsw.limit_in_bytes", sw, err) < 0)
         return -1;
       a->swap = true;
     }
@@ -186,7 +186,7 @@ memory_v1 (const struct tgt *t, const struct oci_cgroup_resources *r, struct oci
       csr_error *e = NULL;
       /* The kernel deprecated kernel memory limits (runc 1.1 ignores them):
        * set where it still takes them, else a warning. */
-      if (d == NULL || oci_cg_write (d, kfiles[i], v, &e) != 0)
+      if (d == NULL || csr_cg_path_write (d, kfiles[i], v, &e) != 0)
         {
           csr_warn ("linux.resources.memory.%s ignored: %s", knames[i],
                     e ? csr_error_text (e) : "this kernel has no kernel memory limit");
@@ -201,7 +201,7 @@ static int64_t
 current_memory_max (const char *dir)
 {
   cleanup_free char *cur = NULL;
-  if (oci_cg_read (dir, "memory.max", &cur, NULL) != 0)
+  if (csr_cg_path_read (dir, "memory.max", &cur, NULL) != 0)
     return 0;
   if (strncmp (cur, "max", 3) == 0)
     return -1;
@@ -209,7 +209,7 @@ current_memory_max (const char *dir)
 }
 
 static int
-memory_v2 (const struct tgt *t, const struct oci_cgroup_resources *r, struct oci_cgroup_applied *a,
+memory_v2 (const struct tgt *t, const struct csr_cgroup_resources *r, struct csr_cgroup_applied *a,
            csr_error **err)
 {
   const char *dir = t->cg->v2;
@@ -274,7 +274,7 @@ two_in_order (const struct tgt *t, const char *first, const char *fv, const char
   if (fv)
     {
       csr_error *e = NULL;
-      if (oci_cg_write (d1, first, fv, &e) < 0)
+      if (csr_cg_path_write (d1, first, fv, &e) < 0)
         {
           if (e->status != EINVAL || sv == NULL)
             {
@@ -285,7 +285,8 @@ two_in_order (const struct tgt *t, const char *first, const char *fv, const char
               return csr_error_wrap (err, "linux.resources.%s", what);
             }
           csr_error_free (e);
-          if (oci_cg_write (d2, second, sv, err) < 0 || oci_cg_write (d1, first, fv, err) < 0)
+          if (csr_cg_path_write (d2, second, sv, err) < 0
+              || csr_cg_path_write (d1, first, fv, err) < 0)
             return csr_error_wrap (err, "linux.resources.%s", what);
           if (flag)
             *flag = true;
@@ -294,7 +295,7 @@ two_in_order (const struct tgt *t, const char *first, const char *fv, const char
     }
   if (sv)
     {
-      if (oci_cg_write (d2, second, sv, err) < 0)
+      if (csr_cg_path_write (d2, second, sv, err) < 0)
         return csr_error_wrap (err, "linux.resources.%s", what);
       if (flag)
         *flag = true;
@@ -303,7 +304,7 @@ two_in_order (const struct tgt *t, const char *first, const char *fv, const char
 }
 
 static int
-cpu_v1 (const struct tgt *t, const struct oci_cgroup_resources *r, struct oci_cgroup_applied *a,
+cpu_v1 (const struct tgt *t, const struct csr_cgroup_resources *r, struct csr_cgroup_applied *a,
         csr_error **err)
 {
   char p[32], q[32];
@@ -353,7 +354,7 @@ shares_to_weight (uint64_t shares)
 }
 
 static int
-cpu_v2 (const struct tgt *t, const struct oci_cgroup_resources *r, struct oci_cgroup_applied *a,
+cpu_v2 (const struct tgt *t, const struct csr_cgroup_resources *r, struct csr_cgroup_applied *a,
         csr_error **err)
 {
   const char *dir = t->cg->v2;
@@ -372,7 +373,7 @@ cpu_v2 (const struct tgt *t, const struct oci_cgroup_resources *r, struct oci_cg
            * PERIOD"); an update keeps the current quota. */
           cleanup_free char *cur = NULL;
           char word[32] = "max";
-          if (t->update && oci_cg_read (dir, "cpu.max", &cur, NULL) == 0)
+          if (t->update && csr_cg_path_read (dir, "cpu.max", &cur, NULL) == 0)
             sscanf (cur, "%31s", word);
           snprintf (v, sizeof v, "%s %" PRIu64, word, r->cpu_period);
         }
@@ -401,7 +402,7 @@ cpu_v2 (const struct tgt *t, const struct oci_cgroup_resources *r, struct oci_cg
 }
 
 static int
-cpuset (const struct tgt *t, const struct oci_cgroup_resources *r, csr_error **err)
+cpuset (const struct tgt *t, const struct csr_cgroup_resources *r, csr_error **err)
 {
   if (r->cpu_cpus && hard (t, "cpuset.cpus", r->cpu_cpus, "cpu.cpus", "cpuset", err) < 0)
     return -1;
@@ -420,7 +421,7 @@ blkio_to_io_weight (uint16_t w)
 }
 
 static int
-blkio_v1 (const struct tgt *t, const struct oci_cgroup_resources *r, csr_error **err)
+blkio_v1 (const struct tgt *t, const struct csr_cgroup_resources *r, csr_error **err)
 {
   char v[96];
   /* With BFQ the weight files carry its prefix (runc and crun try it first). */
@@ -469,10 +470,10 @@ blkio_v1 (const struct tgt *t, const struct oci_cgroup_resources *r, csr_error *
 }
 
 static int
-blkio_v2 (const struct tgt *t, const struct oci_cgroup_resources *r, csr_error **err)
+blkio_v2 (const struct tgt *t, const struct csr_cgroup_resources *r, csr_error **err)
 {
   char v[128];
-  bool bfq = oci_cg_exists (t->cg->v2, "io.bfq.weight");
+  bool bfq = csr_cg_path_exists (t->cg->v2, "io.bfq.weight");
   if (r->has_blkio_weight)
     {
       if (bfq)
@@ -530,7 +531,7 @@ has_hugetlb (const char *dir)
 }
 
 static int
-hugetlb (const struct tgt *t, const struct oci_cgroup_resources *r, csr_error **err)
+hugetlb (const struct tgt *t, const struct csr_cgroup_resources *r, csr_error **err)
 {
   if (r->n_hugetlb == 0)
     return 0;
@@ -549,13 +550,13 @@ hugetlb (const struct tgt *t, const struct oci_cgroup_resources *r, csr_error **
       char file[64], v[32];
       snprintf (file, sizeof file, t->v2 ? "hugetlb.%s.max" : "hugetlb.%s.limit_in_bytes",
                 h->page_size);
-      if (!oci_cg_exists (dir, file))
+      if (!csr_cg_path_exists (dir, file))
         return csr_error_set (err, EINVAL,
                               "linux.resources.hugepageLimits: invalid hugepage size '%s' (not "
                               "supported by this kernel)",
                               h->page_size);
       snprintf (v, sizeof v, "%" PRIu64, h->limit);
-      if (oci_cg_write (dir, file, v, err) < 0)
+      if (csr_cg_path_write (dir, file, v, err) < 0)
         return csr_error_wrap (err, "linux.resources.hugepageLimits");
     }
   return 0;
@@ -564,7 +565,7 @@ hugetlb (const struct tgt *t, const struct oci_cgroup_resources *r, csr_error **
 /* ---------------------------------------------------------------- network, unified */
 
 static int
-network (const struct tgt *t, const struct oci_cgroup_resources *r, csr_error **err)
+network (const struct tgt *t, const struct csr_cgroup_resources *r, csr_error **err)
 {
   if (t->v2 && (r->has_net_class_id || r->n_net_prios))
     return csr_error_set (err, ENOTSUP,
@@ -587,7 +588,7 @@ network (const struct tgt *t, const struct oci_cgroup_resources *r, csr_error **
 }
 
 static int
-unified (const struct tgt *t, const struct oci_cgroup_resources *r, csr_error **err)
+unified (const struct tgt *t, const struct csr_cgroup_resources *r, csr_error **err)
 {
   if (r->n_unified == 0)
     return 0;
@@ -596,7 +597,7 @@ unified (const struct tgt *t, const struct oci_cgroup_resources *r, csr_error **
                           "invalid configuration: linux.resources.unified needs cgroup v2 (the "
                           "container's cgroup is v1)");
   cleanup_free char *avail = NULL;
-  if (oci_cg_read (t->cg->v2, "cgroup.controllers", &avail, NULL) != 0)
+  if (csr_cg_path_read (t->cg->v2, "cgroup.controllers", &avail, NULL) != 0)
     avail = NULL; /* unknown: the files decide */
   for (size_t i = 0; i < r->n_unified; i++)
     {
@@ -620,7 +621,7 @@ unified (const struct tgt *t, const struct oci_cgroup_resources *r, csr_error **
                                   "is not available",
                                   (int)cl, k);
         }
-      int rc = oci_cg_write (t->cg->v2, k, r->unified_values[i], err);
+      int rc = csr_cg_path_write (t->cg->v2, k, r->unified_values[i], err);
       if (rc < 0)
         return csr_error_wrap (err, "linux.resources.unified");
       if (rc > 0)
@@ -669,7 +670,7 @@ page_size_known (const char *size)
 }
 
 int
-oci_cgroup_resources_check (const struct oci_cgroup_resources *r, bool update, csr_error **err)
+csr_cg_resources_check (const struct csr_cgroup_resources *r, bool update, csr_error **err)
 {
   /* runc: "invalid hugepage size" unless the kernel has it. */
   for (size_t i = 0; i < r->n_hugetlb; i++)
@@ -697,11 +698,11 @@ oci_cgroup_resources_check (const struct oci_cgroup_resources *r, bool update, c
 }
 
 int
-oci_cgroup_apply (const struct oci_cgroup *cg, const struct oci_cgroup_resources *r, bool update,
-                  struct oci_cgroup_applied *a, csr_error **err)
+csr_cg_resources_apply (const struct csr_cgroup *cg, const struct csr_cgroup_resources *r,
+                        bool update, struct csr_cgroup_applied *a, csr_error **err)
 {
   struct tgt t = { .cg = cg, .v2 = cg->v2 && cg->n_v1 == 0, .update = update };
-  if (oci_cgroup_resources_check (r, update, err) < 0)
+  if (csr_cg_resources_check (r, update, err) < 0)
     return -1;
   if (t.v2)
     {

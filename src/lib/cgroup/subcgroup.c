@@ -3,18 +3,22 @@
 #include "config.h"
 #include "subcgroup.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "mountinfo.h"
 
 int
-oci_sub_cgroup (const char *base, const char *sub, char **out, csr_error **err)
+csr_cgroup_sub_path (const char *base, const char *sub, char **out, csr_error **err)
 {
   size_t base_len = strlen (base);
   cleanup_free char *buf = malloc (base_len + strlen (sub) + 2);
@@ -116,7 +120,7 @@ path_for (const char *ctrls, const char *const *args, size_t n_args, const char 
 }
 
 void
-oci_exec_cgroup_dirs_free (char **dirs, size_t n)
+csr_cgroup_exec_dirs_free (char **dirs, size_t n)
 {
   for (size_t i = 0; dirs && i < n; i++)
     free (dirs[i]);
@@ -124,7 +128,7 @@ oci_exec_cgroup_dirs_free (char **dirs, size_t n)
 }
 
 int
-oci_exec_cgroup_dirs (const char *v2, char *const *v1, size_t n_v1, const char *const *args,
+csr_cgroup_exec_dirs (const char *v2, char *const *v1, size_t n_v1, const char *const *args,
                       size_t n_args, const char *mountinfo, char ***out, size_t *n_out,
                       csr_error **err)
 {
@@ -189,16 +193,61 @@ oci_exec_cgroup_dirs (const char *v2, char *const *v1, size_t n_v1, const char *
       const char *sub = all;
       if (sub == NULL && !is_v2)
         path_for (ctrls[d], args, n_args, &sub);
-      int r = sub ? oci_sub_cgroup (dir, sub, &dirs[d], err) : 0;
+      int r = sub ? csr_cgroup_sub_path (dir, sub, &dirs[d], err) : 0;
       if (r == 0 && sub == NULL && (dirs[d] = strdup (dir)) == NULL)
         r = csr_error_errno (err, "--cgroup");
       if (r < 0)
         {
-          oci_exec_cgroup_dirs_free (dirs, n_dirs);
+          csr_cgroup_exec_dirs_free (dirs, n_dirs);
           return -1;
         }
     }
   *out = dirs;
   *n_out = n_dirs;
   return 0;
+}
+
+int
+csr_cgroup_exec_open (const char *v2, char *const *v1, size_t n_v1, const char *const *args,
+                      size_t n_args, int *fds, size_t max, size_t *n, csr_error **err)
+{
+  char **dirs = NULL;
+  size_t n_dirs = 0;
+  *n = 0;
+  if (csr_cgroup_exec_dirs (v2, v1, n_v1, args, n_args, NULL, &dirs, &n_dirs, err) < 0)
+    return -1;
+  int rc = 0;
+  for (size_t i = 0; i < n_dirs && *n < max && rc == 0; i++)
+    {
+      char path[PATH_MAX];
+      snprintf (path, sizeof path, "%s/cgroup.procs", dirs[i]);
+      int fd = open (path, O_WRONLY | O_CLOEXEC);
+      if (fd < 0)
+        {
+          /* runc's words, which scripts match ("... no such file or directory") */
+          char msg[128];
+          snprintf (msg, sizeof msg, "%s", strerror (errno));
+          msg[0] = (char)tolower ((unsigned char)msg[0]);
+          rc = csr_error_set (err, 0, "adding pid to cgroups: open %s: %s", path, msg);
+        }
+      else
+        fds[(*n)++] = fd;
+    }
+  csr_cgroup_exec_dirs_free (dirs, n_dirs);
+  if (rc < 0)
+    while (*n > 0)
+      close (fds[--*n]);
+  return rc;
+}
+
+int
+csr_cgroup_exec_join (const int *fds, size_t n, pid_t pid, csr_error **err)
+{
+  char text[24];
+  int len = snprintf (text, sizeof text, "%d", (int)pid);
+  int rc = 0;
+  for (size_t i = 0; i < n; i++)
+    if (write (fds[i], text, (size_t)len) != len && rc == 0)
+      rc = csr_error_errno (err, "move pid %d into the container's cgroup", (int)pid);
+  return rc;
 }

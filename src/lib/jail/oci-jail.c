@@ -18,7 +18,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../cgroup/container.h"
 #include "../oci/oci-config.h"
 #include "../oci/hooks.h"
 #include "../oci/validate.h"
@@ -219,29 +218,12 @@ csr_oci_jail_create (const struct jail_spec *spec, csr_oci_state_fn state_fn, vo
   cleanup_close int parent_end = sv[0];
   cleanup_close int child_end = sv[1];
   /* The container's cgroup without the kernel's migration wait: cloned into
-   * it on v2; on v1 the child writes 0 to each "tasks" file we open here (a
-   * task moving only itself skips the global lock). */
-  int cg_fds[OCI_CG_MAX_DIRS];
-  int n_cg_fds = 0;
-  cleanup_close int v2_fd = -1;
-  const struct oci_cgroup *ocg = s.oci_cgroup;
-  if (ocg && ocg->v2)
-    v2_fd = open (ocg->v2, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  /* A hybrid host's container has both: the unified directory (cloned
-   * into) and the v1 ones (the child moves itself). */
-  for (size_t i = 0; ocg && i < ocg->n_v1 && n_cg_fds < OCI_CG_MAX_DIRS; i++)
-    {
-      char path[PATH_MAX];
-      snprintf (path, sizeof path, "%s/tasks", ocg->v1[i]);
-      int fd = open (path, O_WRONLY | O_CLOEXEC);
-      if (fd < 0)
-        {
-          while (n_cg_fds > 0)
-            close (cg_fds[--n_cg_fds]);
-          break; /* the parent moves it instead */
-        }
-      cg_fds[n_cg_fds++] = fd;
-    }
+   * it on v2; on v1 (and a hybrid host's v1 side) the child writes 0 to
+   * each "tasks" file opened here (a task moving only itself skips the
+   * global lock); whatever neither did, csr_cgroup_enter does. */
+  int cg_fds[CSR_CG_MAX_DIRS];
+  int n_cg_fds = csr_cgroup_self_enter_fds (s.cgroup, cg_fds, NULL);
+  int v2_fd = csr_cgroup_clone_fd (s.cgroup);
   /* As root, with a user namespace of its own: bind sources and device
    * nodes made here, before it exists (crun's way; see oci-premount.c). */
   __attribute__ ((cleanup (csr_oci_premounts_release))) struct csr_oci_premounts pre = { 0 };
@@ -258,8 +240,9 @@ csr_oci_jail_create (const struct jail_spec *spec, csr_oci_state_fn state_fn, vo
   int pidfd = -1;
   uint64_t cflags = join_first ? 0 : flags;
   pid_t pid = v2_fd >= 0 ? csr_clone_into (cflags, v2_fd, &pidfd) : -1;
-  bool in_cgroup
-      = ocg == NULL || ((ocg->v2 == NULL || pid >= 0) && (ocg->n_v1 == 0 || n_cg_fds > 0));
+  bool in_cgroup = (v2_fd < 0 || pid >= 0) && n_cg_fds >= 0;
+  if (n_cg_fds < 0)
+    n_cg_fds = 0;
   if (pid < 0)
     pid = csr_clone (cflags, &pidfd);
   for (int i = 0; pid != 0 && i < n_cg_fds; i++)
@@ -299,7 +282,7 @@ csr_oci_jail_create (const struct jail_spec *spec, csr_oci_state_fn state_fn, vo
     }
 
   if ((userns && csr_idmap_write (pid, &s, err) < 0)
-      || (s.oci_cgroup != NULL && !in_cgroup && oci_cgroup_enter (s.oci_cgroup, pid, err) < 0)
+      || (!in_cgroup && csr_cgroup_enter (s.cgroup, pid, err) < 0)
       || (c->has_oom_score_adj && write_oom_score_adj (pid, c->oom_score_adj, err) < 0)
       || write (parent_end, "G", 1) != 1)
     goto failed;

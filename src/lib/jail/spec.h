@@ -10,7 +10,6 @@
 
 struct csr_cgroup;
 struct oci_config;
-struct oci_cgroup;
 struct csr_oci_premounts;
 
 struct csr_idmap
@@ -74,7 +73,7 @@ struct jail_spec
 
   /* Seams for later layers (seccomp, cgroups, network modes). */
   const void *seccomp_bpf;   /* struct sock_fprog *, loaded last before exec; NULL = none */
-  struct csr_cgroup *cgroup; /* the jail's init is moved here before it starts; NULL = none */
+  struct csr_cgroup *cgroup; /* snippet or container cgroup the jail starts in; NULL = none */
 
   /* An OCI container (csrun create): when set, the jail follows the bundle's
    * config.json instead of the snippet layout above: its namespaces, mounts,
@@ -86,13 +85,12 @@ struct jail_spec
   /* Bind sources and device nodes create made as root, or NULL (oci-premount.c). */
   struct csr_oci_premounts *oci_premounts;
 
-  const char *oci_bundle;              /* absolute: relative bind sources are relative to it */
-  int oci_exec_fifo;                   /* O_PATH fd of the exec FIFO, or -1: exec at once */
-  int oci_console;                     /* connected console socket (process.terminal), or -1 */
-  int oci_preserve_fds;                /* fds 3 .. 3+N-1 stay open for the process */
-  bool oci_no_pivot;                   /* --no-pivot: move the root and chroot instead */
-  bool oci_joined;                     /* the namespaces given by path are joined already */
-  const struct oci_cgroup *oci_cgroup; /* joined before the container runs, or NULL */
+  const char *oci_bundle;    /* absolute: relative bind sources are relative to it */
+  int oci_exec_fifo;         /* O_PATH fd of the exec FIFO, or -1: exec at once */
+  int oci_console;           /* connected console socket (process.terminal), or -1 */
+  int oci_preserve_fds;      /* fds 3 .. 3+N-1 stay open for the process */
+  bool oci_no_pivot;         /* --no-pivot: move the root and chroot instead */
+  bool oci_joined;           /* the namespaces given by path are joined already */
   bool oci_seccomp_listener; /* load seccomp_bpf with a listener, hand it over (CSR_SYNC_SECCOMP) */
 };
 
