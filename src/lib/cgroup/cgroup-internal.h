@@ -147,6 +147,43 @@ int csr_cg_rmdirat (int dfd, const char *name);
 
 /* ---- containers (container.c, resources.c, stats.c, freezer.c) ---- */
 
+/* One v1 hierarchy, or all the cgroup hierarchies of the host (hierarchy.c). */
+struct csr_cg_hier
+{
+  char *mnt;
+  char *dev; /* "major:minor": one hierarchy */
+  bool root; /* the mount shows the hierarchy's root */
+};
+
+struct csr_cg_hiers
+{
+  char *v2;
+  bool v2_root;
+  struct csr_cg_hier v1[CSR_CG_MAX_DIRS];
+  size_t n_v1;
+};
+
+int csr_cg_hiers_read (struct csr_cg_hiers *h, csr_error **err);
+void csr_cg_hiers_add_v1 (struct csr_cg_hiers *h, const char *mnt, const char *dev, bool root);
+void csr_cg_hiers_free (struct csr_cg_hiers *h);
+
+/* A growing set of pids (remove.c). */
+struct pidset
+{
+  pid_t *v;
+  size_t n, cap;
+};
+/* The pids in the cgroups DIRS[0..N) (and below), sorted, unique. */
+int csr_cg_collect_all (const char *const *dirs, size_t n, struct pidset *s, csr_error **err);
+/* The directories of CG: its v1 ones, and its v2 one. */
+size_t csr_cg_dirs_of (const struct csr_cgroup *cg, const char **dirs);
+/* EBUSY when DIR (v2 or v1) is frozen: csrun does not thaw what it did not freeze. */
+int csr_cg_check_not_frozen (const char *dir, bool v2, csr_error **err);
+/* Monotonic milliseconds; sleep; strip trailing blanks (cgroupfs.c). */
+long long csr_cg_now_ms (void);
+void csr_cg_sleep_ms (long ms);
+void csr_cg_rtrim (char *s);
+
 /* csr_cgroup_container_create into a caller's zeroed CG (the unit tests
  * use it on a stack object); csr_cg_container_release frees what it holds. */
 int csr_cg_container_make (const char *path, const struct csr_cgroup_resources *r,

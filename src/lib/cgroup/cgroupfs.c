@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <ctype.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -140,4 +142,71 @@ csr_cg_path_exists (const char *dir, const char *file)
   if (asprintf (&p, "%s/%s", dir, file) < 0)
     return false;
   return access (p, F_OK) == 0;
+}
+
+/* ---------------------------------------------------------------- small helpers */
+
+long long
+csr_cg_now_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void
+csr_cg_sleep_ms (long ms)
+{
+  struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+  while (nanosleep (&ts, &ts) < 0 && errno == EINTR)
+    ;
+}
+
+void
+csr_cg_rtrim (char *s)
+{
+  size_t n = strlen (s);
+  while (n > 0 && isspace ((unsigned char)s[n - 1]))
+    s[--n] = '\0';
+}
+
+bool
+csr_cg_word_in (const char *list, const char *word)
+{
+  size_t wl = strlen (word);
+  const char *p = list;
+  while (*p)
+    {
+      while (*p == ' ' || *p == '\n' || *p == '\t')
+        p++;
+      const char *s = p;
+      while (*p && *p != ' ' && *p != '\n' && *p != '\t')
+        p++;
+      if ((size_t)(p - s) == wl && wl > 0 && memcmp (s, word, wl) == 0)
+        return true;
+    }
+  return false;
+}
+
+bool
+csr_cg_key_u64 (const char *text, const char *key, uint64_t *val)
+{
+  size_t kl = strlen (key);
+  for (const char *line = text; line && *line;
+       line = strchr (line, '\n'), line = line ? line + 1 : NULL)
+    {
+      if (strncmp (line, key, kl) != 0 || line[kl] != ' ')
+        continue;
+      const char *p = line + kl + 1;
+      if (!isdigit ((unsigned char)*p))
+        return false;
+      errno = 0;
+      char *end;
+      unsigned long long v = strtoull (p, &end, 10);
+      if (errno != 0 || (*end != '\n' && *end != '\0'))
+        return false;
+      *val = (uint64_t)v;
+      return true;
+    }
+  return false;
 }

@@ -49,28 +49,6 @@
 #define CG_TIMEOUT_MS 5000    /* freeze, kill */
 #define CG_RMDIR_TIMEOUT_MS 1000
 
-static const char *const v1_controllers[]
-    = { "cpu",      "cpuacct", "cpuset",     "memory",  "devices", "freezer", "net_cls",
-        "net_prio", "blkio",   "perf_event", "hugetlb", "pids",    "rdma",    "misc" };
-
-/* ---------------------------------------------------------------- small helpers */
-
-static long long
-now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void
-sleep_ms (long ms)
-{
-  struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-  while (nanosleep (&ts, &ts) < 0 && errno == EINTR)
-    ;
-}
-
 /* Is WORD one of the blank-separated words of S? */
 static bool
 has_word (const char *s, const char *word)
@@ -98,14 +76,6 @@ is_blank (const char *s)
     if (!isspace ((unsigned char)*s))
       return false;
   return true;
-}
-
-static void
-rtrim (char *s)
-{
-  size_t n = strlen (s);
-  while (n > 0 && isspace ((unsigned char)s[n - 1]))
-    s[--n] = '\0';
 }
 
 /* ---------------------------------------------------------------- paths */
@@ -254,133 +224,6 @@ csr_cgroup_container_path (const char *cgroups_path, const char *id, bool system
   return normalize (full, out, err);
 }
 
-/* ---------------------------------------------------------------- hierarchies */
-
-struct hier
-{
-  char *mnt;
-  char *dev; /* "major:minor": one hierarchy */
-  bool root; /* the mount shows the hierarchy's root */
-};
-
-struct hiers
-{
-  char *v2;
-  bool v2_root;
-  struct hier v1[CSR_CG_MAX_DIRS];
-  size_t n_v1;
-};
-
-static void
-hiers_free (struct hiers *h)
-{
-  free (h->v2);
-  for (size_t i = 0; i < h->n_v1; i++)
-    {
-      free (h->v1[i].mnt);
-      free (h->v1[i].dev);
-    }
-  memset (h, 0, sizeof *h);
-}
-
-static bool
-has_v1_controller (const char *opts)
-{
-  cleanup_free char *copy = strdup (opts);
-  if (copy == NULL)
-    return false;
-  char *save = NULL;
-  for (char *t = strtok_r (copy, ",", &save); t; t = strtok_r (NULL, ",", &save))
-    for (size_t i = 0; i < sizeof v1_controllers / sizeof v1_controllers[0]; i++)
-      if (strcmp (t, v1_controllers[i]) == 0)
-        return true;
-  return false;
-}
-
-static void
-add_v1 (struct hiers *h, const char *mnt, const char *dev, bool root)
-{
-  for (size_t i = 0; i < h->n_v1; i++)
-    {
-      struct hier *x = &h->v1[i];
-      /* Mounted over: the later mount is the visible one.  The same
-       * hierarchy again (a bind mount): keep one, preferring its root. */
-      if (strcmp (x->mnt, mnt) == 0 || (strcmp (x->dev, dev) == 0 && root && !x->root))
-        {
-          char *m = strdup (mnt), *d = strdup (dev);
-          if (m == NULL || d == NULL)
-            {
-              free (m);
-              free (d);
-              return;
-            }
-          free (x->mnt);
-          free (x->dev);
-          x->mnt = m;
-          x->dev = d;
-          x->root = root;
-          return;
-        }
-      if (strcmp (x->dev, dev) == 0)
-        return;
-    }
-  if (h->n_v1 == CSR_CG_MAX_DIRS)
-    {
-      csr_debug ("cgroup: more than %d v1 hierarchies, ignoring %s", CSR_CG_MAX_DIRS, mnt);
-      return;
-    }
-  char *m = strdup (mnt), *d = strdup (dev);
-  if (m == NULL || d == NULL)
-    {
-      free (m);
-      free (d);
-      return;
-    }
-  h->v1[h->n_v1++] = (struct hier){ m, d, root };
-}
-
-static int
-read_mountinfo (struct hiers *h, csr_error **err)
-{
-  struct csr_mountinfo mi;
-  if (csr_mountinfo_read (&mi, err) < 0)
-    return csr_error_wrap (err, "cgroup");
-  for (size_t k = 0; k < mi.n; k++)
-    {
-      const struct csr_mountinfo_entry *e = &mi.e[k];
-      char dev[32];
-      snprintf (dev, sizeof dev, "%u:%u", e->major, e->minor);
-      bool at_root = strcmp (e->root, "/") == 0;
-      if (strcmp (e->fstype, "cgroup2") == 0)
-        {
-          if (h->v2 == NULL || (at_root && !h->v2_root))
-            {
-              char *m = strdup (e->mount_point);
-              if (m == NULL)
-                {
-                  csr_mountinfo_release (&mi);
-                  return csr_error_errno (err, "cgroup: mountinfo");
-                }
-              free (h->v2);
-              h->v2 = m;
-              h->v2_root = at_root;
-            }
-        }
-      else if (strcmp (e->fstype, "cgroup") == 0)
-        {
-          if (!has_v1_controller (e->super_opts))
-            {
-              csr_debug ("cgroup: skipping the named hierarchy at %s (%s)", e->mount_point,
-                         e->super_opts);
-              continue;
-            }
-          add_v1 (h, e->mount_point, dev, at_root);
-        }
-    }
-  csr_mountinfo_release (&mi);
-  return 0;
-}
-
 /* ---------------------------------------------------------------- making directories */
 
 /* One hierarchy's directory while it is being made. */
@@ -479,7 +322,7 @@ copy_cpuset (const char *parent, const char *dir, csr_error **err)
         continue;
       if (csr_cg_path_read (parent, files[i], &val, err) != 0)
         return csr_error_set (err, ENOENT, "cgroup: %s/%s is missing", parent, files[i]);
-      rtrim (val);
+      csr_cg_rtrim (val);
       if (*val == '\0')
         return csr_error_set (err, ENOSPC, "cgroup: %s/%s is empty", parent, files[i]);
       if (csr_cg_path_write (dir, files[i], val, err) != 0)
@@ -574,137 +417,6 @@ make_dirs (const char *root, const char *path, enum mk_mode mode, struct made *m
   return 1;
 }
 
-/* ---------------------------------------------------------------- pids */
-
-struct pidset
-{
-  pid_t *v;
-  size_t n, cap;
-};
-
-static int
-pidset_add (struct pidset *s, pid_t pid, csr_error **err)
-{
-  if (s->n == s->cap)
-    {
-      size_t ncap = s->cap ? s->cap * 2 : 16;
-      pid_t *nv = realloc (s->v, ncap * sizeof *nv);
-      if (nv == NULL)
-        return csr_error_errno (err, "cgroup: pids");
-      s->v = nv;
-      s->cap = ncap;
-    }
-  s->v[s->n++] = pid;
-  return 0;
-}
-
-static int
-cmp_pid (const void *a, const void *b)
-{
-  pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
-  return (x > y) - (x < y);
-}
-
-static void
-pidset_sort (struct pidset *s)
-{
-  if (s->n == 0)
-    return;
-  qsort (s->v, s->n, sizeof *s->v, cmp_pid);
-  size_t o = 1;
-  for (size_t i = 1; i < s->n; i++)
-    if (s->v[i] != s->v[o - 1])
-      s->v[o++] = s->v[i];
-  s->n = o;
-}
-
-static bool
-pidset_has (const struct pidset *s, pid_t pid)
-{
-  return s->n > 0 && bsearch (&pid, s->v, s->n, sizeof *s->v, cmp_pid) != NULL;
-}
-
-/* Add the pids of DIR's cgroup.procs and of every cgroup below it.  A
- * missing directory or file holds nothing. */
-static int
-collect (const char *dir, int depth, struct pidset *s, csr_error **err)
-{
-  cleanup_free char *procs = NULL;
-  int r = csr_cg_path_read (dir, "cgroup.procs", &procs, err);
-  if (r < 0)
-    return -1;
-  if (r == 0)
-    {
-      char *p = procs;
-      while (*p)
-        {
-          char *end;
-          errno = 0;
-          long v = strtol (p, &end, 10);
-          if (end == p || errno || v <= 0 || v > INT32_MAX
-              || (*end && !isspace ((unsigned char)*end)))
-            return csr_error_set (err, EINVAL, "cgroup: %s/cgroup.procs: unexpected content", dir);
-          if (pidset_add (s, (pid_t)v, err) < 0)
-            return -1;
-          p = end;
-          while (*p && isspace ((unsigned char)*p))
-            p++;
-        }
-    }
-  if (depth >= CG_MAX_DEPTH)
-    return 0;
-  cleanup_dir DIR *d = opendir (dir);
-  if (d == NULL)
-    return errno == ENOENT || errno == ENOTDIR ? 0 : csr_error_errno (err, "cgroup: %s", dir);
-  struct dirent *de;
-  while ((de = readdir (d)) != NULL)
-    {
-      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
-        continue;
-      bool isdir = de->d_type == DT_DIR;
-      if (de->d_type == DT_UNKNOWN)
-        {
-          struct stat st;
-          isdir = fstatat (dirfd (d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0
-                  && S_ISDIR (st.st_mode);
-        }
-      if (!isdir)
-        continue;
-      cleanup_free char *sub = NULL;
-      if (asprintf (&sub, "%s/%s", dir, de->d_name) < 0)
-        return csr_error_errno (err, "cgroup: %s", dir);
-      if (collect (sub, depth + 1, s, err) < 0)
-        return -1;
-    }
-  return 0;
-}
-
-/* The pids in the cgroups DIRS[0..N) (and below), sorted, unique. */
-static int
-collect_all (const char *const *dirs, size_t n, struct pidset *s, csr_error **err)
-{
-  s->n = 0;
-  for (size_t i = 0; i < n; i++)
-    if (collect (dirs[i], 0, s, err) < 0)
-      return -1;
-  pidset_sort (s);
-  return 0;
-}
-
-/* The directories of CG: its v1 ones, and its v2 one (alone on a v2 host,
- * the unified placement on a hybrid one). */
-static size_t
-dirs_of (const struct csr_cgroup *cg, const char **dirs)
-{
-  size_t n = 0;
-  for (size_t i = 0; i < cg->n_v1 && i < CSR_CG_MAX_DIRS; i++)
-    if (cg->v1[i])
-      dirs[n++] = cg->v1[i];
-  if (cg->v2 && n < CSR_CG_MAX_DIRS)
-    dirs[n++] = cg->v2;
-  return n;
-}
-
 /* A reused (pre-existing) leaf that holds processes: they become the
  * container's (and its delete kills them).  runc warns and goes on ("cgroup
  * is not empty"); so does csrun. */
@@ -712,7 +424,7 @@ static int
 warn_if_populated (const char *dir, csr_error **err)
 {
   struct pidset s = { 0 };
-  int r = collect_all (&dir, 1, &s, err);
+  int r = csr_cg_collect_all (&dir, 1, &s, err);
   size_t n = s.n;
   free (s.v);
   if (r < 0)
@@ -721,38 +433,6 @@ warn_if_populated (const char *dir, csr_error **err)
     csr_warn ("container's cgroup is not empty: %s holds %zu processes (they share the "
               "container's cgroup now, and its delete kills them)",
               dir, n);
-  return 0;
-}
-
-/* A frozen cgroup (itself or through an ancestor) would freeze the container
- * as soon as it joins: its set-up would hang, and a v1 task killed while
- * frozen stays in D state.  Refused, as runc refuses it ("container's cgroup
- * unexpectedly frozen"); csrun does not thaw a cgroup it did not freeze. */
-static int events_frozen (const char *events);
-
-static int
-check_not_frozen (const char *dir, bool v2, csr_error **err)
-{
-  cleanup_free char *st = NULL;
-  bool frozen = false;
-  if (v2)
-    {
-      if (csr_cg_path_read (dir, "cgroup.freeze", &st, NULL) == 0)
-        frozen = atoi (st) == 1;
-      cleanup_free char *ev = NULL;
-      if (!frozen && csr_cg_path_read (dir, "cgroup.events", &ev, NULL) == 0)
-        frozen = events_frozen (ev) == 1;
-    }
-  else if (csr_cg_path_read (dir, "freezer.state", &st, NULL) == 0)
-    {
-      rtrim (st);
-      frozen = strcmp (st, "THAWED") != 0;
-    }
-  if (frozen)
-    return csr_error_set (err, EBUSY,
-                          "container's cgroup unexpectedly frozen: %s (thaw it first: csrun "
-                          "does not thaw a cgroup it did not freeze)",
-                          dir);
   return 0;
 }
 
@@ -777,7 +457,7 @@ csr_cg_container_make (const char *path, const struct csr_cgroup_resources *r, c
   if (normalize (path, &rel, err) < 0 || csr_cg_resources_check (r, false, err) < 0)
     return -1;
 
-  struct hiers h = { 0 };
+  struct csr_cg_hiers h = { 0 };
   if (roots_v2 || roots_v1)
     {
       if (roots_v2 && (h.v2 = strdup (roots_v2)) == NULL)
@@ -786,12 +466,12 @@ csr_cg_container_make (const char *path, const struct csr_cgroup_resources *r, c
         {
           char dev[32];
           snprintf (dev, sizeof dev, "fake:%zu", i);
-          add_v1 (&h, roots_v1[i], dev, true);
+          csr_cg_hiers_add_v1 (&h, roots_v1[i], dev, true);
         }
     }
-  else if (read_mountinfo (&h, err) < 0)
+  else if (csr_cg_hiers_read (&h, err) < 0)
     {
-      hiers_free (&h);
+      csr_cg_hiers_free (&h);
       return -1;
     }
 
@@ -858,7 +538,7 @@ csr_cg_container_make (const char *path, const struct csr_cgroup_resources *r, c
     if (!m[i].created[m[i].n - 1] && warn_if_populated (m[i].leaf, err) < 0)
       goto fail;
   for (size_t i = 0; i < nm; i++)
-    if (check_not_frozen (m[i].leaf, use_v2 || (hybrid && i == nm - 1), err) < 0)
+    if (csr_cg_check_not_frozen (m[i].leaf, use_v2 || (hybrid && i == nm - 1), err) < 0)
       goto fail;
 
   /* CG borrows the leaves until the limits are written. */
@@ -900,7 +580,7 @@ fail:
   memset (applied, 0, sizeof *applied);
   ret = -1;
 out:
-  hiers_free (&h);
+  csr_cg_hiers_free (&h);
   return ret;
 }
 
@@ -922,7 +602,7 @@ int
 csr_cg_container_enter (const struct csr_cgroup *cg, pid_t pid, csr_error **err)
 {
   const char *dirs[CSR_CG_MAX_DIRS];
-  size_t n = dirs_of (cg, dirs);
+  size_t n = csr_cg_dirs_of (cg, dirs);
   char v[24];
   snprintf (v, sizeof v, "%ld", (long)pid);
   for (size_t i = 0; i < n; i++)
@@ -943,9 +623,9 @@ csr_cgroup_pids (const struct csr_cgroup *cg, pid_t **pids, size_t *n, csr_error
   *pids = NULL;
   *n = 0;
   const char *dirs[CSR_CG_MAX_DIRS];
-  size_t nd = dirs_of (cg, dirs);
+  size_t nd = csr_cg_dirs_of (cg, dirs);
   struct pidset s = { 0 };
-  if (collect_all (dirs, nd > 0 ? 1 : 0, &s, err) < 0)
+  if (csr_cg_collect_all (dirs, nd > 0 ? 1 : 0, &s, err) < 0)
     {
       free (s.v);
       return -1;
@@ -953,256 +633,6 @@ csr_cgroup_pids (const struct csr_cgroup *cg, pid_t **pids, size_t *n, csr_error
   *pids = s.v;
   *n = s.n;
   return 0;
-}
-
-/* ---------------------------------------------------------------- freeze */
-
-/* "frozen N" of cgroup.events: N, or -1 without that key. */
-static int
-events_frozen (const char *events)
-{
-  const char *p = events;
-  while (p && *p)
-    {
-      if (strncmp (p, "frozen ", 7) == 0)
-        return atoi (p + 7);
-      p = strchr (p, '\n');
-      if (p)
-        p++;
-    }
-  return -1;
-}
-
-static int
-freeze_v2 (const char *dir, bool freeze, csr_error **err)
-{
-  int rc = csr_cg_path_write (dir, "cgroup.freeze", freeze ? "1" : "0", err);
-  if (rc < 0)
-    return -1;
-  if (rc > 0)
-    return csr_error_set (err, ENOTSUP, "cgroup: %s has no cgroup.freeze", dir);
-  long long deadline = now_ms () + CG_TIMEOUT_MS;
-  long delay = 1;
-  for (;;)
-    {
-      cleanup_free char *ev = NULL;
-      rc = csr_cg_path_read (dir, "cgroup.events", &ev, err);
-      if (rc < 0)
-        return -1;
-      int frozen = rc == 0 ? events_frozen (ev) : -1;
-      if (frozen < 0 || frozen == (freeze ? 1 : 0))
-        return 0;
-      if (now_ms () > deadline)
-        break;
-      sleep_ms (delay);
-      delay = delay < 50 ? delay * 2 : 50;
-    }
-  if (freeze)
-    csr_cg_path_write (dir, "cgroup.freeze", "0", NULL);
-  return csr_error_set (err, ETIMEDOUT, "cgroup: %s did not %s", dir, freeze ? "freeze" : "thaw");
-}
-
-static int
-freeze_v1 (const char *dir, bool freeze, csr_error **err)
-{
-  const char *want = freeze ? "FROZEN" : "THAWED";
-  long long deadline = now_ms () + CG_TIMEOUT_MS;
-  long delay = 1;
-  for (;;)
-    {
-      /* Writing FROZEN again retries tasks that were not frozen yet (the
-       * state reads FREEZING meanwhile). */
-      if (csr_cg_path_write (dir, "freezer.state", want, err) != 0)
-        return csr_error_set (err, ENOENT, "cgroup: %s/freezer.state is missing", dir);
-      cleanup_free char *st = NULL;
-      if (csr_cg_path_read (dir, "freezer.state", &st, err) != 0)
-        return csr_error_set (err, ENOENT, "cgroup: %s/freezer.state is missing", dir);
-      rtrim (st);
-      if (strcmp (st, want) == 0)
-        return 0;
-      if (now_ms () > deadline)
-        break;
-      sleep_ms (delay);
-      delay = delay < 50 ? delay * 2 : 50;
-    }
-  if (freeze)
-    csr_cg_path_write (dir, "freezer.state", "THAWED", NULL);
-  return csr_error_set (err, ETIMEDOUT, "cgroup: %s did not %s", dir, freeze ? "freeze" : "thaw");
-}
-
-int
-csr_cgroup_freeze (const struct csr_cgroup *cg, bool freeze, csr_error **err)
-{
-  /* Hybrid: the v1 freezer (as runc); the unified cgroup.freeze only
-   * without one. */
-  for (size_t i = 0; i < cg->n_v1 && i < CSR_CG_MAX_DIRS; i++)
-    if (cg->v1[i] && csr_cg_path_exists (cg->v1[i], "freezer.state"))
-      return freeze_v1 (cg->v1[i], freeze, err);
-  if (cg->v2)
-    return freeze_v2 (cg->v2, freeze, err);
-  return csr_error_set (err, ENOTSUP, "cgroup: no freezer");
-}
-
-/* ---------------------------------------------------------------- destroy */
-
-/* SIGKILL the processes of DIRS (and below), until none is left or the
- * deadline.  A pid is signalled through a pidfd opened between two reads of
- * the cgroup that both list it: a pid reused by a process outside the
- * cgroup is never hit. */
-static int
-kill_all (const char *const *dirs, size_t n, bool signal, csr_error **err)
-{
-  struct pidset a = { 0 }, b = { 0 };
-  int *fds = NULL;
-  int ret = -1;
-  long long deadline = now_ms () + CG_TIMEOUT_MS;
-  long delay = 1;
-  for (;;)
-    {
-      if (collect_all (dirs, n, &a, err) < 0)
-        goto out;
-      if (a.n == 0)
-        {
-          ret = 0;
-          goto out;
-        }
-      if (pidset_has (&a, getpid ()))
-        {
-          csr_error_set (err, EBUSY, "cgroup: %s holds the calling process", dirs[0]);
-          goto out;
-        }
-      if (signal)
-        {
-          free (fds);
-          fds = malloc (a.n * sizeof *fds);
-          if (fds == NULL)
-            {
-              csr_error_errno (err, "cgroup: kill");
-              goto out;
-            }
-          for (size_t i = 0; i < a.n; i++)
-            {
-              fds[i] = csr_pidfd_open (a.v[i]);
-              if (fds[i] < 0 && errno != ENOSYS)
-                fds[i] = -2; /* gone already */
-            }
-          if (collect_all (dirs, n, &b, err) < 0)
-            {
-              for (size_t i = 0; i < a.n; i++)
-                if (fds[i] >= 0)
-                  close (fds[i]);
-              goto out;
-            }
-          for (size_t i = 0; i < a.n; i++)
-            {
-              if (fds[i] != -2 && pidset_has (&b, a.v[i]))
-                {
-                  if (fds[i] >= 0)
-                    csr_pidfd_send_signal (fds[i], SIGKILL);
-                  else
-                    kill (a.v[i], SIGKILL); /* no pidfds: as good as it gets */
-                }
-              if (fds[i] >= 0)
-                close (fds[i]);
-            }
-        }
-      if (now_ms () > deadline)
-        {
-          csr_error_set (err, ETIMEDOUT, "cgroup: %zu processes left in %s after %d ms", a.n,
-                         dirs[0], CG_TIMEOUT_MS);
-          goto out;
-        }
-      sleep_ms (delay);
-      delay = delay < 20 ? delay * 2 : 20;
-    }
-out:
-  free (fds);
-  free (a.v);
-  free (b.v);
-  return ret;
-}
-
-/* rmdir DIR after the cgroups below it (a container may make its own). */
-static int
-rmdir_tree (const char *dir, int depth, csr_error **err)
-{
-  int ret = 0;
-  if (depth < CG_MAX_DEPTH)
-    {
-      cleanup_dir DIR *d = opendir (dir);
-      if (d == NULL)
-        {
-          if (errno == ENOENT)
-            return 0;
-          return csr_error_errno (err, "cgroup: %s", dir);
-        }
-      struct dirent *de;
-      while ((de = readdir (d)) != NULL)
-        {
-          if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
-            continue;
-          bool isdir = de->d_type == DT_DIR;
-          if (de->d_type == DT_UNKNOWN)
-            {
-              struct stat st;
-              isdir = fstatat (dirfd (d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0
-                      && S_ISDIR (st.st_mode);
-            }
-          if (!isdir)
-            continue;
-          cleanup_free char *sub = NULL;
-          if (asprintf (&sub, "%s/%s", dir, de->d_name) < 0)
-            return csr_error_errno (err, "cgroup: %s", dir);
-          if (rmdir_tree (sub, depth + 1, err) < 0)
-            ret = -1;
-        }
-    }
-  long long deadline = now_ms () + CG_RMDIR_TIMEOUT_MS;
-  while (rmdir (dir) < 0)
-    {
-      if (errno == ENOENT)
-        break;
-      if (errno != EBUSY || now_ms () > deadline)
-        return csr_error_errno (err, "cgroup: rmdir '%s'", dir);
-      sleep_ms (10);
-    }
-  return ret;
-}
-
-int
-csr_cgroup_delete (const struct csr_cgroup *cg, csr_error **err)
-{
-  const char *dirs[CSR_CG_MAX_DIRS];
-  size_t n = dirs_of (cg, dirs);
-  if (n == 0)
-    return 0;
-  csr_error *e = NULL;
-  if (csr_cgroup_freeze (cg, false, &e) < 0)
-    {
-      if (e && e->status != ENOTSUP && e->status != ENOENT)
-        csr_debug ("cgroup: thaw: %s", csr_error_text (e));
-      csr_error_free (e);
-    }
-  int ret = 0;
-  bool signal = true;
-  if (cg->v2)
-    {
-      e = NULL;
-      int rc = csr_cg_path_write (cg->v2, "cgroup.kill", "1", &e);
-      if (rc == 0)
-        signal = false;
-      else if (rc < 0)
-        {
-          csr_debug ("cgroup: %s", csr_error_text (e));
-          csr_error_free (e);
-        }
-    }
-  if (kill_all (dirs, n, signal, err) < 0)
-    ret = -1;
-  for (size_t i = 0; i < n; i++)
-    if (rmdir_tree (dirs[i], 0, err) < 0)
-      ret = -1;
-  return ret;
 }
 
 void
