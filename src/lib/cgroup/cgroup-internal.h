@@ -72,6 +72,11 @@ int csr_cg_v1_create (const char *const v1[CSR_CG_V1_N], const struct csr_cgroup
                       struct csr_cgroup **out, struct csr_cgroup_enforced *enforced,
                       csr_error **err);
 
+/* Write LIMITS into the new cgroup CG through the resources writer; what
+ * is in force goes to *ENF and CG->swap_limited. */
+int csr_cg_write_limits (struct csr_cgroup *cg, const struct csr_cgroup_limits *limits,
+                         struct csr_cgroup_enforced *enf, csr_error **err);
+
 /* ---- helpers shared by the backends (cgroup.c) ---- */
 
 /* A new zeroed object (all fds -1) with a fresh name; NULL + err on ENOMEM. */

@@ -168,6 +168,7 @@ struct csr_cgroup_resources
   int64_t cpu_quota;    /* us; 0: not given, -1: unlimited */
   uint64_t cpu_period;  /* us; 0: not given (a new cgroup keeps the kernel's 100000) */
   uint64_t cpu_shares;  /* 0: not given (v2: converted to cpu.weight) */
+  bool oom_group;       /* v2 memory.oom.group 1 with the memory limit (snippet cgroups) */
   /* The device cgroup (oci/devices.h): with SET_DEVICES, deny-all + DEVICES
    * + the default devices (v1 devices hierarchy, or a v2 BPF program);
    * without, it is left alone. */

@@ -444,6 +444,8 @@ csr_cg_container_make (const char *path, const struct csr_cgroup_resources *r, c
                        struct csr_cgroup_applied *applied, csr_error **err)
 {
   static const struct csr_cgroup_resources none = { 0 };
+  cg->be = NULL; /* the container face */
+  cg->n_dirs = 0;
   cg->v2 = NULL;
   memset (cg->v1, 0, sizeof cg->v1);
   cg->n_v1 = 0;

@@ -156,57 +156,6 @@ make_one (struct csr_cgroup *cg, struct csr_cg_dir *d)
   return 0;
 }
 
-static int
-write_limits (struct csr_cgroup *cg, const struct csr_cgroup_limits *l,
-              struct csr_cgroup_enforced *enf, csr_error **err)
-{
-  struct csr_cg_dir *d = NULL;
-  const char *file = NULL;
-  int r = 0;
-  if (l->memory && (d = dir_of (cg, CSR_CG_V1_MEMORY)) != NULL)
-    {
-      r = csr_cg_write_u64 (d->fd, file = "memory.limit_in_bytes", l->memory);
-      if (r == 0)
-        {
-          enf->memory = true;
-          /* memory+swap = memory: no swap (needs swap accounting, else ENOENT). */
-          int rs = csr_cg_write_u64 (d->fd, "memory.memsw.limit_in_bytes", l->memory);
-          cg->swap_limited = rs == 0;
-          if (rs < 0 && rs != -ENOENT)
-            {
-              r = rs;
-              file = "memory.memsw.limit_in_bytes";
-              goto fail;
-            }
-        }
-      else if (r != -ENOENT)
-        goto fail;
-    }
-  if (l->pids && (d = dir_of (cg, CSR_CG_V1_PIDS)) != NULL)
-    {
-      r = csr_cg_write_u64 (d->fd, file = "pids.max", l->pids);
-      if (r == 0)
-        enf->pids = true;
-      else if (r != -ENOENT)
-        goto fail;
-    }
-  if (l->cpu_quota_us && (d = dir_of (cg, CSR_CG_V1_CPU)) != NULL)
-    {
-      uint64_t period = l->cpu_period_us ? l->cpu_period_us : 100000;
-      /* The period first: the quota (-1 in a new cgroup) is checked against it. */
-      r = csr_cg_write_u64 (d->fd, file = "cpu.cfs_period_us", period);
-      if (r == 0)
-        r = csr_cg_write_u64 (d->fd, file = "cpu.cfs_quota_us", l->cpu_quota_us);
-      if (r == 0)
-        enf->cpu = true;
-      else if (r != -ENOENT) /* ENOENT: a kernel without CONFIG_CFS_BANDWIDTH */
-        goto fail;
-    }
-  return 0;
-fail:
-  return csr_error_set (err, -r, "cgroup: write %s/%s/%s", d->parent, cg->name, file);
-}
-
 int
 csr_cg_v1_create (const char *const v1[CSR_CG_V1_N], const struct csr_cgroup_limits *limits,
                   struct csr_cgroup **out, struct csr_cgroup_enforced *enforced, csr_error **err)
@@ -253,7 +202,7 @@ csr_cg_v1_create (const char *const v1[CSR_CG_V1_N], const struct csr_cgroup_lim
       remove_dirs (cg);
       csr_cg_rename (cg);
     }
-  if (write_limits (cg, limits, enforced, err) < 0)
+  if (csr_cg_write_limits (cg, limits, enforced, err) < 0)
     {
       remove_dirs (cg);
       csr_cg_free (cg);

@@ -142,6 +142,40 @@ csr_cg_rename (struct csr_cgroup *cg)
 
 /* ------------------------------------------------------------ public */
 
+/* The snippet limits as cgroup resources, written by the one writer
+ * (resources.c): memory with memory+swap equal to it (no swap: v2
+ * memory.swap.max 0, v1 memsw = memory) and the whole cgroup killed on
+ * OOM; pids; cpu quota per period (100 ms when not given).  A file that is
+ * missing (controller not enabled, older kernel) leaves its limit
+ * unenforced; any other error is one. */
+int
+csr_cg_write_limits (struct csr_cgroup *cg, const struct csr_cgroup_limits *l,
+                     struct csr_cgroup_enforced *enf, csr_error **err)
+{
+  if (l->memory > INT64_MAX || l->pids > INT64_MAX || l->cpu_quota_us > INT64_MAX)
+    return csr_error_set (err, EINVAL, "cgroup: limit out of range");
+  struct csr_cgroup_resources r = { 0 };
+  if (l->memory)
+    {
+      r.memory_limit = r.memory_swap = (int64_t)l->memory;
+      r.oom_group = true;
+    }
+  r.pids_limit = (int64_t)l->pids;
+  if (l->cpu_quota_us)
+    {
+      r.cpu_quota = (int64_t)l->cpu_quota_us;
+      r.cpu_period = l->cpu_period_us ? l->cpu_period_us : 100000;
+    }
+  struct csr_cgroup_applied a = { 0 };
+  if (csr_cg_resources_apply (cg, &r, false, &a, err) < 0)
+    return -1;
+  enf->memory = a.memory;
+  enf->pids = a.pids;
+  enf->cpu = a.cpu;
+  cg->swap_limited = a.swap;
+  return 0;
+}
+
 int
 csr_cgroup_create_at (const struct csr_cgroup_roots *roots, const struct csr_cgroup_limits *limits,
                       struct csr_cgroup **out, struct csr_cgroup_enforced *enforced,
