@@ -77,7 +77,11 @@ int csr_cg_v1_create (const char *const v1[CSR_CG_V1_N], const struct csr_cgroup
 int csr_cg_write_limits (struct csr_cgroup *cg, const struct csr_cgroup_limits *limits,
                          struct csr_cgroup_enforced *enf, csr_error **err);
 
-/* ---- helpers shared by the backends (cgroup.c) ---- */
+/* After the run: the v2 or v1 statistics of an ephemeral cgroup (stats.c). */
+int csr_cg_v2_stats (struct csr_cgroup *cg, struct csr_cgroup_stats *st, csr_error **err);
+int csr_cg_v1_stats (struct csr_cgroup *cg, struct csr_cgroup_stats *st, csr_error **err);
+
+/* ---- helpers shared by the backends ---- */
 
 /* A new zeroed object (all fds -1) with a fresh name; NULL + err on ENOMEM. */
 struct csr_cgroup *csr_cg_new (const struct csr_cgroup_backend *be, csr_error **err);

@@ -23,16 +23,6 @@
 
 #define BIT(i) (1u << (i))
 
-/* The directory of CG holding controller IDX, or NULL. */
-static struct csr_cg_dir *
-dir_of (struct csr_cgroup *cg, int idx)
-{
-  for (size_t i = 0; i < cg->n_dirs; i++)
-    if ((cg->dirs[i].mask & BIT (idx)) && cg->dirs[i].fd >= 0)
-      return &cg->dirs[i];
-  return NULL;
-}
-
 static int
 v1_enter (struct csr_cgroup *cg, pid_t pid, csr_error **err)
 {
@@ -51,30 +41,6 @@ v1_enter (struct csr_cgroup *cg, pid_t pid, csr_error **err)
   return 0;
 }
 
-static int
-v1_stats (struct csr_cgroup *cg, struct csr_cgroup_stats *st, csr_error **err)
-{
-  char buf[1024];
-  uint64_t v;
-  struct csr_cg_dir *mem = dir_of (cg, CSR_CG_V1_MEMORY);
-  if (mem)
-    {
-      /* "oom_kill N" is in memory.oom_control since kernel 4.13; memory.failcnt
-       * only says the limit was hit (reclaim), not that anything was killed. */
-      ssize_t r = csr_cg_read (mem->fd, "memory.oom_control", buf, sizeof buf);
-      if (r < 0)
-        return csr_error_set (err, (int)-r, "cgroup: read %s/%s/memory.oom_control", mem->parent,
-                              cg->name);
-      if (csr_cg_key_u64 (buf, "oom_kill", &v))
-        st->oom_killed = v > 0;
-      if (csr_cg_read (mem->fd, "memory.max_usage_in_bytes", buf, sizeof buf) > 0)
-        st->memory_peak = strtoull (buf, NULL, 10);
-    }
-  struct csr_cg_dir *acct = dir_of (cg, CSR_CG_V1_CPUACCT);
-  if (acct && csr_cg_read (acct->fd, "cpuacct.usage", buf, sizeof buf) > 0)
-    st->cpu_usec = strtoull (buf, NULL, 10) / 1000; /* ns */
-  return 0;
-}
 
 /* Remove the directories created so far (all of CG's, in reverse order). */
 static void
@@ -93,7 +59,7 @@ v1_destroy (struct csr_cgroup *cg)
 static const struct csr_cgroup_backend v1_backend = {
   .mechanism = CSR_CG_V1,
   .enter = v1_enter,
-  .stats = v1_stats,
+  .stats = csr_cg_v1_stats,
   .destroy = v1_destroy,
 };
 

@@ -76,24 +76,6 @@ v2_enter (struct csr_cgroup *cg, pid_t pid, csr_error **err)
   return 0;
 }
 
-static int
-v2_stats (struct csr_cgroup *cg, struct csr_cgroup_stats *st, csr_error **err)
-{
-  char buf[1024];
-  uint64_t v;
-  int fd = cg->dirs[0].fd;
-  ssize_t r = csr_cg_read (fd, "memory.events", buf, sizeof buf);
-  if (r < 0 && r != -ENOENT)
-    return csr_error_set (err, (int)-r, "cgroup: read %s/%s/memory.events", cg->dirs[0].parent,
-                          cg->name);
-  if (r >= 0 && csr_cg_key_u64 (buf, "oom_kill", &v))
-    st->oom_killed = v > 0;
-  if (csr_cg_read (fd, "memory.peak", buf, sizeof buf) > 0)
-    st->memory_peak = strtoull (buf, NULL, 10); /* kernel 5.19+ */
-  if (csr_cg_read (fd, "cpu.stat", buf, sizeof buf) > 0 && csr_cg_key_u64 (buf, "usage_usec", &v))
-    st->cpu_usec = v;
-  return 0;
-}
 
 static void
 v2_destroy (struct csr_cgroup *cg)
@@ -104,7 +86,7 @@ v2_destroy (struct csr_cgroup *cg)
 static const struct csr_cgroup_backend v2_backend = {
   .mechanism = CSR_CG_V2,
   .enter = v2_enter,
-  .stats = v2_stats,
+  .stats = csr_cg_v2_stats,
   .destroy = v2_destroy,
 };
 

@@ -1,6 +1,7 @@
 #include "config.h"
 
-/* csrun — an OCI container's cgroup statistics for `csrun events`, in the
+/* csrun — cgroup statistics: a snippet cgroup's after its run (OOM kill,
+ * peak memory, cpu time), and an OCI container's for `csrun events`, in the
  * shape runc prints ("data" of {"type":"stats","id":...,"data":{...}}):
  * cpu.usage {total, percpu, kernel, user} (ns), cpu.throttling, memory
  * {cache, usage, swap, kernel: {usage, max, failcnt, limit}, raw}, pids
@@ -218,4 +219,60 @@ csr_cgroup_oom_kills (const struct csr_cgroup *cg)
     return keyed (cg, "memory.events", "oom_kill");
   /* v1: "oom_kill N" (kernels since 4.13) in memory.oom_control. */
   return keyed (cg, "memory.oom_control", "oom_kill");
+}
+
+/* ---------------------------------------------------------------- snippet cgroups */
+
+/* The directory of the ephemeral cgroup CG holding controller IDX, or NULL. */
+static struct csr_cg_dir *
+ctl_dir (struct csr_cgroup *cg, int idx)
+{
+  for (size_t i = 0; i < cg->n_dirs; i++)
+    if ((cg->dirs[i].mask & (1u << idx)) && cg->dirs[i].fd >= 0)
+      return &cg->dirs[i];
+  return NULL;
+}
+
+int
+csr_cg_v2_stats (struct csr_cgroup *cg, struct csr_cgroup_stats *st, csr_error **err)
+{
+  char buf[1024];
+  uint64_t v;
+  int fd = cg->dirs[0].fd;
+  ssize_t r = csr_cg_read (fd, "memory.events", buf, sizeof buf);
+  if (r < 0 && r != -ENOENT)
+    return csr_error_set (err, (int)-r, "cgroup: read %s/%s/memory.events", cg->dirs[0].parent,
+                          cg->name);
+  if (r >= 0 && csr_cg_key_u64 (buf, "oom_kill", &v))
+    st->oom_killed = v > 0;
+  if (csr_cg_read (fd, "memory.peak", buf, sizeof buf) > 0)
+    st->memory_peak = strtoull (buf, NULL, 10); /* kernel 5.19+ */
+  if (csr_cg_read (fd, "cpu.stat", buf, sizeof buf) > 0 && csr_cg_key_u64 (buf, "usage_usec", &v))
+    st->cpu_usec = v;
+  return 0;
+}
+
+int
+csr_cg_v1_stats (struct csr_cgroup *cg, struct csr_cgroup_stats *st, csr_error **err)
+{
+  char buf[1024];
+  uint64_t v;
+  struct csr_cg_dir *mem = ctl_dir (cg, CSR_CG_V1_MEMORY);
+  if (mem)
+    {
+      /* "oom_kill N" is in memory.oom_control since kernel 4.13; memory.failcnt
+       * only says the limit was hit (reclaim), not that anything was killed. */
+      ssize_t r = csr_cg_read (mem->fd, "memory.oom_control", buf, sizeof buf);
+      if (r < 0)
+        return csr_error_set (err, (int)-r, "cgroup: read %s/%s/memory.oom_control", mem->parent,
+                              cg->name);
+      if (csr_cg_key_u64 (buf, "oom_kill", &v))
+        st->oom_killed = v > 0;
+      if (csr_cg_read (mem->fd, "memory.max_usage_in_bytes", buf, sizeof buf) > 0)
+        st->memory_peak = strtoull (buf, NULL, 10);
+    }
+  struct csr_cg_dir *acct = ctl_dir (cg, CSR_CG_V1_CPUACCT);
+  if (acct && csr_cg_read (acct->fd, "cpuacct.usage", buf, sizeof buf) > 0)
+    st->cpu_usec = strtoull (buf, NULL, 10) / 1000; /* ns */
+  return 0;
 }
