@@ -41,7 +41,6 @@ v1_enter (struct csr_cgroup *cg, pid_t pid, csr_error **err)
   return 0;
 }
 
-
 /* Remove the directories created so far (all of CG's, in reverse order). */
 static void
 remove_dirs (struct csr_cgroup *cg)

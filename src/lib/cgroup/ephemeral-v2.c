@@ -76,7 +76,6 @@ v2_enter (struct csr_cgroup *cg, pid_t pid, csr_error **err)
   return 0;
 }
 
-
 static void
 v2_destroy (struct csr_cgroup *cg)
 {

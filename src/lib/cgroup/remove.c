@@ -28,13 +28,11 @@
 #include "cgroup-internal.h"
 #include "mountinfo.h"
 
-#define CG_MAX_DEPTH 32    /* nesting below a container's leaf that delete walks */
+#define CG_MAX_DEPTH 32    /* nesting below a cgroup csrun made that the walkers follow */
 #define CG_TIMEOUT_MS 5000 /* kill */
 #define CG_RMDIR_TIMEOUT_MS 1000
 /* How long an ephemeral cgroup's destroy waits for its processes to go. */
 #define DRAIN_NS (2 * 1000000000LL)
-/* Nested cgroups the jail might have made below its own: how deep we follow. */
-#define MAX_DEPTH 8
 
 /* ---------------------------------------------------------------- container pid sets */
 
@@ -161,17 +159,85 @@ csr_cg_dirs_of (const struct csr_cgroup *cg, const char **dirs)
   return n;
 }
 
+/* ---------------------------------------------------------------- the kill step */
+
+/* SIGKILL each of FIRST[N] that is still listed after a pidfd was opened
+ * for it: REREAD lists the cgroup(s) again (sorted); a pid in both lists
+ * names a process of the cgroup, and the pidfd pins it, so a pid reused by
+ * a process outside is never hit.  Without pidfds (kernel < 5.3) kill(2),
+ * a tiny pid-reuse window.  The calling process is never signalled.
+ * Returns how many of FIRST are not the caller (*REREAD_RC: what REREAD
+ * returned), or -ENOMEM. */
+typedef ssize_t (*reread_fn) (void *ctx, pid_t **sorted);
+
+static ssize_t
+kill_confirmed (const pid_t *first, size_t n, reread_fn reread, void *ctx, ssize_t *reread_rc)
+{
+  cleanup_free int *fds = malloc ((n ? n : 1) * sizeof *fds);
+  if (fds == NULL)
+    return -ENOMEM;
+  bool no_pidfd = false;
+  for (size_t i = 0; i < n; i++)
+    {
+      fds[i] = csr_pidfd_open (first[i]);
+      if (fds[i] < 0 && errno == ENOSYS)
+        no_pidfd = true;
+    }
+  cleanup_free pid_t *again = NULL;
+  ssize_t m = reread (ctx, &again);
+  pid_t self = getpid ();
+  ssize_t listed = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      if (first[i] == self)
+        continue;
+      listed++;
+      if (m > 0 && bsearch (&first[i], again, (size_t)m, sizeof *again, cmp_pid_))
+        {
+          if (fds[i] >= 0)
+            csr_pidfd_send_signal (fds[i], SIGKILL);
+          else if (no_pidfd)
+            kill (first[i], SIGKILL);
+        }
+      if (fds[i] >= 0)
+        close (fds[i]);
+    }
+  *reread_rc = m;
+  return listed;
+}
+
 /* ---------------------------------------------------------------- container delete */
 
+struct dirs_ctx
+{
+  const char *const *dirs;
+  size_t n;
+  struct pidset *set;
+  csr_error **err;
+};
+
+static ssize_t
+reread_dirs (void *ctx, pid_t **sorted)
+{
+  struct dirs_ctx *c = ctx;
+  if (csr_cg_collect_all (c->dirs, c->n, c->set, c->err) < 0)
+    return -EIO;
+  *sorted = NULL; /* the set keeps them */
+  if (c->set->n == 0)
+    return 0;
+  *sorted = malloc (c->set->n * sizeof **sorted);
+  if (*sorted == NULL)
+    return -ENOMEM;
+  memcpy (*sorted, c->set->v, c->set->n * sizeof **sorted);
+  return (ssize_t)c->set->n;
+}
+
 /* SIGKILL the processes of DIRS (and below), until none is left or the
- * deadline.  A pid is signalled through a pidfd opened between two reads of
- * the cgroup that both list it: a pid reused by a process outside the
- * cgroup is never hit. */
+ * deadline (kill_confirmed for each round). */
 static int
 kill_all (const char *const *dirs, size_t n, bool signal, csr_error **err)
 {
   struct pidset a = { 0 }, b = { 0 };
-  int *fds = NULL;
   int ret = -1;
   long long deadline = csr_cg_now_ms () + CG_TIMEOUT_MS;
   long delay = 1;
@@ -189,40 +255,13 @@ kill_all (const char *const *dirs, size_t n, bool signal, csr_error **err)
           csr_error_set (err, EBUSY, "cgroup: %s holds the calling process", dirs[0]);
           goto out;
         }
-      if (signal)
+      struct dirs_ctx c = { dirs, n, &b, err };
+      ssize_t m = 0;
+      if (signal && (kill_confirmed (a.v, a.n, reread_dirs, &c, &m) < 0 || m < 0))
         {
-          free (fds);
-          fds = malloc (a.n * sizeof *fds);
-          if (fds == NULL)
-            {
-              csr_error_errno (err, "cgroup: kill");
-              goto out;
-            }
-          for (size_t i = 0; i < a.n; i++)
-            {
-              fds[i] = csr_pidfd_open (a.v[i]);
-              if (fds[i] < 0 && errno != ENOSYS)
-                fds[i] = -2; /* gone already */
-            }
-          if (csr_cg_collect_all (dirs, n, &b, err) < 0)
-            {
-              for (size_t i = 0; i < a.n; i++)
-                if (fds[i] >= 0)
-                  close (fds[i]);
-              goto out;
-            }
-          for (size_t i = 0; i < a.n; i++)
-            {
-              if (fds[i] != -2 && pidset_has (&b, a.v[i]))
-                {
-                  if (fds[i] >= 0)
-                    csr_pidfd_send_signal (fds[i], SIGKILL);
-                  else
-                    kill (a.v[i], SIGKILL); /* no pidfds: as good as it gets */
-                }
-              if (fds[i] >= 0)
-                close (fds[i]);
-            }
+          if (err && *err == NULL)
+            csr_error_set (err, EIO, "cgroup: kill the processes of %s", dirs[0]);
+          goto out;
         }
       if (csr_cg_now_ms () > deadline)
         {
@@ -234,57 +273,38 @@ kill_all (const char *const *dirs, size_t n, bool signal, csr_error **err)
       delay = delay < 20 ? delay * 2 : 20;
     }
 out:
-  free (fds);
   free (a.v);
   free (b.v);
   return ret;
 }
 
-/* rmdir DIR after the cgroups below it (a container may make its own). */
+static int remove_at (int fd, int parent_fd, const char *name, bool v2, long long deadline,
+                      int depth);
+static long long now_ns (void);
+
+/* rmdir DIR after the cgroups below it (a container may make its own), by
+ * the walker the ephemeral cgroups use.  A missing DIR is fine. */
 static int
-rmdir_tree (const char *dir, int depth, csr_error **err)
+remove_path (const char *dir, bool v2, csr_error **err)
 {
-  int ret = 0;
-  if (depth < CG_MAX_DEPTH)
-    {
-      cleanup_dir DIR *d = opendir (dir);
-      if (d == NULL)
-        {
-          if (errno == ENOENT)
-            return 0;
-          return csr_error_errno (err, "cgroup: %s", dir);
-        }
-      struct dirent *de;
-      while ((de = readdir (d)) != NULL)
-        {
-          if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
-            continue;
-          bool isdir = de->d_type == DT_DIR;
-          if (de->d_type == DT_UNKNOWN)
-            {
-              struct stat st;
-              isdir = fstatat (dirfd (d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0
-                      && S_ISDIR (st.st_mode);
-            }
-          if (!isdir)
-            continue;
-          cleanup_free char *sub = NULL;
-          if (asprintf (&sub, "%s/%s", dir, de->d_name) < 0)
-            return csr_error_errno (err, "cgroup: %s", dir);
-          if (rmdir_tree (sub, depth + 1, err) < 0)
-            ret = -1;
-        }
-    }
-  long long deadline = csr_cg_now_ms () + CG_RMDIR_TIMEOUT_MS;
-  while (rmdir (dir) < 0)
-    {
-      if (errno == ENOENT)
-        break;
-      if (errno != EBUSY || csr_cg_now_ms () > deadline)
-        return csr_error_errno (err, "cgroup: rmdir '%s'", dir);
-      csr_cg_sleep_ms (10);
-    }
-  return ret;
+  cleanup_free char *copy = strdup (dir);
+  if (copy == NULL)
+    return csr_error_errno (err, "cgroup: %s", dir);
+  char *slash = strrchr (copy, '/');
+  if (slash == NULL || slash[1] == '\0')
+    return csr_error_set (err, EINVAL, "cgroup: '%s' is not a cgroup directory", dir);
+  *slash = '\0';
+  const char *name = slash + 1;
+  cleanup_close int pfd = open (copy[0] ? copy : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (pfd < 0)
+    return errno == ENOENT ? 0 : csr_error_errno (err, "cgroup: %s", dir);
+  cleanup_close int fd = openat (pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return errno == ENOENT ? 0 : csr_error_errno (err, "cgroup: %s", dir);
+  int r = remove_at (fd, pfd, name, v2, now_ns () + CG_RMDIR_TIMEOUT_MS * 1000000LL, 0);
+  if (r < 0)
+    return csr_error_set (err, -r, "cgroup: rmdir '%s': %s", dir, strerror (-r));
+  return 0;
 }
 
 int
@@ -318,7 +338,7 @@ csr_cgroup_delete (const struct csr_cgroup *cg, csr_error **err)
   if (kill_all (dirs, n, signal, err) < 0)
     ret = -1;
   for (size_t i = 0; i < n; i++)
-    if (rmdir_tree (dirs[i], 0, err) < 0)
+    if (remove_path (dirs[i], cg->v2 && strcmp (dirs[i], cg->v2) == 0, err) < 0)
       ret = -1;
   return ret;
 }
@@ -376,17 +396,17 @@ read_pids (int dfd, pid_t **out)
   return (ssize_t)n;
 }
 
-static int
-cmp_pid (const void *a, const void *b)
+static ssize_t
+reread_fd (void *ctx, pid_t **sorted)
 {
-  pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
-  return (x > y) - (x < y);
+  ssize_t m = read_pids (*(int *)ctx, sorted);
+  if (m > 0)
+    qsort (*sorted, (size_t)m, sizeof **sorted, cmp_pid_);
+  return m;
 }
 
-/* SIGKILL every process listed in DFD/cgroup.procs.  A pidfd is opened for
- * each pid, then the list is read again: a pid still listed after its pidfd
- * was opened names a process in this cgroup, and the pidfd pins it.  Returns
- * how many processes were listed (0: empty), or -errno. */
+/* SIGKILL every process listed in DFD/cgroup.procs (kill_confirmed).
+ * Returns how many processes were listed (0: empty), or -errno. */
 static ssize_t
 kill_listed (int dfd)
 {
@@ -394,38 +414,8 @@ kill_listed (int dfd)
   ssize_t n = read_pids (dfd, &first);
   if (n <= 0)
     return n;
-  cleanup_free int *fds = malloc ((size_t)n * sizeof *fds);
-  if (fds == NULL)
-    return -ENOMEM;
-  bool no_pidfd = false;
-  for (ssize_t i = 0; i < n; i++)
-    {
-      fds[i] = csr_pidfd_open (first[i]);
-      if (fds[i] < 0 && errno == ENOSYS)
-        no_pidfd = true;
-    }
-  cleanup_free pid_t *again = NULL;
-  ssize_t m = read_pids (dfd, &again);
-  if (m > 0)
-    qsort (again, (size_t)m, sizeof *again, cmp_pid);
-  pid_t self = getpid ();
-  ssize_t listed = 0;
-  for (ssize_t i = 0; i < n; i++)
-    {
-      if (first[i] == self)
-        continue; /* never: the supervisor is not in a jail's cgroup */
-      listed++;
-      if (m > 0 && bsearch (&first[i], again, (size_t)m, sizeof *again, cmp_pid))
-        {
-          if (fds[i] >= 0)
-            csr_pidfd_send_signal (fds[i], SIGKILL);
-          else if (no_pidfd)
-            kill (first[i], SIGKILL); /* kernel < 5.3: no pidfd, a tiny pid-reuse window */
-        }
-      if (fds[i] >= 0)
-        close (fds[i]);
-    }
-  return listed;
+  ssize_t m;
+  return kill_confirmed (first, (size_t)n, reread_fd, &dfd, &m);
 }
 
 /* Kill what is in the cgroup at FD until it is empty (bounded by DEADLINE).
@@ -512,7 +502,7 @@ remove_at (int fd, int parent_fd, const char *name, bool v2, long long deadline,
           continue;
         }
       /* Still busy: sub-cgroups the jail made, or processes still exiting. */
-      if (!children_done && depth < MAX_DEPTH)
+      if (!children_done && depth < CG_MAX_DEPTH)
         {
           remove_children (fd, v2, deadline, depth);
           children_done = true;
