@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "jail/procns.h"
-#include "oci/cgroup.h"
+#include "cgroup/cgroup.h"
 #include "oci/devices.h"
 #include "oci/hooks.h"
 #include "oci/notify.h"
@@ -95,28 +95,27 @@ load (const struct csr_global *g, const char *root, const char *id, struct oci_s
   return 0;
 }
 
-/* The container's cgroup as the state recorded it (strings borrowed). */
-bool
-state_cgroup (const struct oci_state *st, struct oci_cgroup *cg)
+struct csr_cgroup *
+state_cgroup (const struct oci_state *st)
 {
-  memset (cg, 0, sizeof *cg);
-  cg->v2 = st->cgroup_v2;
-  for (size_t i = 0; i < st->n_cgroup_v1 && i < OCI_CG_MAX_DIRS; i++)
-    cg->v1[cg->n_v1++] = st->cgroup_v1[i];
-  return cg->v2 || cg->n_v1;
+  struct csr_cgroup *cg = NULL;
+  csr_error *e = NULL;
+  if (csr_cgroup_container_open (st->cgroup_v2, st->cgroup_v1, st->n_cgroup_v1, &cg, &e) < 0)
+    csr_error_free (e);
+  return cg;
 }
 
 /* Processes of the container: its cgroup's, else its pid namespace's. */
 size_t
 container_pids (const struct oci_state *st, pid_t *out, size_t cap)
 {
-  struct oci_cgroup cg;
-  if (state_cgroup (st, &cg))
+  cleanup_cgroup struct csr_cgroup *cg = state_cgroup (st);
+  if (cg)
     {
       pid_t *pids = NULL;
       size_t n = 0;
       csr_error *e = NULL;
-      if (oci_cgroup_pids (&cg, &pids, &n, &e) == 0)
+      if (csr_cgroup_pids (cg, &pids, &n, &e) == 0)
         {
           size_t k = n < cap ? n : cap;
           memcpy (out, pids, k * sizeof *pids);
@@ -318,9 +317,9 @@ cmd_oci_state (struct csr_global *g, int argc, char **argv)
 void
 thaw (const struct csr_global *g, const struct oci_state *st)
 {
-  struct oci_cgroup cg;
+  cleanup_cgroup struct csr_cgroup *cg = state_cgroup (st);
   csr_error *e = NULL;
-  if (state_cgroup (st, &cg) && oci_cgroup_freeze (&cg, false, &e) < 0)
+  if (cg && csr_cgroup_freeze (cg, false, &e) < 0)
     {
       oci_warn (g, "container '%s': thaw: %s", st->id, csr_error_text (e));
       csr_error_free (e);

@@ -9,7 +9,9 @@
 #include <sys/types.h>
 
 #include "oci.h"
-#include "oci/cgroup.h"
+#include "cgroup/cgroup.h"
+#include "oci/resources.h"
+#include "oci/state.h"
 
 /* Parse "csrun CMD [flags] ID [MORE]": FLAGS lists the boolean flags the
  * command accepts as (long, short) pairs ("--force", "-f"); other words
@@ -28,8 +30,9 @@ int simple_parse (const struct csr_global *g, int argc, char **argv, const char 
 int help_of (const char *argv0);
 /* Load the state of ID (failing the command when it can't): 0, or 1. */
 int load (const struct csr_global *g, const char *root, const char *id, struct oci_state *st);
-/* The container's cgroup as the state recorded it (strings borrowed). */
-bool state_cgroup (const struct oci_state *st, struct oci_cgroup *cg);
+/* The container's cgroup as the state recorded it, or NULL (none, or no
+ * memory); csr_cgroup_free it (cleanup_cgroup). */
+struct csr_cgroup *state_cgroup (const struct oci_state *st);
 /* Processes of the container: its cgroup's, else its pid namespace's. */
 size_t container_pids (const struct oci_state *st, pid_t *out, size_t cap);
 /* Run the hooks of STAGE from the kept config, logging failures. */

@@ -22,7 +22,8 @@
 #include "jail/oci-jail.h"
 #include "jail/seccomp.h"
 #include "jail/spec.h"
-#include "oci/cgroup.h"
+#include "cgroup/cgroup.h"
+#include "oci/resources.h"
 #include "oci/console.h"
 #include "oci/devices.h"
 #include "oci/hooks.h"
@@ -136,7 +137,7 @@ struct creation
   struct oci_state st;
   struct oci_config cfg;
   struct csr_seccomp *seccomp;
-  struct oci_cgroup cg;
+  struct csr_cgroup *cg; /* or NULL: no cgroup */
   bool dir_made;
   bool foreground;  /* run without -d: a terminal may use our own stdio */
   int console_ours; /* then our end of the console socket pair, else -1 */
@@ -183,17 +184,17 @@ make_cgroup (struct creation *c, const char *id, csr_error **err)
     oci_warn (c->g, "--systemd-cgroup: systemd is not running here: managing the cgroup "
                     "directly (cgroupfs) at the path systemd would use");
   cleanup_free char *path = NULL;
-  if (oci_cgroup_path (k->cgroups_path, id, systemd, &path, err) < 0)
+  if (csr_cgroup_container_path (k->cgroups_path, id, systemd, &path, err) < 0)
     return -1;
-  struct oci_cgroup_resources r = { 0 };
+  struct csr_cgroup_resources r = { 0 };
   if (k->resources.json
       && oci_cgroup_resources_parse (k->resources.json, strlen (k->resources.json), &r, err) < 0)
     return -1;
   r.set_devices = devices;
   r.devices = k->resources.devices;
   r.n_devices = k->resources.n_devices;
-  struct oci_cgroup_applied ap = { 0 };
-  int rc = oci_cgroup_create (path, &r, NULL, NULL, &c->cg, &ap, err);
+  struct csr_cgroup_applied ap = { 0 };
+  int rc = csr_cgroup_container_create (path, &r, NULL, NULL, &c->cg, &ap, err);
   bool any = oci_cgroup_resources_any (&r);
   bool want_mem = r.memory_limit > 0, want_pids = r.pids_limit > 0, want_cpu = r.cpu_quota > 0;
   oci_cgroup_resources_release (&r);
@@ -217,10 +218,13 @@ make_cgroup (struct creation *c, const char *id, csr_error **err)
     oci_warn (c->g, "linux.resources.pids.limit not applied (no pids controller)");
   if (want_cpu && !ap.cpu)
     oci_warn (c->g, "linux.resources.cpu.quota not applied (no cpu controller)");
-  c->st.cgroup_v2 = c->cg.v2 ? strdup (c->cg.v2) : NULL;
-  for (size_t i = 0; i < c->cg.n_v1 && i + 1 < sizeof c->st.cgroup_v1 / sizeof (char *); i++)
+  const char *v2 = csr_cgroup_v2_path (c->cg);
+  const char *const *v1;
+  size_t n_v1 = csr_cgroup_v1_paths (c->cg, &v1);
+  c->st.cgroup_v2 = v2 ? strdup (v2) : NULL;
+  for (size_t i = 0; i < n_v1 && i + 1 < sizeof c->st.cgroup_v1 / sizeof (char *); i++)
     {
-      c->st.cgroup_v1[i] = strdup (c->cg.v1[i]);
+      c->st.cgroup_v1[i] = strdup (v1[i]);
       c->st.n_cgroup_v1 = i + 1;
     }
   return oci_state_save (c->root, &c->st, err);
@@ -446,7 +450,7 @@ create_container (struct creation *c, const struct create_opts *o, pid_t *pid, c
     return -1;
   if (make_cgroup (c, o->id, err) < 0)
     return -1;
-  spec.cgroup_paths = c->cg.v2 || c->cg.n_v1 ? &c->cg : NULL;
+  spec.jail.cgroup = c->cg;
   const struct csr_oci_create_ops ops = { state_for_hooks, runtime_hooks, c };
   if (csr_oci_jail_create (&spec, &ops, pid, err) < 0)
     return -1;
@@ -468,13 +472,13 @@ creation_release (struct creation *c, bool failed, const char *id)
       if (oci_state_remove (c->root, id, &e) < 0)
         csr_error_free (e);
     }
-  if (failed && (c->cg.v2 || c->cg.n_v1))
+  if (failed && c->cg)
     {
       csr_error *e = NULL;
-      if (oci_cgroup_destroy (&c->cg, &e) < 0)
+      if (csr_cgroup_delete (c->cg, &e) < 0)
         csr_error_free (e);
     }
-  oci_cgroup_release (&c->cg);
+  csr_cgroup_free (c->cg);
   oci_state_release (&c->st);
   oci_config_release (&c->cfg);
   csr_seccomp_free (c->seccomp);

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "jail/procns.h"
-#include "oci/cgroup.h"
+#include "cgroup/cgroup.h"
 #include "oci/devices.h"
 #include "oci/hooks.h"
 #include "oci/notify.h"
@@ -103,8 +103,8 @@ delete_one (struct csr_global *g, const char *root, const char *id, bool force)
     }
   int rc = 0;
   enum oci_status s = oci_state_status (&st);
-  struct oci_cgroup cg;
-  bool has_cg = state_cgroup (&st, &cg);
+  cleanup_cgroup struct csr_cgroup *cg = state_cgroup (&st);
+  bool has_cg = cg != NULL;
   if (s != OCI_STOPPED && s != OCI_CREATED && !force)
     rc = oci_failf (g, "cannot delete container '%s' that is not stopped: %s", id,
                     oci_status_name (s));
@@ -124,7 +124,7 @@ delete_one (struct csr_global *g, const char *root, const char *id, bool force)
           if (!gone && !has_cg)
             oci_warn (g, "container '%s': pid %d did not go away", id, (int)st.pid);
         }
-      if (has_cg && oci_cgroup_destroy (&cg, &e) < 0)
+      if (has_cg && csr_cgroup_delete (cg, &e) < 0)
         {
           /* Processes that can't die (frozen in another freezer cgroup, say)
            * keep the cgroup busy: it is left, the state goes (crun too). */

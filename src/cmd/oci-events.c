@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "oci/cgroup.h"
+#include "oci-cmds.h"
 #include "util/clock.h"
 #include "util/cleanup.h"
 #include "util/parse.h"
@@ -35,17 +35,6 @@ sleep_s (double s)
     ;
 }
 
-/* The container's cgroup from its state (strings borrowed). */
-static bool
-cgroup_of (const struct oci_state *st, struct oci_cgroup *cg)
-{
-  memset (cg, 0, sizeof *cg);
-  cg->v2 = st->cgroup_v2;
-  for (size_t i = 0; i < st->n_cgroup_v1 && i < OCI_CG_MAX_DIRS; i++)
-    cg->v1[cg->n_v1++] = st->cgroup_v1[i];
-  return cg->v2 || cg->n_v1;
-}
-
 /* One line on stdout; false when it can't be written (a closed pipe). */
 static bool
 emit (const char *type, const char *id, const char *data)
@@ -59,11 +48,11 @@ emit (const char *type, const char *id, const char *data)
 }
 
 static int
-stats_line (const struct csr_global *g, const struct oci_cgroup *cg, const char *id)
+stats_line (const struct csr_global *g, const struct csr_cgroup *cg, const char *id)
 {
   csr_error *e = NULL;
   cleanup_free char *data = NULL;
-  if (oci_cgroup_stats_json (cg, &data, &e) < 0)
+  if (csr_cgroup_stats_json (cg, &data, &e) < 0)
     return oci_fail (g, e);
   if (!emit ("stats", id, data))
     return oci_failf (g, "events: cannot write to stdout: %s", strerror (errno));
@@ -111,18 +100,18 @@ cmd_oci_events (struct csr_global *g, int argc, char **argv)
   struct oci_state st;
   if (oci_id_check (id, &e) < 0 || oci_state_load (root, id, &st, &e) < 0)
     return oci_fail (g, e);
-  struct oci_cgroup cg;
+  cleanup_cgroup struct csr_cgroup *cg = state_cgroup (&st);
   int rc = 0;
   enum oci_status s = oci_state_status (&st);
   if (s == OCI_STOPPED)
     rc = oci_failf (g, "events: container '%s' is not running", id);
-  else if (!cgroup_of (&st, &cg))
+  else if (cg == NULL)
     rc = oci_failf (g, "events: container '%s' has no cgroup", id);
   else if (once)
-    rc = stats_line (g, &cg, id);
+    rc = stats_line (g, cg, id);
   else
     {
-      uint64_t ooms = oci_cgroup_oom_kills (&cg);
+      uint64_t ooms = csr_cgroup_oom_kills (cg);
       double next = csr_mono_s () + interval;
       for (;;)
         {
@@ -136,7 +125,7 @@ cmd_oci_events (struct csr_global *g, int argc, char **argv)
           oci_state_release (&cur);
           if (stopped)
             break;
-          uint64_t n = oci_cgroup_oom_kills (&cg);
+          uint64_t n = csr_cgroup_oom_kills (cg);
           if (n > ooms)
             {
               ooms = n;
@@ -148,7 +137,7 @@ cmd_oci_events (struct csr_global *g, int argc, char **argv)
             }
           if (csr_mono_s () >= next)
             {
-              if ((rc = stats_line (g, &cg, id)) != 0)
+              if ((rc = stats_line (g, cg, id)) != 0)
                 break;
               next += interval;
             }

@@ -28,9 +28,9 @@
 #include "jail/oci-child.h"
 #include "jail/seccomp-notify.h"
 #include "jail/seccomp.h"
-#include "oci/cgroup.h"
+#include "cgroup/cgroup.h"
+#include "cgroup/subcgroup.h"
 #include "oci/console.h"
-#include "oci/exec-cgroup.h"
 #include "oci/validate.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
@@ -430,7 +430,7 @@ struct exec_ctx
   int console;                             /* what the child sends the terminal over */
   int console_ours; /* the other end, when we copy the terminal to our stdio */
   int pid_file;
-  int procs[OCI_CG_MAX_DIRS + 1]; /* cgroup.procs of the container's cgroup dirs */
+  int procs[CSR_CG_MAX_DIRS + 1]; /* cgroup.procs of the container's cgroup dirs */
   size_t n_procs;
 };
 
@@ -460,42 +460,14 @@ exec_ctx_release (struct exec_ctx *x)
     close (x->procs[i]);
 }
 
-static int
-open_procs (struct exec_ctx *x, const char *dir, csr_error **err)
-{
-  if (x->n_procs >= sizeof x->procs / sizeof x->procs[0])
-    return 0;
-  char path[PATH_MAX];
-  snprintf (path, sizeof path, "%s/cgroup.procs", dir);
-  int fd = open (path, O_WRONLY | O_CLOEXEC);
-  if (fd < 0)
-    {
-      /* runc's words, which scripts match ("... no such file or directory") */
-      char msg[128];
-      snprintf (msg, sizeof msg, "%s", strerror (errno));
-      msg[0] = (char)tolower ((unsigned char)msg[0]);
-      return csr_error_set (err, 0, "adding pid to cgroups: open %s: %s", path, msg);
-    }
-  x->procs[x->n_procs++] = fd;
-  return 0;
-}
-
 /* The cgroup.procs files the process joins: the container's cgroup
- * directories, or with --cgroup sub-cgroups of them (oci/exec-cgroup.h). */
+ * directories, or with --cgroup sub-cgroups of them (cgroup/subcgroup.h). */
 static int
 open_cgroups (const struct exec_opts *o, struct exec_ctx *x, csr_error **err)
 {
-  char **dirs = NULL;
-  size_t n = 0;
-  if (oci_exec_cgroup_dirs (x->st.cgroup_v2, x->st.cgroup_v1, x->st.n_cgroup_v1, o->cgroups,
-                            o->n_cgroups, NULL, &dirs, &n, err)
-      < 0)
-    return -1;
-  int r = 0;
-  for (size_t i = 0; i < n && r == 0; i++)
-    r = open_procs (x, dirs[i], err);
-  oci_exec_cgroup_dirs_free (dirs, n);
-  return r;
+  return csr_cgroup_exec_open (x->st.cgroup_v2, x->st.cgroup_v1, x->st.n_cgroup_v1, o->cgroups,
+                               o->n_cgroups, x->procs, sizeof x->procs / sizeof x->procs[0],
+                               &x->n_procs, err);
 }
 
 /* Everything read from the host before we enter the container. */
@@ -633,11 +605,14 @@ spawn (const struct csr_global *g, const struct exec_opts *o, struct exec_ctx *x
     }
   /* Into the container's cgroup before it runs anything (the files were
    * opened before we entered its mount namespace). */
+  csr_error *cge = NULL;
+  if (csr_cgroup_exec_join (x->procs, x->n_procs, pid, &cge) < 0)
+    {
+      oci_warn (g, "exec: %s", csr_error_text (cge));
+      csr_error_free (cge);
+    }
   char pidtext[24];
   int pn = snprintf (pidtext, sizeof pidtext, "%d", (int)pid);
-  for (size_t i = 0; i < x->n_procs; i++)
-    if (write (x->procs[i], pidtext, (size_t)pn) != pn)
-      oci_warn (g, "exec: move pid %d into the container's cgroup: %s", (int)pid, strerror (errno));
   csr_debug ("exec: process %d in %zu cgroup director%s", (int)pid, x->n_procs,
              x->n_procs == 1 ? "y" : "ies");
   if (x->pid_file >= 0)

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "jail/procns.h"
-#include "oci/cgroup.h"
+#include "cgroup/cgroup.h"
 #include "oci/devices.h"
 #include "oci/hooks.h"
 #include "oci/notify.h"
@@ -43,8 +43,8 @@ kill_one (struct csr_global *g, const char *root, const char *id, int sig, bool 
       /* --all on a stopped container signals what is left in its cgroup
        * (usually nothing) and succeeds, as runc does. */
       pid_t pids[4096];
-      struct oci_cgroup cg;
-      size_t n = state_cgroup (&st, &cg) ? container_pids (&st, pids, 4096) : 0;
+      cleanup_cgroup struct csr_cgroup *cg = state_cgroup (&st);
+      size_t n = cg ? container_pids (&st, pids, 4096) : 0;
       for (size_t i = 0; i < n; i++)
         kill (pids[i], sig);
     }

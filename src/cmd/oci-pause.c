@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "jail/procns.h"
-#include "oci/cgroup.h"
+#include "cgroup/cgroup.h"
 #include "oci/devices.h"
 #include "oci/hooks.h"
 #include "oci/notify.h"
@@ -39,17 +39,17 @@ freeze (struct csr_global *g, int argc, char **argv, bool on)
     return 1;
   int rc = 0;
   csr_error *e = NULL;
-  struct oci_cgroup cg;
+  cleanup_cgroup struct csr_cgroup *cg = state_cgroup (&st);
   enum oci_status s = oci_state_status (&st);
   if (on ? s != OCI_RUNNING : s != OCI_PAUSED)
     rc = oci_failf (g, "cannot %s container '%s': it is %s", on ? "pause" : "resume", a.id,
                     oci_status_name (s));
-  else if (!state_cgroup (&st, &cg))
+  else if (cg == NULL)
     rc = oci_failf (g,
                     "cannot %s container '%s': it has no cgroup (no writable cgroup "
                     "hierarchy when it was created)",
                     on ? "pause" : "resume", a.id);
-  else if (oci_cgroup_freeze (&cg, on, &e) < 0)
+  else if (csr_cgroup_freeze (cg, on, &e) < 0)
     rc = oci_fail (g, e);
   else
     {

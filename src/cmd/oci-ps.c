@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "jail/procns.h"
-#include "oci/cgroup.h"
+#include "cgroup/cgroup.h"
 #include "oci/devices.h"
 #include "oci/hooks.h"
 #include "oci/notify.h"

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "jail/procns.h"
-#include "oci/cgroup.h"
+#include "cgroup/cgroup.h"
 #include "oci/devices.h"
 #include "oci/hooks.h"
 #include "oci/notify.h"
@@ -42,12 +42,12 @@ struct upd_flag
 {
   const char *name;
   enum upd_kind kind;
-  size_t off;  /* in struct oci_cgroup_resources */
+  size_t off;  /* in struct csr_cgroup_resources */
   size_t has;  /* its has_* flag, or (size_t)-1 */
   unsigned wd; /* bytes of the field: 8, 2 (blkio weight) */
 };
 #define UPD_NONE ((size_t)-1)
-#define UPD_AT(f) offsetof (struct oci_cgroup_resources, f)
+#define UPD_AT(f) offsetof (struct csr_cgroup_resources, f)
 static const struct upd_flag upd_flags[] = {
   { "memory", UPD_BYTES, UPD_AT (memory_limit), UPD_NONE, 8 },
   { "memory-swap", UPD_BYTES, UPD_AT (memory_swap), UPD_NONE, 8 },
@@ -87,7 +87,7 @@ static const char update_usage[]
 /* Set one runc-style flag of R from VAL. */
 static int
 update_flag (const struct csr_global *g, const struct upd_flag *f, const char *val,
-             struct oci_cgroup_resources *r)
+             struct csr_cgroup_resources *r)
 {
   char *base = (char *)r;
   if (f->kind == UPD_STRING)
@@ -137,7 +137,7 @@ update_flag (const struct csr_global *g, const struct upd_flag *f, const char *v
 /* linux.resources JSON from PATH ("-": stdin, any kind of file) into *R,
  * with the device rules (root only: rootless there is no device cgroup). */
 static int
-update_json (const struct csr_global *g, const char *path, struct oci_cgroup_resources *r,
+update_json (const struct csr_global *g, const char *path, struct csr_cgroup_resources *r,
              struct oci_dev_rule **dev)
 {
   cleanup_free char *text = NULL;
@@ -197,7 +197,7 @@ update_json (const struct csr_global *g, const char *path, struct oci_cgroup_res
 }
 
 static void
-release_resources (struct oci_cgroup_resources *r)
+release_resources (struct csr_cgroup_resources *r)
 {
   oci_cgroup_resources_release (r);
 }
@@ -209,7 +209,7 @@ int
 cmd_oci_update (struct csr_global *g, int argc, char **argv)
 {
   const char *resources = NULL, *id = NULL;
-  cleanup_resources struct oci_cgroup_resources r = { 0 };
+  cleanup_resources struct csr_cgroup_resources r = { 0 };
   cleanup_free struct oci_dev_rule *dev = NULL;
   /* Flags apply after -r's JSON: collect them first. */
   const struct upd_flag *fl[64];
@@ -276,16 +276,16 @@ cmd_oci_update (struct csr_global *g, int argc, char **argv)
   struct oci_state st;
   if (load (g, root, id, &st))
     return 1;
-  struct oci_cgroup cg;
+  cleanup_cgroup struct csr_cgroup *cg = state_cgroup (&st);
   int rc = 0;
   if (oci_state_status (&st) == OCI_STOPPED)
     rc = oci_failf (g, "cannot update container '%s': it is stopped", id);
-  else if (!state_cgroup (&st, &cg))
+  else if (cg == NULL)
     rc = oci_failf (g, "cannot update container '%s': it has no cgroup", id);
   else
     {
-      struct oci_cgroup_applied ap = { 0 };
-      if (oci_cgroup_update (&cg, &r, &ap, &e) < 0)
+      struct csr_cgroup_applied ap = { 0 };
+      if (csr_cgroup_update (cg, &r, &ap, &e) < 0)
         rc = oci_fail (g, e);
       else if (r.set_devices && !ap.devices)
         rc = oci_failf (g,

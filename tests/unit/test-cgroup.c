@@ -23,8 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "jail/cgroup-internal.h"
-#include "jail/cgroup.h"
+#include "cgroup/cgroup-internal.h"
+#include "cgroup/cgroup.h"
 #include "util/fs.h"
 #include "util/syscalls.h"
 

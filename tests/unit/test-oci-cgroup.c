@@ -1,6 +1,6 @@
 /* Unit tests for the cgroup of an OCI container (src/lib/oci/cgroup.c).
  *
- * path:  oci_cgroup_path: default, absolute, relative, systemd
+ * path:  csr_cgroup_container_path: default, absolute, relative, systemd
  *        "slice:prefix:name" (flag and syntax), malformed systemd, "..".
  *
  * fake:  fake hierarchies: plain directories in a temp dir passed as
@@ -46,7 +46,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "oci/cgroup.h"
+#include "cgroup/cgroup-internal.h"
+#include "oci/resources.h"
 #include "util/fs.h"
 
 #include "helpers.h"
@@ -136,8 +137,8 @@ path_ok (const char *in, const char *id, bool systemd, const char *want)
 {
   char *out = NULL;
   csr_error *err = NULL;
-  cr_assert_eq (oci_cgroup_path (in, id, systemd, &out, &err), 0, "'%s': %s", in ? in : "(null)",
-                etext (err));
+  cr_assert_eq (csr_cgroup_container_path (in, id, systemd, &out, &err), 0, "'%s': %s",
+                in ? in : "(null)", etext (err));
   cr_assert_str_eq (out, want, "'%s'", in ? in : "(null)");
   free (out);
 }
@@ -147,7 +148,7 @@ path_bad (const char *in, const char *id, bool systemd)
 {
   char *out = (char *)"untouched";
   csr_error *err = NULL;
-  cr_assert_lt (oci_cgroup_path (in, id, systemd, &out, &err), 0, "'%s' must be refused",
+  cr_assert_lt (csr_cgroup_container_path (in, id, systemd, &out, &err), 0, "'%s' must be refused",
                 in ? in : "(null)");
   cr_assert_null (out);
   cr_assert_not_null (err);
@@ -229,7 +230,7 @@ Test (path, dotdot_and_root)
 
 TestSuite (fake, .init = setup, .fini = teardown);
 
-static const struct oci_cgroup_resources res_full = {
+static const struct csr_cgroup_resources res_full = {
   .memory_limit = 64 * MiB,
   .memory_swap = 128 * MiB,
   .pids_limit = 20,
@@ -249,10 +250,10 @@ make_v2_root (const char *controllers, const char *subtree)
 Test (fake, v2_makes_dirs_and_enables_controllers)
 {
   make_v2_root ("cpuset cpu io memory hugetlb pids rdma\n", "");
-  struct oci_cgroup cg;
-  struct oci_cgroup_applied a;
+  struct csr_cgroup cg;
+  struct csr_cgroup_applied a;
   csr_error *err = NULL;
-  cr_assert_eq (oci_cgroup_create ("/a/b", &res_full, at ("v2"), NULL, &cg, &a, &err), 1, "%s",
+  cr_assert_eq (csr_cg_container_make ("/a/b", &res_full, at ("v2"), NULL, &cg, &a, &err), 1, "%s",
                 etext (err));
   cr_assert_str_eq (cg.v2, at ("v2/a/b"));
   cr_assert_eq (cg.n_v1, 0);
@@ -261,11 +262,11 @@ Test (fake, v2_makes_dirs_and_enables_controllers)
                     "+memory +pids +cpu +cpuset +io +hugetlb");
   /* A new plain directory has no limit files: nothing is claimed. */
   cr_assert_not (a.memory || a.swap || a.pids || a.cpu || a.shares || a.freezer);
-  cr_assert_eq (oci_cgroup_destroy (&cg, &err), 0, "%s", etext (err));
+  cr_assert_eq (csr_cgroup_delete (&cg, &err), 0, "%s", etext (err));
   cr_assert_not (exists (at ("v2/a/b")), "the leaf is removed");
   cr_assert (is_dir (at ("v2/a")), "its parent is not");
-  cr_assert_eq (oci_cgroup_destroy (&cg, &err), 0, "a missing directory is fine: %s", etext (err));
-  oci_cgroup_release (&cg);
+  cr_assert_eq (csr_cgroup_delete (&cg, &err), 0, "a missing directory is fine: %s", etext (err));
+  csr_cg_container_release (&cg);
 }
 
 Test (fake, v2_enables_only_missing_available_controllers)
@@ -274,16 +275,16 @@ Test (fake, v2_enables_only_missing_available_controllers)
   mk ("v2/a");
   put ("v2/a/cgroup.controllers", "memory pids\n");
   put ("v2/a/cgroup.subtree_control", "memory pids\n");
-  struct oci_cgroup cg;
-  struct oci_cgroup_applied a;
+  struct csr_cgroup cg;
+  struct csr_cgroup_applied a;
   csr_error *err = NULL;
-  cr_assert_eq (oci_cgroup_create ("/a/b", NULL, at ("v2"), NULL, &cg, &a, &err), 1, "%s",
+  cr_assert_eq (csr_cg_container_make ("/a/b", NULL, at ("v2"), NULL, &cg, &a, &err), 1, "%s",
                 etext (err));
   cr_assert_str_eq (slurp (at ("v2/cgroup.subtree_control")), "+pids +io",
                     "no cpu here, memory on");
   cr_assert_str_eq (slurp (at ("v2/a/cgroup.subtree_control")), "memory pids", "untouched");
-  cr_assert_eq (oci_cgroup_destroy (&cg, &err), 0, "%s", etext (err));
-  oci_cgroup_release (&cg);
+  cr_assert_eq (csr_cgroup_delete (&cg, &err), 0, "%s", etext (err));
+  csr_cg_container_release (&cg);
 }
 
 static void
@@ -304,10 +305,10 @@ Test (fake, v2_limits)
 {
   make_v2_root ("memory pids cpu\n", "memory pids cpu\n");
   make_v2_leaf ();
-  struct oci_cgroup cg;
-  struct oci_cgroup_applied a;
+  struct csr_cgroup cg;
+  struct csr_cgroup_applied a;
   csr_error *err = NULL;
-  cr_assert_eq (oci_cgroup_create ("/a/b", &res_full, at ("v2"), NULL, &cg, &a, &err), 1, "%s",
+  cr_assert_eq (csr_cg_container_make ("/a/b", &res_full, at ("v2"), NULL, &cg, &a, &err), 1, "%s",
                 etext (err));
   cr_assert_str_eq (slurp (at ("v2/a/b/memory.max")), "67108864");
   cr_assert_str_eq (slurp (at ("v2/a/b/memory.swap.max")), "67108864", "swap = (mem+swap) - mem");
@@ -316,31 +317,31 @@ Test (fake, v2_limits)
                     "a quota alone: the kernel keeps the period");
   cr_assert_str_eq (slurp (at ("v2/a/b/cpu.weight")), "39", "shares 1024 -> weight 39");
   cr_assert (a.memory && a.swap && a.pids && a.cpu && a.shares && a.freezer);
-  oci_cgroup_release (&cg);
+  csr_cg_container_release (&cg);
 
-  struct oci_cgroup_resources r2
+  struct csr_cgroup_resources r2
       = { .memory_limit = 1000, .memory_swap = -1, .cpu_period = 50000, .cpu_shares = 2 };
-  cr_assert_eq (oci_cgroup_create ("/a/b", &r2, at ("v2"), NULL, &cg, &a, &err), 1, "%s",
+  cr_assert_eq (csr_cg_container_make ("/a/b", &r2, at ("v2"), NULL, &cg, &a, &err), 1, "%s",
                 etext (err));
   cr_assert_str_eq (slurp (at ("v2/a/b/memory.swap.max")), "max");
   cr_assert_str_eq (slurp (at ("v2/a/b/cpu.max")), "max 50000");
   cr_assert_str_eq (slurp (at ("v2/a/b/cpu.weight")), "1");
   cr_assert (a.memory && a.swap && !a.pids && !a.cpu && a.shares);
-  oci_cgroup_release (&cg);
+  csr_cg_container_release (&cg);
 
-  struct oci_cgroup_resources r3 = { .cpu_shares = 262144 };
-  cr_assert_eq (oci_cgroup_create ("/a/b", &r3, at ("v2"), NULL, &cg, &a, &err), 1, "%s",
+  struct csr_cgroup_resources r3 = { .cpu_shares = 262144 };
+  cr_assert_eq (csr_cg_container_make ("/a/b", &r3, at ("v2"), NULL, &cg, &a, &err), 1, "%s",
                 etext (err));
   cr_assert_str_eq (slurp (at ("v2/a/b/cpu.weight")), "10000");
-  oci_cgroup_release (&cg);
+  csr_cg_container_release (&cg);
 }
 
 Test (fake, invalid_swap_refused_before_anything)
 {
   make_v2_root ("memory\n", "");
-  struct oci_cgroup cg;
-  struct oci_cgroup_applied a;
-  struct oci_cgroup_resources bad[] = {
+  struct csr_cgroup cg;
+  struct csr_cgroup_applied a;
+  struct csr_cgroup_resources bad[] = {
     { .memory_swap = 64 * MiB },                           /* swap without memory */
     { .memory_limit = 64 * MiB, .memory_swap = 32 * MiB }, /* below memory */
     { .memory_limit = 64 * MiB, .memory_swap = -2 },
@@ -348,7 +349,7 @@ Test (fake, invalid_swap_refused_before_anything)
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
     {
       csr_error *err = NULL;
-      cr_assert_eq (oci_cgroup_create ("/a", &bad[i], at ("v2"), NULL, &cg, &a, &err), -1);
+      cr_assert_eq (csr_cg_container_make ("/a", &bad[i], at ("v2"), NULL, &cg, &a, &err), -1);
       cr_assert_eq (err->status, EINVAL, "%s", etext (err));
       csr_error_free (err);
       cr_assert_not (exists (at ("v2/a")));
@@ -361,14 +362,14 @@ Test (fake, populated_leaf_reused)
   make_v2_root ("memory\n", "memory\n");
   make_v2_leaf ();
   put ("v2/a/b/cgroup.procs", "1\n");
-  struct oci_cgroup cg;
-  struct oci_cgroup_applied a;
+  struct csr_cgroup cg;
+  struct csr_cgroup_applied a;
   csr_error *err = NULL;
-  cr_assert_eq (oci_cgroup_create ("/a/b", &res_full, at ("v2"), NULL, &cg, &a, &err), 1, "%s",
+  cr_assert_eq (csr_cg_container_make ("/a/b", &res_full, at ("v2"), NULL, &cg, &a, &err), 1, "%s",
                 etext (err));
   cr_assert_str_eq (slurp (at ("v2/a/b/memory.max")), "67108864");
   cr_assert_str_eq (cg.v2, at ("v2/a/b"));
-  oci_cgroup_release (&cg); /* never destroy: pid 1 is listed */
+  csr_cg_container_release (&cg); /* never destroy: pid 1 is listed */
 }
 
 /* A frozen leaf (itself, or an ancestor through cgroup.events) is refused,
@@ -386,10 +387,10 @@ Test (fake, frozen_leaf_refused)
       put ("v2/a/b/cgroup.freeze", "0\n");
       put ("v2/a/b/cgroup.events", "populated 0\nfrozen 0\n");
       put (how[i][0], how[i][1]);
-      struct oci_cgroup cg;
-      struct oci_cgroup_applied a;
+      struct csr_cgroup cg;
+      struct csr_cgroup_applied a;
       csr_error *err = NULL;
-      cr_assert_eq (oci_cgroup_create ("/a/b", NULL, at ("v2"), NULL, &cg, &a, &err), -1,
+      cr_assert_eq (csr_cg_container_make ("/a/b", NULL, at ("v2"), NULL, &cg, &a, &err), -1,
                     "%s accepted", how[i][0]);
       cr_assert_eq (err->status, EBUSY, "%s", etext (err));
       cr_assert_not_null (strstr (err->msg, "frozen"), "%s", err->msg);
@@ -400,12 +401,12 @@ Test (fake, frozen_leaf_refused)
   /* Thawed: reused. */
   put ("v2/a/b/cgroup.freeze", "0\n");
   put ("v2/a/b/cgroup.events", "populated 0\nfrozen 0\n");
-  struct oci_cgroup cg;
-  struct oci_cgroup_applied a;
+  struct csr_cgroup cg;
+  struct csr_cgroup_applied a;
   csr_error *err = NULL;
-  cr_assert_eq (oci_cgroup_create ("/a/b", NULL, at ("v2"), NULL, &cg, &a, &err), 1, "%s",
+  cr_assert_eq (csr_cg_container_make ("/a/b", NULL, at ("v2"), NULL, &cg, &a, &err), 1, "%s",
                 etext (err));
-  oci_cgroup_release (&cg);
+  csr_cg_container_release (&cg);
 }
 
 Test (fake, v1_frozen_refused_and_new_dirs_removed)
@@ -421,10 +422,10 @@ Test (fake, v1_frozen_refused_and_new_dirs_removed)
   for (size_t i = 0; i < 2; i++)
     {
       put ("freezer/p/ctr/freezer.state", states[i]);
-      struct oci_cgroup cg;
-      struct oci_cgroup_applied a;
+      struct csr_cgroup cg;
+      struct csr_cgroup_applied a;
       csr_error *err = NULL;
-      cr_assert_eq (oci_cgroup_create ("/p/ctr", NULL, NULL, v1, &cg, &a, &err), -1, "%s",
+      cr_assert_eq (csr_cg_container_make ("/p/ctr", NULL, NULL, v1, &cg, &a, &err), -1, "%s",
                     states[i]);
       cr_assert_not_null (strstr (err->msg, "frozen"), "%s", err->msg);
       csr_error_free (err);
@@ -432,12 +433,13 @@ Test (fake, v1_frozen_refused_and_new_dirs_removed)
       cr_assert (is_dir (at ("freezer/p/ctr")));
     }
   put ("freezer/p/ctr/freezer.state", "THAWED\n");
-  struct oci_cgroup cg;
-  struct oci_cgroup_applied a;
+  struct csr_cgroup cg;
+  struct csr_cgroup_applied a;
   csr_error *err = NULL;
-  cr_assert_eq (oci_cgroup_create ("/p/ctr", NULL, NULL, v1, &cg, &a, &err), 1, "%s", etext (err));
+  cr_assert_eq (csr_cg_container_make ("/p/ctr", NULL, NULL, v1, &cg, &a, &err), 1, "%s",
+                etext (err));
   cr_assert_eq (cg.n_v1, 2);
-  oci_cgroup_release (&cg);
+  csr_cg_container_release (&cg);
   free (mem);
   free (frz);
 }
@@ -450,30 +452,31 @@ Test (fake, v1_when_v2_has_no_memory)
   make_v2_root ("hugetlb\n", "");
   mk ("memory");
   const char *v1[] = { at ("memory"), NULL };
-  struct oci_cgroup cg;
-  struct oci_cgroup_applied a;
+  struct csr_cgroup cg;
+  struct csr_cgroup_applied a;
   csr_error *err = NULL;
-  cr_assert_eq (oci_cgroup_create ("/x", NULL, at ("v2"), v1, &cg, &a, &err), 1, "%s", etext (err));
+  cr_assert_eq (csr_cg_container_make ("/x", NULL, at ("v2"), v1, &cg, &a, &err), 1, "%s",
+                etext (err));
   cr_assert_str_eq (cg.v2, at ("v2/x"));
   cr_assert_eq (cg.n_v1, 1);
   cr_assert_str_eq (cg.v1[0], at ("memory/x"));
   cr_assert (is_dir (at ("v2/x")), "the unified placement");
   cr_assert_str_eq (slurp (at ("v2/cgroup.subtree_control")), "", "no controller enabled");
-  cr_assert_eq (oci_cgroup_destroy (&cg, &err), 0, "%s", etext (err));
-  oci_cgroup_release (&cg);
+  cr_assert_eq (csr_cgroup_delete (&cg, &err), 0, "%s", etext (err));
+  csr_cg_container_release (&cg);
 }
 
 Test (fake, v2_without_memory_but_no_v1)
 {
   make_v2_root ("pids\n", "");
-  struct oci_cgroup cg;
-  struct oci_cgroup_applied a;
+  struct csr_cgroup cg;
+  struct csr_cgroup_applied a;
   csr_error *err = NULL;
-  cr_assert_eq (oci_cgroup_create ("/x", NULL, at ("v2"), NULL, &cg, &a, &err), 1, "%s",
+  cr_assert_eq (csr_cg_container_make ("/x", NULL, at ("v2"), NULL, &cg, &a, &err), 1, "%s",
                 etext (err));
   cr_assert_str_eq (cg.v2, at ("v2/x"));
-  cr_assert_eq (oci_cgroup_destroy (&cg, &err), 0, "%s", etext (err));
-  oci_cgroup_release (&cg);
+  cr_assert_eq (csr_cgroup_delete (&cg, &err), 0, "%s", etext (err));
+  csr_cg_container_release (&cg);
 }
 
 Test (fake, v1_dirs_limits_and_freezer)
@@ -493,13 +496,14 @@ Test (fake, v1_dirs_limits_and_freezer)
   put ("cpuset/cpuset.mems", "0\n");
   const char *v1[]
       = { at ("memory"), at ("cpu"), at ("freezer"), at ("pids"), at ("cpuset"), NULL };
-  struct oci_cgroup_resources r = res_full;
+  struct csr_cgroup_resources r = res_full;
   r.memory_swap = 96 * MiB;
   r.cpu_shares = 512;
-  struct oci_cgroup cg;
-  struct oci_cgroup_applied a;
+  struct csr_cgroup cg;
+  struct csr_cgroup_applied a;
   csr_error *err = NULL;
-  cr_assert_eq (oci_cgroup_create ("/p/ctr", &r, NULL, v1, &cg, &a, &err), 1, "%s", etext (err));
+  cr_assert_eq (csr_cg_container_make ("/p/ctr", &r, NULL, v1, &cg, &a, &err), 1, "%s",
+                etext (err));
   cr_assert_null (cg.v2);
   cr_assert_eq (cg.n_v1, 5);
   cr_assert_str_eq (cg.v1[3], at ("pids/p/ctr"));
@@ -513,18 +517,18 @@ Test (fake, v1_dirs_limits_and_freezer)
   cr_assert (a.memory && a.swap && a.cpu && a.shares && a.freezer);
   cr_assert_not (a.pids, "no pids.max anywhere");
 
-  cr_assert_eq (oci_cgroup_freeze (&cg, true, &err), 0, "%s", etext (err));
+  cr_assert_eq (csr_cgroup_freeze (&cg, true, &err), 0, "%s", etext (err));
   cr_assert_str_eq (slurp (at ("freezer/p/ctr/freezer.state")), "FROZEN");
-  cr_assert_eq (oci_cgroup_freeze (&cg, false, &err), 0, "%s", etext (err));
+  cr_assert_eq (csr_cgroup_freeze (&cg, false, &err), 0, "%s", etext (err));
   cr_assert_str_eq (slurp (at ("freezer/p/ctr/freezer.state")), "THAWED");
 
   /* Enter writes the pid in every directory; missing cgroup.procs is an
    * error (a real cgroup always has one). */
-  cr_assert_lt (oci_cgroup_enter (&cg, getpid (), &err), 0);
+  cr_assert_lt (csr_cg_container_enter (&cg, getpid (), &err), 0);
   cr_assert_eq (err->status, ENOENT, "%s", etext (err));
   csr_error_free (err);
   err = NULL;
-  oci_cgroup_release (&cg);
+  csr_cg_container_release (&cg);
   cr_assert_eq (cg.n_v1, 0);
 }
 
@@ -533,14 +537,14 @@ Test (fake, v1_memsw_missing)
   mk ("memory/ctr");
   put ("memory/ctr/memory.limit_in_bytes", "");
   const char *v1[] = { at ("memory"), NULL };
-  struct oci_cgroup cg;
-  struct oci_cgroup_applied a;
+  struct csr_cgroup cg;
+  struct csr_cgroup_applied a;
   csr_error *err = NULL;
-  cr_assert_eq (oci_cgroup_create ("/ctr", &res_full, NULL, v1, &cg, &a, &err), 1, "%s",
+  cr_assert_eq (csr_cg_container_make ("/ctr", &res_full, NULL, v1, &cg, &a, &err), 1, "%s",
                 etext (err));
   cr_assert (a.memory);
   cr_assert_not (a.swap, "swap accounting off: no memsw file");
-  oci_cgroup_release (&cg);
+  csr_cg_container_release (&cg);
 }
 
 Test (fake, enter_and_pids)
@@ -550,28 +554,28 @@ Test (fake, enter_and_pids)
   put ("h1/ctr/sub/cgroup.procs", "7\n");
   mk ("h2/ctr");
   put ("h2/ctr/cgroup.procs", "");
-  struct oci_cgroup cg = { 0 };
+  struct csr_cgroup cg = { 0 };
   cg.v1[cg.n_v1++] = strdup (at ("h1/ctr"));
   cg.v1[cg.n_v1++] = strdup (at ("h2/ctr"));
   pid_t *pids;
   size_t n;
   csr_error *err = NULL;
-  cr_assert_eq (oci_cgroup_pids (&cg, &pids, &n, &err), 0, "%s", etext (err));
+  cr_assert_eq (csr_cgroup_pids (&cg, &pids, &n, &err), 0, "%s", etext (err));
   cr_assert_eq (n, 3, "sorted, unique, with the cgroups below");
   cr_assert (pids[0] == 3 && pids[1] == 5 && pids[2] == 7);
   free (pids);
   /* Not destroy: it would SIGKILL pids 3, 5 and 7 of this host. */
-  cr_assert_eq (oci_cgroup_enter (&cg, 4242, &err), 0, "%s", etext (err));
+  cr_assert_eq (csr_cg_container_enter (&cg, 4242, &err), 0, "%s", etext (err));
   cr_assert_str_eq (slurp (at ("h1/ctr/cgroup.procs")), "4242");
   cr_assert_str_eq (slurp (at ("h2/ctr/cgroup.procs")), "4242");
-  oci_cgroup_release (&cg);
+  csr_cg_container_release (&cg);
 
   /* Gone: no pids. */
   cg.v1[cg.n_v1++] = strdup (at ("gone"));
-  cr_assert_eq (oci_cgroup_pids (&cg, &pids, &n, &err), 0, "%s", etext (err));
+  cr_assert_eq (csr_cgroup_pids (&cg, &pids, &n, &err), 0, "%s", etext (err));
   cr_assert_eq (n, 0);
   free (pids);
-  oci_cgroup_release (&cg);
+  csr_cg_container_release (&cg);
 }
 
 Test (fake, freeze_v2_and_no_freezer)
@@ -579,22 +583,22 @@ Test (fake, freeze_v2_and_no_freezer)
   mk ("v2/ctr");
   put ("v2/ctr/cgroup.freeze", "0\n");
   put ("v2/ctr/cgroup.events", "populated 1\nfrozen 1\n");
-  struct oci_cgroup cg = { 0 };
+  struct csr_cgroup cg = { 0 };
   cg.v2 = strdup (at ("v2/ctr"));
   csr_error *err = NULL;
-  cr_assert_eq (oci_cgroup_freeze (&cg, true, &err), 0, "%s", etext (err));
+  cr_assert_eq (csr_cgroup_freeze (&cg, true, &err), 0, "%s", etext (err));
   cr_assert_str_eq (slurp (at ("v2/ctr/cgroup.freeze")), "1");
   put ("v2/ctr/cgroup.events", "populated 1\nfrozen 0\n");
-  cr_assert_eq (oci_cgroup_freeze (&cg, false, &err), 0, "%s", etext (err));
+  cr_assert_eq (csr_cgroup_freeze (&cg, false, &err), 0, "%s", etext (err));
   cr_assert_str_eq (slurp (at ("v2/ctr/cgroup.freeze")), "0");
-  oci_cgroup_release (&cg);
+  csr_cg_container_release (&cg);
 
   mk ("h/ctr");
   cg.v1[cg.n_v1++] = strdup (at ("h/ctr"));
-  cr_assert_lt (oci_cgroup_freeze (&cg, true, &err), 0);
+  cr_assert_lt (csr_cgroup_freeze (&cg, true, &err), 0);
   cr_assert_eq (err->status, ENOTSUP, "%s", etext (err));
   csr_error_free (err);
-  oci_cgroup_release (&cg);
+  csr_cg_container_release (&cg);
 }
 
 Test (fake, error_removes_only_what_it_made)
@@ -604,10 +608,10 @@ Test (fake, error_removes_only_what_it_made)
   mk ("h3/x/y/z");
   mk ("h3/x/y/z/pids.max"); /* a directory: writing the limit fails */
   const char *v1[] = { at ("h1"), at ("h2"), at ("h3"), NULL };
-  struct oci_cgroup cg;
-  struct oci_cgroup_applied a;
+  struct csr_cgroup cg;
+  struct csr_cgroup_applied a;
   csr_error *err = NULL;
-  cr_assert_eq (oci_cgroup_create ("/x/y/z", &res_full, NULL, v1, &cg, &a, &err), -1);
+  cr_assert_eq (csr_cg_container_make ("/x/y/z", &res_full, NULL, v1, &cg, &a, &err), -1);
   cr_assert_eq (err->status, EISDIR, "%s", etext (err));
   cr_assert (strstr (err->msg, "pids.max"), "%s", err->msg);
   csr_error_free (err);
@@ -624,7 +628,7 @@ Test (fake, error_removes_only_what_it_made)
   csr_rm_rf (at ("h3"), NULL);
   mk ("h3");
   put ("h3/x", "not a directory");
-  cr_assert_eq (oci_cgroup_create ("/x/y/z", NULL, NULL, v1, &cg, &a, &err), -1);
+  cr_assert_eq (csr_cg_container_make ("/x/y/z", NULL, NULL, v1, &cg, &a, &err), -1);
   cr_assert_eq (err->status, ENOTDIR, "%s", etext (err));
   csr_error_free (err);
   cr_assert (is_dir (at ("h1/x")));
@@ -637,31 +641,31 @@ Test (fake, destroy_removes_leaves_and_below_only)
   mk ("h1/pre");
   mk ("h2");
   const char *v1[] = { at ("h1"), at ("h2"), at ("h2"), NULL }; /* h2 twice: once */
-  struct oci_cgroup cg;
-  struct oci_cgroup_applied a;
+  struct csr_cgroup cg;
+  struct csr_cgroup_applied a;
   csr_error *err = NULL;
-  cr_assert_eq (oci_cgroup_create ("/pre/ctr", NULL, NULL, v1, &cg, &a, &err), 1, "%s",
+  cr_assert_eq (csr_cg_container_make ("/pre/ctr", NULL, NULL, v1, &cg, &a, &err), 1, "%s",
                 etext (err));
   cr_assert_eq (cg.n_v1, 2);
   mk ("h1/pre/ctr/nested/deeper"); /* the container's own cgroups */
-  cr_assert_eq (oci_cgroup_destroy (&cg, &err), 0, "%s", etext (err));
+  cr_assert_eq (csr_cgroup_delete (&cg, &err), 0, "%s", etext (err));
   cr_assert_not (exists (at ("h1/pre/ctr")));
   cr_assert_not (exists (at ("h2/pre/ctr")));
   cr_assert (is_dir (at ("h1/pre")) && is_dir (at ("h2/pre")), "parents stay");
-  oci_cgroup_release (&cg);
+  csr_cg_container_release (&cg);
 }
 
 Test (fake, bad_paths)
 {
   mk ("h");
   const char *v1[] = { at ("h"), NULL };
-  struct oci_cgroup cg;
-  struct oci_cgroup_applied a;
+  struct csr_cgroup cg;
+  struct csr_cgroup_applied a;
   const char *bad[] = { "relative", "/", "/a/../b", NULL };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
     {
       csr_error *err = NULL;
-      cr_assert_eq (oci_cgroup_create (bad[i], NULL, NULL, v1, &cg, &a, &err), -1);
+      cr_assert_eq (csr_cg_container_make (bad[i], NULL, NULL, v1, &cg, &a, &err), -1);
       cr_assert_eq (err->status, EINVAL, "%s", etext (err));
       csr_error_free (err);
     }
@@ -701,28 +705,28 @@ static int
 nobody_fakes (void)
 {
   const char *v1[] = { at ("ro"), at ("rw"), NULL };
-  struct oci_cgroup cg;
-  struct oci_cgroup_applied a;
+  struct csr_cgroup cg;
+  struct csr_cgroup_applied a;
   csr_error *err = NULL;
-  if (oci_cgroup_create ("/x/y", &res_full, NULL, v1, &cg, &a, &err) != 1)
+  if (csr_cg_container_make ("/x/y", &res_full, NULL, v1, &cg, &a, &err) != 1)
     return 1;
   if (cg.n_v1 != 1 || strcmp (cg.v1[0], at ("rw/x/y")) != 0)
     return 2;
   if (exists (at ("ro/x")))
     return 3;
-  if (oci_cgroup_destroy (&cg, &err) < 0 || exists (at ("rw/x/y")) || !is_dir (at ("rw/x")))
+  if (csr_cgroup_delete (&cg, &err) < 0 || exists (at ("rw/x/y")) || !is_dir (at ("rw/x")))
     return 4;
   if (rmdir (at ("rw/x")) < 0) /* the parent: the test's to remove */
     return 8;
-  oci_cgroup_release (&cg);
+  csr_cg_container_release (&cg);
   const char *ro[] = { at ("ro"), NULL };
-  if (oci_cgroup_create ("/x/y", &res_full, NULL, ro, &cg, &a, &err) != 0 || err)
+  if (csr_cg_container_make ("/x/y", &res_full, NULL, ro, &cg, &a, &err) != 0 || err)
     return 5;
   if (cg.n_v1 != 0 || cg.v2 || a.memory)
     return 6;
   /* rw/pre is root's: y cannot be made there. */
   const char *rw[] = { at ("rw"), NULL };
-  if (oci_cgroup_create ("/pre/y", NULL, NULL, rw, &cg, &a, &err) != 0 || err)
+  if (csr_cg_container_make ("/pre/y", NULL, NULL, rw, &cg, &a, &err) != 0 || err)
     return 7;
   return 0;
 }
@@ -744,14 +748,14 @@ nobody_host (void)
 {
   char path[64];
   snprintf (path, sizeof path, "/csrun-test-%ld/ctr", (long)getppid ());
-  struct oci_cgroup cg;
-  struct oci_cgroup_applied a;
+  struct csr_cgroup cg;
+  struct csr_cgroup_applied a;
   csr_error *err = NULL;
-  int rc = oci_cgroup_create (path, &res_full, NULL, NULL, &cg, &a, &err);
+  int rc = csr_cg_container_make (path, &res_full, NULL, NULL, &cg, &a, &err);
   if (rc == 1)
     {
-      oci_cgroup_destroy (&cg, NULL);
-      oci_cgroup_release (&cg);
+      csr_cgroup_delete (&cg, NULL);
+      csr_cg_container_release (&cg);
     }
   return rc == 0 && err == NULL && cg.v2 == NULL && cg.n_v1 == 0 ? 0 : 1;
 }
@@ -764,7 +768,7 @@ Test (unpriv, host_rootless_is_zero)
 
 /* ---------------------------------------------------------------- real */
 
-static struct oci_cgroup g_cg;
+static struct csr_cgroup g_cg;
 static pid_t g_child = -1;
 
 static void
@@ -776,8 +780,8 @@ real_cleanup (void)
       waitpid (g_child, NULL, 0);
       g_child = -1;
     }
-  oci_cgroup_destroy (&g_cg, NULL);
-  oci_cgroup_release (&g_cg);
+  csr_cgroup_delete (&g_cg, NULL);
+  csr_cg_container_release (&g_cg);
   char pat[PATH_MAX];
   for (int i = 0; i < 2; i++)
     {
@@ -826,13 +830,13 @@ count_ours (void)
 }
 
 static void
-real_create (const char *leaf, const struct oci_cgroup_resources *r, struct oci_cgroup_applied *a)
+real_create (const char *leaf, const struct csr_cgroup_resources *r, struct csr_cgroup_applied *a)
 {
   need_root ();
   char path[64];
   fmt (path, sizeof path, "/csrun-test-%ld/%s", (long)getpid (), leaf);
   csr_error *err = NULL;
-  int rc = oci_cgroup_create (path, r, NULL, NULL, &g_cg, a, &err);
+  int rc = csr_cg_container_make (path, r, NULL, NULL, &g_cg, a, &err);
   cr_assert_geq (rc, 0, "%s", etext (err));
   if (rc == 0)
     cr_skip_test ("n/a: needs root with a writable cgroup hierarchy (none here)");
@@ -845,7 +849,7 @@ static const char *
 file_of (const char *file)
 {
   static char buf[PATH_MAX];
-  const char *dirs[OCI_CG_MAX_DIRS + 1];
+  const char *dirs[CSR_CG_MAX_DIRS + 1];
   size_t n = 0;
   if (g_cg.v2)
     dirs[n++] = g_cg.v2;
@@ -865,7 +869,7 @@ file_of (const char *file)
 static void
 remove_parents (void)
 {
-  const char *dirs[OCI_CG_MAX_DIRS + 1];
+  const char *dirs[CSR_CG_MAX_DIRS + 1];
   size_t n = 0;
   if (g_cg.v2)
     dirs[n++] = g_cg.v2;
@@ -878,7 +882,7 @@ remove_parents (void)
       *strrchr (parent, '/') = '\0';
       cr_assert_eq (rmdir (parent), 0, "rmdir %s: %s", parent, strerror (errno));
     }
-  oci_cgroup_release (&g_cg);
+  csr_cg_container_release (&g_cg);
   cr_assert_eq (count_ours (), 0, "nothing left behind");
 }
 
@@ -929,9 +933,9 @@ eat_200mib (void)
 
 Test (real, lifecycle, .timeout = 60)
 {
-  struct oci_cgroup_resources r
+  struct csr_cgroup_resources r
       = { .memory_limit = 64 * MiB, .pids_limit = 20, .cpu_quota = 50000, .cpu_period = 100000 };
-  struct oci_cgroup_applied a;
+  struct csr_cgroup_applied a;
   real_create ("ctr", &r, &a);
   cr_assert (a.memory && a.pids && a.cpu && a.freezer, "memory %d pids %d cpu %d freezer %d",
              a.memory, a.pids, a.cpu, a.freezer);
@@ -958,7 +962,7 @@ Test (real, lifecycle, .timeout = 60)
   int go;
   pid_t child = start_child (sleep_forever, &go);
   csr_error *err = NULL;
-  cr_assert_eq (oci_cgroup_enter (&g_cg, child, &err), 0, "%s", etext (err));
+  cr_assert_eq (csr_cg_container_enter (&g_cg, child, &err), 0, "%s", etext (err));
   cr_assert_eq (write (go, "G", 1), 1);
   close (go);
 
@@ -981,25 +985,25 @@ Test (real, lifecycle, .timeout = 60)
 
   pid_t *pids;
   size_t n;
-  cr_assert_eq (oci_cgroup_pids (&g_cg, &pids, &n, &err), 0, "%s", etext (err));
+  cr_assert_eq (csr_cgroup_pids (&g_cg, &pids, &n, &err), 0, "%s", etext (err));
   cr_assert_eq (n, 1);
   cr_assert_eq (pids[0], child);
   free (pids);
 
-  cr_assert_eq (oci_cgroup_freeze (&g_cg, true, &err), 0, "%s", etext (err));
+  cr_assert_eq (csr_cgroup_freeze (&g_cg, true, &err), 0, "%s", etext (err));
   if (V2ONLY)
     cr_assert (strstr (slurp (file_of ("cgroup.events")), "frozen 1"));
   else
     cr_assert_str_eq (slurp (file_of ("freezer.state")), "FROZEN");
-  cr_assert_eq (oci_cgroup_freeze (&g_cg, false, &err), 0, "%s", etext (err));
+  cr_assert_eq (csr_cgroup_freeze (&g_cg, false, &err), 0, "%s", etext (err));
   if (V2ONLY)
     cr_assert (strstr (slurp (file_of ("cgroup.events")), "frozen 0"));
   else
     cr_assert_str_eq (slurp (file_of ("freezer.state")), "THAWED");
 
   /* Destroy a frozen container: it thaws, kills, removes the leaf. */
-  cr_assert_eq (oci_cgroup_freeze (&g_cg, true, &err), 0, "%s", etext (err));
-  cr_assert_eq (oci_cgroup_destroy (&g_cg, &err), 0, "%s", etext (err));
+  cr_assert_eq (csr_cgroup_freeze (&g_cg, true, &err), 0, "%s", etext (err));
+  cr_assert_eq (csr_cgroup_delete (&g_cg, &err), 0, "%s", etext (err));
   int status;
   cr_assert_eq (waitpid (child, &status, 0), child);
   g_child = -1;
@@ -1014,14 +1018,14 @@ Test (real, lifecycle, .timeout = 60)
 
 Test (real, memory_limit_oom_kills, .timeout = 60)
 {
-  struct oci_cgroup_resources r = { .memory_limit = 64 * MiB, .memory_swap = 64 * MiB };
-  struct oci_cgroup_applied a;
+  struct csr_cgroup_resources r = { .memory_limit = 64 * MiB, .memory_swap = 64 * MiB };
+  struct csr_cgroup_applied a;
   real_create ("oom", &r, &a);
   cr_assert (a.memory);
   int go;
   pid_t child = start_child (eat_200mib, &go);
   csr_error *err = NULL;
-  cr_assert_eq (oci_cgroup_enter (&g_cg, child, &err), 0, "%s", etext (err));
+  cr_assert_eq (csr_cg_container_enter (&g_cg, child, &err), 0, "%s", etext (err));
   cr_assert_eq (write (go, "G", 1), 1);
   close (go);
   int status;
@@ -1033,7 +1037,7 @@ Test (real, memory_limit_oom_kills, .timeout = 60)
   const char *k = strstr (ev, "oom_kill ");
   cr_assert_not_null (k, "%s", ev);
   cr_assert_geq (atol (k + 9), 1, "%s", ev);
-  cr_assert_eq (oci_cgroup_destroy (&g_cg, &err), 0, "%s", etext (err));
+  cr_assert_eq (csr_cgroup_delete (&g_cg, &err), 0, "%s", etext (err));
   remove_parents ();
 }
 
@@ -1043,10 +1047,10 @@ Test (real, refused_limit_leaves_nothing, .timeout = 60)
   char path[64];
   fmt (path, sizeof path, "/csrun-test-%ld/bad", (long)getpid ());
   /* The kernel refuses a quota below 1 ms. */
-  struct oci_cgroup_resources r = { .memory_limit = 64 * MiB, .cpu_quota = 500 };
-  struct oci_cgroup_applied a;
+  struct csr_cgroup_resources r = { .memory_limit = 64 * MiB, .cpu_quota = 500 };
+  struct csr_cgroup_applied a;
   csr_error *err = NULL;
-  int rc = oci_cgroup_create (path, &r, NULL, NULL, &g_cg, &a, &err);
+  int rc = csr_cg_container_make (path, &r, NULL, NULL, &g_cg, &a, &err);
   if (rc == 0)
     cr_skip_test ("n/a: needs root with a writable cgroup hierarchy (none here)");
   cr_assert_eq (rc, -1);
@@ -1060,25 +1064,26 @@ Test (real, refused_limit_leaves_nothing, .timeout = 60)
 
 Test (real, populated_leaf_reused_with_a_warning, .timeout = 60)
 {
-  struct oci_cgroup_applied a;
+  struct csr_cgroup_applied a;
   real_create ("busy", NULL, &a);
   int go;
   pid_t child = start_child (sleep_forever, &go);
   csr_error *err = NULL;
-  cr_assert_eq (oci_cgroup_enter (&g_cg, child, &err), 0, "%s", etext (err));
+  cr_assert_eq (csr_cg_container_enter (&g_cg, child, &err), 0, "%s", etext (err));
   char path[64];
   fmt (path, sizeof path, "/csrun-test-%ld/busy", (long)getpid ());
   /* runc: "container's cgroup is not empty" is a warning. */
-  struct oci_cgroup cg2;
-  cr_assert_eq (oci_cgroup_create (path, NULL, NULL, NULL, &cg2, &a, &err), 1, "%s", etext (err));
+  struct csr_cgroup cg2;
+  cr_assert_eq (csr_cg_container_make (path, NULL, NULL, NULL, &cg2, &a, &err), 1, "%s",
+                etext (err));
   cr_assert_str_eq (cg2.v1[0] ? cg2.v1[0] : cg2.v2, g_cg.v1[0] ? g_cg.v1[0] : g_cg.v2);
-  oci_cgroup_release (&cg2);
+  csr_cg_container_release (&cg2);
   pid_t *pids;
   size_t n;
-  cr_assert_eq (oci_cgroup_pids (&g_cg, &pids, &n, &err), 0, "%s", etext (err));
+  cr_assert_eq (csr_cgroup_pids (&g_cg, &pids, &n, &err), 0, "%s", etext (err));
   cr_assert_eq (n, 1, "the first cgroup is untouched");
   free (pids);
-  cr_assert_eq (oci_cgroup_destroy (&g_cg, &err), 0, "%s", etext (err));
+  cr_assert_eq (csr_cgroup_delete (&g_cg, &err), 0, "%s", etext (err));
   int status;
   cr_assert_eq (waitpid (child, &status, 0), child);
   g_child = -1;
@@ -1092,7 +1097,7 @@ Test (real, populated_leaf_reused_with_a_warning, .timeout = 60)
 TestSuite (res, .init = setup, .fini = teardown);
 
 static void
-parse_res (const char *json, struct oci_cgroup_resources *r)
+parse_res (const char *json, struct csr_cgroup_resources *r)
 {
   csr_error *err = NULL;
   cr_assert_eq (oci_cgroup_resources_parse (json, strlen (json), r, &err), 0, "%s: %s", json,
@@ -1102,7 +1107,7 @@ parse_res (const char *json, struct oci_cgroup_resources *r)
 static void
 parse_res_bad (const char *json, const char *want)
 {
-  struct oci_cgroup_resources r;
+  struct csr_cgroup_resources r;
   csr_error *err = NULL;
   cr_assert_lt (oci_cgroup_resources_parse (json, strlen (json), &r, &err), 0, "%s accepted", json);
   cr_assert_not_null (strstr (err->msg, want), "%s: '%s' lacks '%s'", json, err->msg, want);
@@ -1111,7 +1116,7 @@ parse_res_bad (const char *json, const char *want)
 
 Test (res, parse_every_field)
 {
-  struct oci_cgroup_resources r;
+  struct csr_cgroup_resources r;
   parse_res ("{\"memory\":{\"limit\":67108864,\"swap\":-1,\"reservation\":33554432,"
              "\"kernel\":-1,\"kernelTCP\":1048576,\"swappiness\":0,\"disableOOMKiller\":true},"
              "\"cpu\":{\"shares\":512,\"quota\":-1,\"period\":50000,\"realtimeRuntime\":950,"
@@ -1211,12 +1216,12 @@ make_v2_full_leaf (void)
 }
 
 static int
-create_v2 (const char *json, struct oci_cgroup *cg, csr_error **err)
+create_v2 (const char *json, struct csr_cgroup *cg, csr_error **err)
 {
-  struct oci_cgroup_resources r;
+  struct csr_cgroup_resources r;
   parse_res (json, &r);
-  struct oci_cgroup_applied a;
-  int rc = oci_cgroup_create ("/a/b", &r, at ("v2"), NULL, cg, &a, err);
+  struct csr_cgroup_applied a;
+  int rc = csr_cg_container_make ("/a/b", &r, at ("v2"), NULL, cg, &a, err);
   oci_cgroup_resources_release (&r);
   return rc;
 }
@@ -1224,7 +1229,7 @@ create_v2 (const char *json, struct oci_cgroup *cg, csr_error **err)
 Test (res, v2_files)
 {
   make_v2_full_leaf ();
-  struct oci_cgroup cg;
+  struct csr_cgroup cg;
   csr_error *err = NULL;
   cr_assert_eq (create_v2 ("{\"memory\":{\"limit\":1000,\"reservation\":500},"
                            "\"cpu\":{\"cpus\":\"0-1\",\"mems\":\"0\",\"idle\":1},"
@@ -1244,7 +1249,7 @@ Test (res, v2_files)
   cr_assert_str_eq (slurp (at ("v2/a/b/hugetlb.2MB.max")), "4194304");
   cr_assert_str_eq (slurp (at ("v2/a/b/pids.max")), "max");
   cr_assert_str_eq (slurp (at ("v2/a/b/memory.high")), "2000");
-  oci_cgroup_release (&cg);
+  csr_cg_container_release (&cg);
 }
 
 Test (res, v2_unsupported_is_an_error)
@@ -1259,7 +1264,7 @@ Test (res, v2_unsupported_is_an_error)
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
     {
       make_v2_full_leaf ();
-      struct oci_cgroup cg;
+      struct csr_cgroup cg;
       csr_error *err = NULL;
       cr_assert_eq (create_v2 (bad[i][0], &cg, &err), -1, "%s accepted", bad[i][0]);
       cr_assert_not_null (strstr (err->msg, bad[i][1]), "%s: %s", bad[i][0], err->msg);
@@ -1270,7 +1275,7 @@ Test (res, v2_unsupported_is_an_error)
   make_v2_full_leaf ();
   put ("v2/a/b/cgroup.controllers", "cpuset cpu io memory hugetlb pids\n");
   {
-    struct oci_cgroup cg;
+    struct csr_cgroup cg;
     csr_error *err = NULL;
     cr_assert_eq (create_v2 ("{\"unified\":{\"foo.bar\":\"x\"}}", &cg, &err), -1);
     cr_assert_not_null (strstr (err->msg, "the requested cgroup controller `foo` is not available"),
@@ -1284,17 +1289,17 @@ Test (res, v2_unsupported_is_an_error)
     cr_assert_eq (create_v2 ("{\"unified\":{\"memory.high\":\"5000\"}}", &cg, &err), 1, "%s",
                   etext (err));
     cr_assert_str_eq (slurp (at ("v2/a/b/memory.high")), "5000");
-    oci_cgroup_release (&cg);
+    csr_cg_container_release (&cg);
   }
   /* No cpuset controller (no file): an error, not silently skipped. */
   make_v2_root ("memory\n", "memory\n");
   mk ("v2/c");
-  struct oci_cgroup_resources r;
+  struct csr_cgroup_resources r;
   parse_res ("{\"cpu\":{\"cpus\":\"0\"}}", &r);
-  struct oci_cgroup cg;
-  struct oci_cgroup_applied a;
+  struct csr_cgroup cg;
+  struct csr_cgroup_applied a;
   csr_error *err = NULL;
-  cr_assert_eq (oci_cgroup_create ("/c/d", &r, at ("v2"), NULL, &cg, &a, &err), -1);
+  cr_assert_eq (csr_cg_container_make ("/c/d", &r, at ("v2"), NULL, &cg, &a, &err), -1);
   cr_assert_eq (err->status, ENOTSUP, "%s", etext (err));
   cr_assert_not_null (strstr (err->msg, "no cpuset controller"), "%s", err->msg);
   csr_error_free (err);
@@ -1310,21 +1315,21 @@ Test (res, v2_update_keeps_the_rest)
   put ("v2/a/b/cpu.max", "30000 100000\n");
   put ("v2/a/b/memory.max", "1000\n");
   put ("v2/a/b/pids.max", "7\n");
-  struct oci_cgroup cg = { .v2 = strdup (at ("v2/a/b")) };
-  struct oci_cgroup_resources r = { .cpu_period = 50000, .memory_swap = 3000 };
-  struct oci_cgroup_applied a;
+  struct csr_cgroup cg = { .v2 = strdup (at ("v2/a/b")) };
+  struct csr_cgroup_resources r = { .cpu_period = 50000, .memory_swap = 3000 };
+  struct csr_cgroup_applied a;
   csr_error *err = NULL;
-  cr_assert_eq (oci_cgroup_update (&cg, &r, &a, &err), 0, "%s", etext (err));
+  cr_assert_eq (csr_cgroup_update (&cg, &r, &a, &err), 0, "%s", etext (err));
   cr_assert_str_eq (slurp (at ("v2/a/b/cpu.max")), "30000 50000");
   cr_assert_str_eq (slurp (at ("v2/a/b/memory.swap.max")), "2000");
   cr_assert_str_eq (slurp (at ("v2/a/b/memory.max")), "1000", "untouched");
   cr_assert_str_eq (slurp (at ("v2/a/b/pids.max")), "7", "untouched");
-  struct oci_cgroup_resources r2 = { .cpu_quota = -1, .memory_limit = -1 };
-  cr_assert_eq (oci_cgroup_update (&cg, &r2, &a, &err), 0, "%s", etext (err));
+  struct csr_cgroup_resources r2 = { .cpu_quota = -1, .memory_limit = -1 };
+  cr_assert_eq (csr_cgroup_update (&cg, &r2, &a, &err), 0, "%s", etext (err));
   cr_assert_str_eq (slurp (at ("v2/a/b/cpu.max")), "max");
   cr_assert_str_eq (slurp (at ("v2/a/b/memory.max")), "max");
   cr_assert_str_eq (slurp (at ("v2/a/b/memory.swap.max")), "max", "memory -1: swap too (runc)");
-  oci_cgroup_release (&cg);
+  csr_cg_container_release (&cg);
 }
 
 /* v1 hierarchies as plain directories with the kernel's files. */
@@ -1369,7 +1374,7 @@ static const char *v1_names[]
     = { "memory", "cpu", "blkio", "net_cls", "net_prio", "hugetlb", "cpuset" };
 
 static int
-create_v1 (const char *json, const char *path, size_t n_hier, struct oci_cgroup *cg,
+create_v1 (const char *json, const char *path, size_t n_hier, struct csr_cgroup *cg,
            csr_error **err)
 {
   static char roots[8][PATH_MAX];
@@ -1380,10 +1385,10 @@ create_v1 (const char *json, const char *path, size_t n_hier, struct oci_cgroup 
       v1[i] = roots[i];
     }
   v1[n_hier] = NULL;
-  struct oci_cgroup_resources r;
+  struct csr_cgroup_resources r;
   parse_res (json, &r);
-  struct oci_cgroup_applied a;
-  int rc = oci_cgroup_create (path, &r, NULL, v1, cg, &a, err);
+  struct csr_cgroup_applied a;
+  int rc = csr_cg_container_make (path, &r, NULL, v1, cg, &a, err);
   oci_cgroup_resources_release (&r);
   return rc;
 }
@@ -1391,7 +1396,7 @@ create_v1 (const char *json, const char *path, size_t n_hier, struct oci_cgroup 
 Test (res, v1_files)
 {
   make_v1_full ();
-  struct oci_cgroup cg;
+  struct csr_cgroup cg;
   csr_error *err = NULL;
   cr_assert_eq (
       create_v1 ("{\"memory\":{\"limit\":1000,\"reservation\":500,\"swappiness\":10,"
@@ -1421,7 +1426,7 @@ Test (res, v1_files)
   cr_assert_str_eq (slurp (at ("hugetlb/ctr/hugetlb.2MB.limit_in_bytes")), "2097152");
   cr_assert_str_eq (slurp (at ("net_cls/ctr/net_cls.classid")), "1048577");
   cr_assert_str_eq (slurp (at ("net_prio/ctr/net_prio.ifpriomap")), "lo 3");
-  oci_cgroup_release (&cg);
+  csr_cg_container_release (&cg);
 }
 
 Test (res, v1_missing_controllers_are_errors)
@@ -1438,7 +1443,7 @@ Test (res, v1_missing_controllers_are_errors)
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
     {
       make_v1_full ();
-      struct oci_cgroup cg;
+      struct csr_cgroup cg;
       csr_error *err = NULL;
       /* Only memory and cpu hierarchies. */
       cr_assert_eq (create_v1 (bad[i][0], "/ctr", 2, &cg, &err), -1, "%s accepted", bad[i][0]);
@@ -1461,17 +1466,17 @@ Test (res, v1_cpuset_parents_filled)
   mk ("cpuset/p/q/ctr");
   put ("cpuset/p/q/ctr/cpuset.cpus", "");
   put ("cpuset/p/q/ctr/cpuset.mems", "");
-  struct oci_cgroup cg;
+  struct csr_cgroup cg;
   csr_error *err = NULL;
   const char *v1[] = { at ("cpuset"), NULL };
-  struct oci_cgroup_applied a;
-  cr_assert_eq (oci_cgroup_create ("/p/q/ctr", NULL, NULL, v1, &cg, &a, &err), 1, "%s",
+  struct csr_cgroup_applied a;
+  cr_assert_eq (csr_cg_container_make ("/p/q/ctr", NULL, NULL, v1, &cg, &a, &err), 1, "%s",
                 etext (err));
   cr_assert_str_eq (slurp (at ("cpuset/p/cpuset.cpus")), "0-3");
   cr_assert_str_eq (slurp (at ("cpuset/p/cpuset.mems")), "0");
   cr_assert_str_eq (slurp (at ("cpuset/p/q/cpuset.cpus")), "2", "a value is kept");
   cr_assert_str_eq (slurp (at ("cpuset/p/q/ctr/cpuset.cpus")), "2");
-  oci_cgroup_release (&cg);
+  csr_cg_container_release (&cg);
 }
 
 Test (res, v1_update_writes_only_what_is_given)
@@ -1480,20 +1485,20 @@ Test (res, v1_update_writes_only_what_is_given)
   put ("cpu/ctr/cpu.cfs_period_us", "50000\n");
   put ("cpu/ctr/cpu.cfs_quota_us", "25000\n");
   put ("memory/ctr/memory.limit_in_bytes", "1000\n");
-  struct oci_cgroup cg = { 0 };
+  struct csr_cgroup cg = { 0 };
   cg.v1[cg.n_v1++] = strdup (at ("memory/ctr"));
   cg.v1[cg.n_v1++] = strdup (at ("cpu/ctr"));
-  struct oci_cgroup_resources r = { .cpu_quota = 30000 };
-  struct oci_cgroup_applied a;
+  struct csr_cgroup_resources r = { .cpu_quota = 30000 };
+  struct csr_cgroup_applied a;
   csr_error *err = NULL;
-  cr_assert_eq (oci_cgroup_update (&cg, &r, &a, &err), 0, "%s", etext (err));
+  cr_assert_eq (csr_cgroup_update (&cg, &r, &a, &err), 0, "%s", etext (err));
   cr_assert_str_eq (slurp (at ("cpu/ctr/cpu.cfs_quota_us")), "30000");
   cr_assert_str_eq (slurp (at ("cpu/ctr/cpu.cfs_period_us")), "50000", "the period is kept");
   cr_assert_str_eq (slurp (at ("memory/ctr/memory.limit_in_bytes")), "1000", "untouched");
-  struct oci_cgroup_resources r2 = { .memory_limit = -1, .pids_limit = -1 };
-  cr_assert_eq (oci_cgroup_update (&cg, &r2, &a, &err), 0, "%s", etext (err));
+  struct csr_cgroup_resources r2 = { .memory_limit = -1, .pids_limit = -1 };
+  cr_assert_eq (csr_cgroup_update (&cg, &r2, &a, &err), 0, "%s", etext (err));
   cr_assert_str_eq (slurp (at ("memory/ctr/memory.limit_in_bytes")), "-1");
   cr_assert_str_eq (slurp (at ("memory/ctr/memory.memsw.limit_in_bytes")), "-1",
                     "memory -1: memory+swap too (runc)");
-  oci_cgroup_release (&cg);
+  csr_cg_container_release (&cg);
 }

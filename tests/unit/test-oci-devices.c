@@ -30,7 +30,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "oci/cgroup.h"
+#include "cgroup/cgroup-internal.h"
+#include "oci/resources.h"
 #include "oci/oci-config.h"
 #include "oci/devices-bpf.h"
 #include "oci/devices.h"
@@ -521,7 +522,7 @@ v2_mount (void)
 /* Fork a child that joins CG, opens each of PATHS[i] with FLAGS[i] and
  * reports 0 or errno in RESULTS[i]. */
 static void
-probe (const struct oci_cgroup *cg, const char *const *paths, const int *flags, int *results,
+probe (const struct csr_cgroup *cg, const char *const *paths, const int *flags, int *results,
        size_t n)
 {
   int fds[2];
@@ -532,7 +533,7 @@ probe (const struct oci_cgroup *cg, const char *const *paths, const int *flags, 
     {
       close (fds[0]);
       csr_error *e = NULL;
-      if (oci_cgroup_enter (cg, getpid (), &e) < 0)
+      if (csr_cg_container_enter (cg, getpid (), &e) < 0)
         _exit (2);
       for (size_t i = 0; i < n; i++)
         {
@@ -562,11 +563,11 @@ real_check (const char *root_v2, const char *root_v1)
   snprintf (path, sizeof path, "/csrun-test-devices-%ld", (long)getpid ());
   const char *v1[] = { root_v1, NULL };
   struct oci_dev_rule deny[] = { rule (false, 'a', -1, -1, OCI_DEV_RWM) };
-  struct oci_cgroup_resources r = { .set_devices = true, .devices = deny, .n_devices = 1 };
-  struct oci_cgroup cg;
-  struct oci_cgroup_applied ap;
+  struct csr_cgroup_resources r = { .set_devices = true, .devices = deny, .n_devices = 1 };
+  struct csr_cgroup cg;
+  struct csr_cgroup_applied ap;
   csr_error *e = NULL;
-  int rc = oci_cgroup_create (path, &r, root_v2, root_v2 ? NULL : v1, &cg, &ap, &e);
+  int rc = csr_cg_container_make (path, &r, root_v2, root_v2 ? NULL : v1, &cg, &ap, &e);
   cr_assert_eq (rc, 1, "%s", e ? e->msg : "no cgroup made");
   snprintf (root_v2 ? made_v2 : made_v1, PATH_MAX, "%s", root_v2 ? cg.v2 : cg.v1[0]);
   cr_assert (ap.devices);
@@ -585,14 +586,14 @@ real_check (const char *root_v2, const char *root_v1)
       = { rule (false, 'a', -1, -1, OCI_DEV_RWM), rule (true, 'c', 1, 11, W_) };
   r.devices = more;
   r.n_devices = 2;
-  cr_assert_eq (oci_cgroup_update (&cg, &r, &ap, &e), 0, "%s", e ? e->msg : "");
+  cr_assert_eq (csr_cgroup_update (&cg, &r, &ap, &e), 0, "%s", e ? e->msg : "");
   cr_assert (ap.devices);
   probe (&cg, paths, flags, res, 3);
   cr_assert_eq (res[0], 0);
   cr_assert_eq (res[1], 0, "/dev/kmsg after the update: %s", strerror (res[1]));
   r.devices = deny;
   r.n_devices = 1;
-  cr_assert_eq (oci_cgroup_update (&cg, &r, &ap, &e), 0, "%s", e ? e->msg : "");
+  cr_assert_eq (csr_cgroup_update (&cg, &r, &ap, &e), 0, "%s", e ? e->msg : "");
   probe (&cg, paths, flags, res, 3);
   cr_assert_eq (res[1], EPERM);
   cr_assert_eq (res[0], 0);
@@ -622,9 +623,9 @@ real_check (const char *root_v2, const char *root_v1)
                  "%s", text);
       free (text);
     }
-  cr_assert_eq (oci_cgroup_destroy (&cg, &e), 0, "%s", e ? e->msg : "");
+  cr_assert_eq (csr_cgroup_delete (&cg, &e), 0, "%s", e ? e->msg : "");
   made_v1[0] = made_v2[0] = '\0';
-  oci_cgroup_release (&cg);
+  csr_cg_container_release (&cg);
 }
 
 Test (real, v2_bpf_program, .fini = cleanup_real)

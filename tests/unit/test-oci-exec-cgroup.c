@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "oci/exec-cgroup.h"
+#include "cgroup/subcgroup.h"
 
 static const char mountinfo[]
     = "25 30 0:22 / /sys/fs/cgroup ro,nosuid - tmpfs tmpfs ro,mode=755\n"
@@ -23,7 +23,7 @@ dirs_ok (const char *const *args, size_t n_args, size_t *n)
 {
   char **d = NULL;
   csr_error *err = NULL;
-  int r = oci_exec_cgroup_dirs (v2, v1, 3, args, n_args, mountinfo, &d, n, &err);
+  int r = csr_cgroup_exec_dirs (v2, v1, 3, args, n_args, mountinfo, &d, n, &err);
   cr_assert_eq (r, 0, "%s", err ? csr_error_text (err) : "");
   cr_assert_eq (*n, 4);
   return d;
@@ -35,7 +35,7 @@ dirs_err (const char *const *args, size_t n_args, const char *want)
   char **d = NULL;
   size_t n = 0;
   csr_error *err = NULL;
-  cr_assert_lt (oci_exec_cgroup_dirs (v2, v1, 3, args, n_args, mountinfo, &d, &n, &err), 0);
+  cr_assert_lt (csr_cgroup_exec_dirs (v2, v1, 3, args, n_args, mountinfo, &d, &n, &err), 0);
   cr_expect (strstr (csr_error_text (err), want) != NULL, "\"%s\", expected \"%s\"",
              csr_error_text (err), want);
   csr_error_free (err);
@@ -44,14 +44,14 @@ dirs_err (const char *const *args, size_t n_args, const char *want)
 Test (sub_cgroup, resolves_lexically_and_stays_below)
 {
   char *p = NULL;
-  cr_assert_eq (oci_sub_cgroup ("/a/b", "c/./d/../e//", &p, NULL), 0);
+  cr_assert_eq (csr_cgroup_sub_path ("/a/b", "c/./d/../e//", &p, NULL), 0);
   cr_expect_str_eq (p, "/a/b/c/e");
   free (p);
-  cr_assert_eq (oci_sub_cgroup ("/a/b/", "/", &p, NULL), 0);
+  cr_assert_eq (csr_cgroup_sub_path ("/a/b/", "/", &p, NULL), 0);
   cr_expect_str_eq (p, "/a/b");
   free (p);
   csr_error *err = NULL;
-  cr_assert_lt (oci_sub_cgroup ("/a/b", "c/../..", &p, &err), 0);
+  cr_assert_lt (csr_cgroup_sub_path ("/a/b", "c/../..", &p, &err), 0);
   cr_expect (strstr (csr_error_text (err), "c/../.. is not a sub cgroup path") != NULL);
   csr_error_free (err);
 }
@@ -62,7 +62,7 @@ Test (exec_cgroup, none_means_the_container_s_own)
   char **d = dirs_ok (NULL, 0, &n);
   cr_expect_str_eq (d[0], v1[0]);
   cr_expect_str_eq (d[3], v2);
-  oci_exec_cgroup_dirs_free (d, n);
+  csr_cgroup_exec_dirs_free (d, n);
 }
 
 Test (exec_cgroup, one_path_for_every_hierarchy)
@@ -73,7 +73,7 @@ Test (exec_cgroup, one_path_for_every_hierarchy)
   cr_expect_str_eq (d[0], "/sys/fs/cgroup/memory/c/sub/x");
   cr_expect_str_eq (d[1], "/sys/fs/cgroup/cpu,cpuacct/c/sub/x");
   cr_expect_str_eq (d[3], "/sys/fs/cgroup/unified/c/sub/x");
-  oci_exec_cgroup_dirs_free (d, n);
+  csr_cgroup_exec_dirs_free (d, n);
 }
 
 Test (exec_cgroup, per_controller_paths)
@@ -85,7 +85,7 @@ Test (exec_cgroup, per_controller_paths)
   cr_expect_str_eq (d[1], "/sys/fs/cgroup/cpu,cpuacct/c/c2");
   cr_expect_str_eq (d[2], "/sys/fs/cgroup/pids/c");
   cr_expect_str_eq (d[3], v2);
-  oci_exec_cgroup_dirs_free (d, n);
+  csr_cgroup_exec_dirs_free (d, n);
 }
 
 Test (exec_cgroup, runc_s_errors)

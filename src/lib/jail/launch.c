@@ -17,11 +17,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../oci/cgroup.h"
 #include "../util/cleanup.h"
 #include "../util/fdpass.h"
 #include "../util/syscalls.h"
-#include "cgroup.h"
+#include "../cgroup/cgroup.h"
 #include "idmap.h"
 
 void
@@ -64,13 +63,12 @@ csr_launch_wait_byte (int syncfd, char want)
  * the kernel's global lock); a hybrid host's container has both.  What is
  * left (a clone3 without CLONE_INTO_CGROUP, a tasks file we could not open)
  * is done from outside after the clone. */
-#define LAUNCH_CG_MAX 16 /* >= CSR_CG_V1_N and OCI_CG_MAX_DIRS */
+#define LAUNCH_CG_MAX 16 /* >= CSR_CG_V1_N and CSR_CG_MAX_DIRS */
 
 struct launch_cg
 {
   bool any;     /* there is a cgroup to be in */
-  int clone_fd; /* v2 directory to clone into, or -1 */
-  bool own_fd;  /* clone_fd is ours to close */
+  int clone_fd; /* v2 directory to clone into (the handle's), or -1 */
   bool want_v2; /* there is a v2 directory (clone_fd, unless it could not be opened) */
   bool want_v1; /* there are v1 directories */
   int fds[LAUNCH_CG_MAX];
@@ -83,52 +81,21 @@ cgroup_prepare (const struct csr_launch *l, struct launch_cg *cg)
 {
   *cg = (struct launch_cg){ .clone_fd = -1 };
   const struct csr_cgroup *g = l->spec->cgroup;
-  if (g != NULL)
-    {
-      cg->any = true;
-      cg->clone_fd = csr_cgroup_clone_fd (g);
-      cg->want_v2 = cg->clone_fd >= 0;
-      int n = csr_cgroup_self_enter_fds (g, cg->fds, NULL);
-      /* 0: no v1 directory; -1: there are, unopened (moved from outside). */
-      cg->want_v1 = n != 0;
-      cg->n_fds = n > 0 ? n : 0;
-      return;
-    }
-  /* TRANSITIONAL: a container's cgroup by paths (struct oci_cgroup) until
-   * the cgroup merge makes it a struct csr_cgroup in spec->cgroup; then this
-   * branch goes, and with it csr_launch.oci_cgroup. */
-  const struct oci_cgroup *ocg = l->oci_cgroup;
-  if (ocg == NULL || (ocg->v2 == NULL && ocg->n_v1 == 0))
+  if (g == NULL)
     return;
   cg->any = true;
-  cg->want_v2 = ocg->v2 != NULL;
-  if (ocg->v2)
-    {
-      cg->clone_fd = open (ocg->v2, O_PATH | O_DIRECTORY | O_CLOEXEC);
-      cg->own_fd = true;
-    }
-  cg->want_v1 = ocg->n_v1 > 0;
-  for (size_t i = 0; i < ocg->n_v1 && cg->n_fds < LAUNCH_CG_MAX; i++)
-    {
-      char path[PATH_MAX];
-      snprintf (path, sizeof path, "%s/tasks", ocg->v1[i]);
-      int fd = open (path, O_WRONLY | O_CLOEXEC);
-      if (fd < 0)
-        {
-          while (cg->n_fds > 0)
-            close (cg->fds[--cg->n_fds]);
-          break; /* the parent moves it instead */
-        }
-      cg->fds[cg->n_fds++] = fd;
-    }
+  cg->clone_fd = csr_cgroup_clone_fd (g);
+  cg->want_v2 = cg->clone_fd >= 0;
+  int n = csr_cgroup_self_enter_fds (g, cg->fds, NULL);
+  /* 0: no v1 directory; -1: there are, unopened (moved from outside). */
+  cg->want_v1 = n != 0;
+  cg->n_fds = n > 0 ? n : 0;
 }
 
 /* In the parent after the clone: drop the fds (also on failure). */
 static void
 cgroup_release (struct launch_cg *cg)
 {
-  if (cg->own_fd && cg->clone_fd >= 0)
-    close (cg->clone_fd);
   cg->clone_fd = -1;
   while (cg->n_fds > 0)
     close (cg->fds[--cg->n_fds]);
@@ -141,10 +108,7 @@ cgroup_enter_after (const struct csr_launch *l, struct launch_cg *cg, pid_t pid,
   cgroup_release (cg);
   if (!cg->any || cg->in)
     return 0;
-  if (l->spec->cgroup != NULL)
-    return csr_cgroup_enter (l->spec->cgroup, pid, err);
-  /* TRANSITIONAL: see cgroup_prepare. */
-  return oci_cgroup_enter (l->oci_cgroup, pid, err);
+  return csr_cgroup_enter (l->spec->cgroup, pid, err);
 }
 
 /* ---- the child side */

@@ -16,8 +16,6 @@
 #include "../util/error.h"
 #include "spec.h"
 
-struct oci_cgroup;
-
 /* The sync protocol: one message format on a SOCK_SEQPACKET socket pair.
  * Parent -> child: the go byte 'G' (id maps written, cgroup entered), and
  * whatever a face adds (the OCI state document, the hooks' 'H').
@@ -98,10 +96,6 @@ struct csr_launch
   int (*after_go) (void *face, pid_t pid, int syncfd, csr_error **err);
   int (*on_message) (void *face, pid_t pid, int syncfd, const struct csr_sync_msg *m, int fd,
                      csr_error **err);
-  /* TRANSITIONAL (until the cgroup layers are one): a container's cgroup
-   * given by paths instead of spec->cgroup.  Read only by launch.c's
-   * cgroup_prepare / cgroup_enter_after. */
-  const struct oci_cgroup *oci_cgroup;
 };
 
 struct csr_launched

@@ -210,7 +210,6 @@ csr_oci_jail_create (const struct csr_oci_spec *spec, const struct csr_oci_creat
     .before_go = oci_before_go,
     .after_go = oci_after_go,
     .on_message = oci_on_message,
-    .oci_cgroup = s.cgroup_paths,
   };
   struct csr_launched out;
   if (csr_launch (&l, &out, err) < 0)

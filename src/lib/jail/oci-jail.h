@@ -10,7 +10,6 @@
 #include "spec.h"
 
 struct oci_config;
-struct oci_cgroup;
 struct csr_oci_premounts;
 
 /* An OCI container: the jail follows the bundle's config.json (its
@@ -30,9 +29,6 @@ struct csr_oci_spec
   /* Bind sources and device nodes made as root, or NULL (oci-premount.c;
    * csr_oci_jail_create makes them itself when it should). */
   struct csr_oci_premounts *premounts;
-  /* TRANSITIONAL (until the cgroup layers are one and containers pass a
-   * struct csr_cgroup in jail.cgroup): the container's cgroup by paths. */
-  const struct oci_cgroup *cgroup_paths;
 };
 
 /* -1 for the fds, the rest zero. */

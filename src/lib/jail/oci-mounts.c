@@ -20,6 +20,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "../cgroup/mountinfo.h"
 #include "../oci/oci-config.h"
 #include "../oci/validate.h"
 #include "../util/cleanup.h"
@@ -498,19 +499,6 @@ bind_cgroup (const char *host_dir, const char *dest, int rootfd, unsigned long f
   return bind_mount (&b, NULL, rootfd, MS_BIND | MS_REC | flags, 0, -1, true, err);
 }
 
-struct mountinfo_line
-{
-  char root[PATH_MAX], mnt[PATH_MAX], fstype[64], opts[1024];
-};
-
-static bool
-parse_mountinfo_line (const char *line, struct mountinfo_line *l)
-{
-  const char *dash = strstr (line, " - ");
-  return dash && sscanf (line, "%*s %*s %*s %4095s %4095s", l->root, l->mnt) == 2
-         && sscanf (dash + 3, "%63s %*s %1023s", l->fstype, l->opts) == 2;
-}
-
 /* In a cgroup namespace: a new mount of the hierarchy (cgroup2 when CTRLS is
  * NULL) on DST, which shows the namespace's root, the container's cgroup
  * (runc and crun do the same).  A hierarchy the kernel doesn't have is left
@@ -542,13 +530,13 @@ mount_cgroup_ns (const char *dst, const char *ctrls, int rootfd, unsigned long f
  * L, as DEST/<its name>.  Without a cgroup namespace, a bind of our own
  * cgroup there (runc's getCgroupMounts: relative to the mount's root). */
 static int
-mount_one_hierarchy (const struct mountinfo_line *l, const char *dest, int rootfd,
+mount_one_hierarchy (const struct csr_mountinfo_entry *l, const char *dest, int rootfd,
                      unsigned long flags, bool cgroupns, csr_error **err)
 {
   bool v2 = strcmp (l->fstype, "cgroup2") == 0;
-  const char *name = l->mnt + sizeof CG_HOST;
+  const char *name = l->mount_point + sizeof CG_HOST;
   cleanup_free char *ctrls = NULL;
-  cleanup_free char *own = own_cgroup (l->opts, v2, &ctrls);
+  cleanup_free char *own = own_cgroup (l->super_opts, v2, &ctrls);
   if (own == NULL)
     return 0;
   char src[2 * PATH_MAX], dst[2 * PATH_MAX];
@@ -566,7 +554,7 @@ mount_one_hierarchy (const struct mountinfo_line *l, const char *dest, int rootf
         return 0;
       rel = own + rl;
     }
-  if ((size_t)snprintf (src, sizeof src, "%s%s", l->mnt, strcmp (rel, "/") == 0 ? "" : rel)
+  if ((size_t)snprintf (src, sizeof src, "%s%s", l->mount_point, strcmp (rel, "/") == 0 ? "" : rel)
       >= sizeof src)
     return csr_error_set (err, ENAMETOOLONG, "cgroup mount %s", dest);
   struct stat st;
@@ -627,15 +615,13 @@ mount_cgroups (const struct oci_mount *m, unsigned long flags, bool cgroupns, in
 {
   const char *dest = m->destination;
   flags &= MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
-  cleanup_file FILE *mi = fopen ("/proc/self/mountinfo", "re");
-  if (mi == NULL)
-    return csr_error_errno (err, "read /proc/self/mountinfo");
-  char line[8192];
-  struct mountinfo_line l;
+  __attribute__ ((cleanup (csr_mountinfo_release))) struct csr_mountinfo mi = { 0 };
+  if (csr_mountinfo_read (&mi, err) < 0)
+    return -1;
   bool v2_root = false;
-  while (fgets (line, sizeof line, mi))
-    if (parse_mountinfo_line (line, &l) && strcmp (l.mnt, CG_HOST) == 0)
-      v2_root = strcmp (l.fstype, "cgroup2") == 0;
+  for (size_t k = 0; k < mi.n; k++)
+    if (strcmp (mi.e[k].mount_point, CG_HOST) == 0)
+      v2_root = strcmp (mi.e[k].fstype, "cgroup2") == 0;
   if (v2_root)
     {
       if (cgroupns)
@@ -660,15 +646,14 @@ mount_cgroups (const struct oci_mount *m, unsigned long flags, bool cgroupns, in
                    "mode=755,size=64k", err)
              < 0)
     return -1;
-  rewind (mi);
-  while (fgets (line, sizeof line, mi))
+  for (size_t k = 0; k < mi.n; k++)
     {
-      if (!parse_mountinfo_line (line, &l)
-          || (strcmp (l.fstype, "cgroup") != 0 && strcmp (l.fstype, "cgroup2") != 0)
-          || strncmp (l.mnt, CG_HOST "/", sizeof CG_HOST) != 0
-          || strchr (l.mnt + sizeof CG_HOST, '/') != NULL)
+      const struct csr_mountinfo_entry *l = &mi.e[k];
+      if ((strcmp (l->fstype, "cgroup") != 0 && strcmp (l->fstype, "cgroup2") != 0)
+          || strncmp (l->mount_point, CG_HOST "/", sizeof CG_HOST) != 0
+          || strchr (l->mount_point + sizeof CG_HOST, '/') != NULL)
         continue;
-      if (mount_one_hierarchy (&l, dest, rootfd, flags, cgroupns, err) < 0)
+      if (mount_one_hierarchy (l, dest, rootfd, flags, cgroupns, err) < 0)
         return -1;
     }
   /* The tmpfs we mounted: a new fd sees it rather than the directory below. */
@@ -1109,24 +1094,19 @@ csr_oci_mounts_prepare (const struct oci_config *c, const char *rootfs, const ch
 static int
 hide_outside_procfs (const char *rootfs, csr_error **err)
 {
-  cleanup_file FILE *mi = fopen ("/proc/self/mountinfo", "re");
-  if (mi == NULL)
-    return csr_error_errno (err, "read /proc/self/mountinfo");
-  char line[8192];
+  __attribute__ ((cleanup (csr_mountinfo_release))) struct csr_mountinfo mi = { 0 };
+  if (csr_mountinfo_read (&mi, err) < 0)
+    return -1;
   char **paths = NULL;
   size_t n = 0;
-  size_t rlen = strlen (rootfs);
-  while (fgets (line, sizeof line, mi))
+  for (size_t k = 0; k < mi.n; k++)
     {
-      struct mountinfo_line l;
-      if (!parse_mountinfo_line (line, &l)
-          || (strcmp (l.fstype, "proc") != 0 && strcmp (l.fstype, "sysfs") != 0))
-        continue;
-      csr_mountinfo_unescape (l.mnt);
-      if (strncmp (l.mnt, rootfs, rlen) == 0 && (l.mnt[rlen] == '/' || l.mnt[rlen] == '\0'))
+      const struct csr_mountinfo_entry *l = &mi.e[k];
+      if ((strcmp (l->fstype, "proc") != 0 && strcmp (l->fstype, "sysfs") != 0)
+          || csr_mountinfo_under (l->mount_point, rootfs))
         continue;
       char **grown = realloc (paths, (n + 1) * sizeof *paths);
-      if (grown == NULL || (grown[n] = strdup (l.mnt)) == NULL)
+      if (grown == NULL || (grown[n] = strdup (l->mount_point)) == NULL)
         {
           paths = grown ? grown : paths;
           for (size_t i = 0; i < n; i++)

@@ -19,6 +19,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
+#include "../cgroup/mountinfo.h"
 #include "../util/cleanup.h"
 #include "../util/digest.h"
 #include "../util/fs.h"
@@ -363,38 +364,27 @@ mount_point (const char *dir, char *out, size_t size)
   cleanup_free char *real = realpath (dir, NULL);
   if (real == NULL || stat (real, &st) < 0)
     return;
-  cleanup_free char *text = NULL;
-  size_t len;
+  struct csr_mountinfo mi;
   csr_error *ignored = NULL;
-  if (csr_read_file ("/proc/self/mountinfo", 8u << 20, &text, &len, &ignored) < 0)
+  if (csr_mountinfo_read (&mi, &ignored) < 0)
     {
       csr_error_free (ignored);
       return;
     }
-  char dev[32];
-  snprintf (dev, sizeof dev, "%u:%u", major (st.st_dev), minor (st.st_dev));
   size_t best = 0;
-  char *save = NULL;
-  for (char *line = strtok_r (text, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
+  for (size_t k = 0; k < mi.n; k++)
     {
-      /* ID PARENT MAJ:MIN ROOT MOUNTPOINT ... */
-      char *f[5];
-      char *fs = NULL, *p = line;
-      size_t k = 0;
-      for (; k < 5 && (f[k] = strtok_r (p, " ", &fs)) != NULL; k++)
-        p = NULL;
-      if (k < 5 || strcmp (f[2], dev) != 0)
+      const struct csr_mountinfo_entry *e = &mi.e[k];
+      if (e->major != major (st.st_dev) || e->minor != minor (st.st_dev))
         continue;
-      csr_mountinfo_unescape (f[4]);
-      size_t n = strlen (f[4]);
-      bool prefix = strcmp (f[4], "/") == 0
-                    || (strncmp (real, f[4], n) == 0 && (real[n] == '/' || real[n] == '\0'));
-      if (prefix && n >= best)
+      size_t n = strlen (e->mount_point);
+      if (csr_mountinfo_under (real, e->mount_point) && n >= best)
         {
           best = n;
-          snprintf (out, size, "%s", f[4]);
+          snprintf (out, size, "%s", e->mount_point);
         }
     }
+  csr_mountinfo_release (&mi);
 }
 
 int

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../jail/cgroup.h"
+#include "../cgroup/cgroup.h"
 #include "../jail/spec.h"
 #include "../util/error.h"
 

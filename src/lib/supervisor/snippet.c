@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../jail/cgroup.h"
+#include "../cgroup/cgroup.h"
 #include "../jail/idmap.h"
 #include "../jail/jail.h"
 #include "../util/cleanup.h"

@@ -476,23 +476,3 @@ fail:
   unlink (tmp);
   return -1;
 }
-
-/* Undo the octal escapes of a /proc/self/mountinfo field (\040 for a space,
- * ...) in place. */
-void
-csr_mountinfo_unescape (char *s)
-{
-  char *o = s;
-  for (char *p = s; *p; p++)
-    {
-      if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' && p[3] >= '0'
-          && p[3] <= '7')
-        {
-          *o++ = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
-          p += 3;
-        }
-      else
-        *o++ = *p;
-    }
-  *o = '\0';
-}

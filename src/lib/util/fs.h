@@ -18,8 +18,6 @@ int csr_mkdir_p (const char *path, mode_t mode, csr_error **err);
 /* rm -rf PATH (does not follow symlinks; stays on one file system). */
 int csr_rm_rf (const char *path, csr_error **err);
 
-/* Undo the octal escapes of a mountinfo field in place. */
-void csr_mountinfo_unescape (char *s);
 /* Write a file atomically: tmp file in the same directory, fsync, rename. */
 int csr_write_file_atomic (const char *path, const void *data, size_t len, mode_t mode,
                            csr_error **err);

@@ -40,6 +40,9 @@ struct csr_cg_dir
   unsigned mask; /* v1: 1 << CSR_CG_V1_* of the controllers in this hierarchy */
 };
 
+/* One handle for both placement policies.  An ephemeral (snippet) cgroup
+ * has BE and its fd-held DIRS; a container's (BE NULL) has the paths V2 and
+ * V1 (the state records them) and, for CLONE_INTO_CGROUP, V2_FD. */
 struct csr_cgroup
 {
   const struct csr_cgroup_backend *be;
@@ -47,6 +50,16 @@ struct csr_cgroup
   struct csr_cg_dir dirs[CSR_CG_V1_N];
   size_t n_dirs;
   bool swap_limited;
+
+  /* The container's v2 directory, or NULL.  With v1 directories too (a
+   * hybrid host) it is the container's place in the controller-less
+   * unified hierarchy (as runc and crun put it there): joined, listed and
+   * removed, but the limits and the freezer are the v1 ones. */
+  char *v2;
+  char *v1[CSR_CG_MAX_DIRS]; /* one per v1 hierarchy it was made in */
+  size_t n_v1;
+  int v2_fd; /* V2 opened (O_PATH | O_DIRECTORY), or -1; valid when HAS_V2_FD */
+  bool has_v2_fd;
 };
 
 /* Backends.  Return 1 with *OUT set when the cgroup was created, 0 when this
@@ -59,7 +72,16 @@ int csr_cg_v1_create (const char *const v1[CSR_CG_V1_N], const struct csr_cgroup
                       struct csr_cgroup **out, struct csr_cgroup_enforced *enforced,
                       csr_error **err);
 
-/* ---- helpers shared by the backends (cgroup.c) ---- */
+/* Write LIMITS into the new cgroup CG through the resources writer; what
+ * is in force goes to *ENF and CG->swap_limited. */
+int csr_cg_write_limits (struct csr_cgroup *cg, const struct csr_cgroup_limits *limits,
+                         struct csr_cgroup_enforced *enf, csr_error **err);
+
+/* After the run: the v2 or v1 statistics of an ephemeral cgroup (stats.c). */
+int csr_cg_v2_stats (struct csr_cgroup *cg, struct csr_cgroup_stats *st, csr_error **err);
+int csr_cg_v1_stats (struct csr_cgroup *cg, struct csr_cgroup_stats *st, csr_error **err);
+
+/* ---- helpers shared by the backends ---- */
 
 /* A new zeroed object (all fds -1) with a fresh name; NULL + err on ENOMEM. */
 struct csr_cgroup *csr_cg_new (const struct csr_cgroup_backend *be, csr_error **err);
@@ -131,5 +153,67 @@ struct csr_cgroup_test_hooks
 void csr_cgroup_set_test_hooks (const struct csr_cgroup_test_hooks *hooks);
 int csr_cg_mkdirat (int dfd, const char *name, mode_t mode);
 int csr_cg_rmdirat (int dfd, const char *name);
+
+/* ---- containers (container.c, resources.c, stats.c, freezer.c) ---- */
+
+/* One v1 hierarchy, or all the cgroup hierarchies of the host (hierarchy.c). */
+struct csr_cg_hier
+{
+  char *mnt;
+  char *dev; /* "major:minor": one hierarchy */
+  bool root; /* the mount shows the hierarchy's root */
+};
+
+struct csr_cg_hiers
+{
+  char *v2;
+  bool v2_root;
+  struct csr_cg_hier v1[CSR_CG_MAX_DIRS];
+  size_t n_v1;
+};
+
+int csr_cg_hiers_read (struct csr_cg_hiers *h, csr_error **err);
+void csr_cg_hiers_add_v1 (struct csr_cg_hiers *h, const char *mnt, const char *dev, bool root);
+void csr_cg_hiers_free (struct csr_cg_hiers *h);
+
+/* A growing set of pids (remove.c). */
+struct pidset
+{
+  pid_t *v;
+  size_t n, cap;
+};
+/* The pids in the cgroups DIRS[0..N) (and below), sorted, unique. */
+int csr_cg_collect_all (const char *const *dirs, size_t n, struct pidset *s, csr_error **err);
+/* The directories of CG: its v1 ones, and its v2 one. */
+size_t csr_cg_dirs_of (const struct csr_cgroup *cg, const char **dirs);
+/* EBUSY when DIR (v2 or v1) is frozen: csrun does not thaw what it did not freeze. */
+int csr_cg_check_not_frozen (const char *dir, bool v2, csr_error **err);
+/* Monotonic milliseconds; sleep; strip trailing blanks (cgroupfs.c). */
+void csr_cg_sleep_ms (long ms);
+void csr_cg_rtrim (char *s);
+
+/* csr_cgroup_container_create into a caller's zeroed CG (the unit tests
+ * use it on a stack object); csr_cg_container_release frees what it holds. */
+int csr_cg_container_make (const char *path, const struct csr_cgroup_resources *r,
+                           const char *roots_v2, const char *const *roots_v1, struct csr_cgroup *cg,
+                           struct csr_cgroup_applied *applied, csr_error **err);
+void csr_cg_container_release (struct csr_cgroup *cg);
+/* Move PID into every directory of the container cgroup CG (cgroup.procs). */
+int csr_cg_container_enter (const struct csr_cgroup *cg, pid_t pid, csr_error **err);
+
+/* Write VAL to DIR/FILE in one write(2).  0 written, 1 when the file does
+ * not exist (controller not there), -1 on an error. */
+int csr_cg_path_write (const char *dir, const char *file, const char *val, csr_error **err);
+/* Read DIR/FILE into *OUT (malloc'ed).  0 read, 1 when it does not exist, -1 error. */
+int csr_cg_path_read (const char *dir, const char *file, char **out, csr_error **err);
+bool csr_cg_path_exists (const char *dir, const char *file);
+
+/* Checks that need no cgroup (made before anything is created). */
+int csr_cg_resources_check (const struct csr_cgroup_resources *r, bool update, csr_error **err);
+/* Write R into the directories of CG (a v2 leaf; or v1 leaves, with or
+ * without a hybrid unified one).  UPDATE: a running container's cgroup
+ * (only the given fields; a cpu quota alone keeps the period). */
+int csr_cg_resources_apply (const struct csr_cgroup *cg, const struct csr_cgroup_resources *r,
+                            bool update, struct csr_cgroup_applied *a, csr_error **err);
 
 #endif

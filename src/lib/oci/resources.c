@@ -1,7 +1,7 @@
 #include "config.h"
 
 /* csrun — linux.resources of an OCI container: the JSON object parsed into
- * struct oci_cgroup_resources, and written into the container's cgroup
+ * struct csr_cgroup_resources, and written into the container's cgroup
  * files (v1 and v2).  See cgroup.h.
  *
  * Which file a setting goes to is what runc and crun write (the runtime
@@ -32,66 +32,9 @@
 #include "../util/fs.h"
 #include "../util/json.h"
 #include "../util/log.h"
-#include "cgroup-internal.h"
+#include "resources.h"
 #include "oci-config.h"
 #include "devices.h"
-
-#define CG_FILE_MAX (4 << 20)
-
-/* ---------------------------------------------------------------- files */
-
-int
-oci_cg_write (const char *dir, const char *file, const char *val, csr_error **err)
-{
-  cleanup_free char *p = NULL;
-  if (asprintf (&p, "%s/%s", dir, file) < 0)
-    return csr_error_errno (err, "cgroup: %s/%s", dir, file);
-  cleanup_close int fd = open (p, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0)
-    {
-      if (errno == ENOENT)
-        return 1;
-      return csr_error_errno (err, "cgroup: open '%s'", p);
-    }
-  size_t len = strlen (val);
-  ssize_t n;
-  do
-    n = write (fd, val, len);
-  while (n < 0 && errno == EINTR);
-  if (n < 0)
-    return csr_error_errno (err, "cgroup: write '%s' to '%s'", val, p);
-  if ((size_t)n != len)
-    return csr_error_set (err, EIO, "cgroup: short write of '%s' to '%s'", val, p);
-  return 0;
-}
-
-int
-oci_cg_read (const char *dir, const char *file, char **out, csr_error **err)
-{
-  *out = NULL;
-  cleanup_free char *p = NULL;
-  if (asprintf (&p, "%s/%s", dir, file) < 0)
-    return csr_error_errno (err, "cgroup: %s/%s", dir, file);
-  cleanup_close int fd = open (p, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0)
-    {
-      if (errno == ENOENT)
-        return 1;
-      return csr_error_errno (err, "cgroup: open '%s'", p);
-    }
-  if (csr_read_fd (fd, CG_FILE_MAX, out, NULL, err) < 0)
-    return csr_error_wrap (err, "cgroup: '%s'", p);
-  return 0;
-}
-
-bool
-oci_cg_exists (const char *dir, const char *file)
-{
-  cleanup_free char *p = NULL;
-  if (asprintf (&p, "%s/%s", dir, file) < 0)
-    return false;
-  return access (p, F_OK) == 0;
-}
 
 /* ---------------------------------------------------------------- parsing */
 
@@ -213,7 +156,7 @@ pop (struct pctx *x, size_t l)
 }
 
 static int
-parse_memory (struct pctx *x, yajl_val res, struct oci_cgroup_resources *r)
+parse_memory (struct pctx *x, yajl_val res, struct csr_cgroup_resources *r)
 {
   yajl_val m;
   int rc = get_obj (x, res, "memory", yajl_t_object, &m);
@@ -250,7 +193,7 @@ parse_memory (struct pctx *x, yajl_val res, struct oci_cgroup_resources *r)
 }
 
 static int
-parse_cpu (struct pctx *x, yajl_val res, struct oci_cgroup_resources *r)
+parse_cpu (struct pctx *x, yajl_val res, struct csr_cgroup_resources *r)
 {
   yajl_val c;
   int rc = get_obj (x, res, "cpu", yajl_t_object, &c);
@@ -335,7 +278,7 @@ parse_blkio_devs (struct pctx *x, yajl_val b, const char *key, bool weights,
 }
 
 static int
-parse_blkio (struct pctx *x, yajl_val res, struct oci_cgroup_resources *r)
+parse_blkio (struct pctx *x, yajl_val res, struct csr_cgroup_resources *r)
 {
   static const char *const throttles[OCI_THROTTLE_N]
       = { "throttleReadBpsDevice", "throttleWriteBpsDevice", "throttleReadIOPSDevice",
@@ -382,7 +325,7 @@ page_size_syntax (const char *s)
 }
 
 static int
-parse_hugetlb (struct pctx *x, yajl_val res, struct oci_cgroup_resources *r)
+parse_hugetlb (struct pctx *x, yajl_val res, struct csr_cgroup_resources *r)
 {
   yajl_val a;
   int rc = get_obj (x, res, "hugepageLimits", yajl_t_array, &a);
@@ -412,7 +355,7 @@ parse_hugetlb (struct pctx *x, yajl_val res, struct oci_cgroup_resources *r)
 }
 
 static int
-parse_network (struct pctx *x, yajl_val res, struct oci_cgroup_resources *r)
+parse_network (struct pctx *x, yajl_val res, struct csr_cgroup_resources *r)
 {
   yajl_val n;
   int rc = get_obj (x, res, "network", yajl_t_object, &n);
@@ -456,7 +399,7 @@ parse_network (struct pctx *x, yajl_val res, struct oci_cgroup_resources *r)
 }
 
 static int
-parse_unified (struct pctx *x, yajl_val res, struct oci_cgroup_resources *r)
+parse_unified (struct pctx *x, yajl_val res, struct csr_cgroup_resources *r)
 {
   yajl_val u;
   int rc = get_obj (x, res, "unified", yajl_t_object, &u);
@@ -496,7 +439,7 @@ parse_unified (struct pctx *x, yajl_val res, struct oci_cgroup_resources *r)
 }
 
 int
-oci_cgroup_resources_parse (const char *json, size_t len, struct oci_cgroup_resources *r,
+oci_cgroup_resources_parse (const char *json, size_t len, struct csr_cgroup_resources *r,
                             csr_error **err)
 {
   memset (r, 0, sizeof *r);
@@ -546,7 +489,7 @@ oci_cgroup_resources_parse (const char *json, size_t len, struct oci_cgroup_reso
 }
 
 void
-oci_cgroup_resources_release (struct oci_cgroup_resources *r)
+oci_cgroup_resources_release (struct csr_cgroup_resources *r)
 {
   if (r == NULL)
     return;
@@ -578,7 +521,7 @@ oci_cgroup_resources_release (struct oci_cgroup_resources *r)
 }
 
 bool
-oci_cgroup_resources_any (const struct oci_cgroup_resources *r)
+oci_cgroup_resources_any (const struct csr_cgroup_resources *r)
 {
   size_t throttles = 0;
   for (int i = 0; i < OCI_THROTTLE_N; i++)

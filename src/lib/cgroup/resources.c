@@ -12,45 +12,99 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../util/cleanup.h"
+#include "../util/fs.h"
 #include "../util/log.h"
 #include "cgroup-internal.h"
-#include "devices.h"
+#include "../oci/devices.h"
 
 static const char *const throttle_v1[OCI_THROTTLE_N]
     = { "blkio.throttle.read_bps_device", "blkio.throttle.write_bps_device",
         "blkio.throttle.read_iops_device", "blkio.throttle.write_iops_device" };
 static const char *const throttle_v2[OCI_THROTTLE_N] = { "rbps", "wbps", "riops", "wiops" };
 
+/* One directory of the cgroup the limits go to: its fd (-1: none, every
+ * file missing) and its path for messages. */
+struct tdir
+{
+  int fd;
+  const char *name;
+};
+
 struct tgt
 {
-  const struct oci_cgroup *cg;
+  struct tdir v2d; /* the v2 directory (fd -1 if none) */
+  struct tdir v1[CSR_CG_MAX_DIRS];
+  size_t n_v1;
   bool v2; /* the v2 directory takes the limits (no v1 directory) */
   bool update;
 };
 
-/* The first v1 directory of CG with FILE, or NULL. */
-static const char *
-v1_find (const struct oci_cgroup *cg, const char *file)
+static bool
+texists (const struct tdir *d, const char *file)
 {
-  for (size_t i = 0; i < cg->n_v1 && i < OCI_CG_MAX_DIRS; i++)
-    if (cg->v1[i] && oci_cg_exists (cg->v1[i], file))
-      return cg->v1[i];
+  return d->fd >= 0 && faccessat (d->fd, file, F_OK, 0) == 0;
+}
+
+/* Write VAL to D's FILE in one write(2): 0 written, 1 when the file does
+ * not exist (controller not there), -1 on an error. */
+static int
+twrite (const struct tdir *d, const char *file, const char *val, csr_error **err)
+{
+  if (d->fd < 0)
+    return 1;
+  int r = csr_cg_write (d->fd, file, val);
+  if (r == -ENOENT)
+    return 1;
+  if (r < 0)
+    return csr_error_set (err, -r, "cgroup: write '%s' to '%s/%s': %s", val, d->name, file,
+                          strerror (-r));
+  return 0;
+}
+
+/* Read D's FILE into *OUT (malloc'ed): 0 read, 1 when it does not exist, -1 error. */
+static int
+tread (const struct tdir *d, const char *file, char **out, csr_error **err)
+{
+  *out = NULL;
+  if (d->fd < 0)
+    return 1;
+  cleanup_close int fd = openat (d->fd, file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+  if (fd < 0)
+    {
+      if (errno == ENOENT)
+        return 1;
+      return csr_error_errno (err, "cgroup: open '%s/%s'", d->name, file);
+    }
+  if (csr_read_fd (fd, 4 << 20, out, NULL, err) < 0)
+    return csr_error_wrap (err, "cgroup: '%s/%s'", d->name, file);
+  return 0;
+}
+
+/* The first v1 directory with FILE, or NULL. */
+static const struct tdir *
+v1_find (const struct tgt *t, const char *file)
+{
+  for (size_t i = 0; i < t->n_v1; i++)
+    if (texists (&t->v1[i], file))
+      return &t->v1[i];
   return NULL;
 }
 
 /* The directory for FILE: the v2 one, or the v1 one that has it (NULL). */
-static const char *
+static const struct tdir *
 dir_for (const struct tgt *t, const char *file)
 {
   if (t->v2)
-    return oci_cg_exists (t->cg->v2, file) ? t->cg->v2 : NULL;
-  return v1_find (t->cg, file);
+    return texists (&t->v2d, file) ? &t->v2d : NULL;
+  return v1_find (t, file);
 }
 
 static int
@@ -65,13 +119,13 @@ unsupported (const char *what, const char *ctl, csr_error **err)
 static int
 soft (const struct tgt *t, const char *file, const char *val, bool *flag, csr_error **err)
 {
-  const char *dir = dir_for (t, file);
+  const struct tdir *dir = dir_for (t, file);
   if (dir == NULL)
     return 0;
-  int rc = oci_cg_write (dir, file, val, err);
+  int rc = twrite (dir, file, val, err);
   if (rc < 0)
     return -1;
-  csr_debug ("cgroup: %s/%s = %s", dir, file, val);
+  csr_debug ("cgroup: %s/%s = %s", dir->name, file, val);
   if (flag)
     *flag = true;
   return 0;
@@ -82,12 +136,12 @@ static int
 hard (const struct tgt *t, const char *file, const char *val, const char *what, const char *ctl,
       csr_error **err)
 {
-  const char *dir = dir_for (t, file);
+  const struct tdir *dir = dir_for (t, file);
   if (dir == NULL)
     return unsupported (what, ctl, err);
-  if (oci_cg_write (dir, file, val, err) < 0)
+  if (twrite (dir, file, val, err) < 0)
     return csr_error_wrap (err, "linux.resources.%s", what);
-  csr_debug ("cgroup: %s/%s = %s", dir, file, val);
+  csr_debug ("cgroup: %s/%s = %s", dir->name, file, val);
   return 0;
 }
 
@@ -103,7 +157,7 @@ fmt_limit (char *buf, size_t n, int64_t v, bool v2)
 /* ---------------------------------------------------------------- memory */
 
 static int
-memory_v1 (const struct tgt *t, const struct oci_cgroup_resources *r, struct oci_cgroup_applied *a,
+memory_v1 (const struct tgt *t, const struct csr_cgroup_resources *r, struct csr_cgroup_applied *a,
            csr_error **err)
 {
   char v[32], sw[32];
@@ -111,13 +165,13 @@ memory_v1 (const struct tgt *t, const struct oci_cgroup_resources *r, struct oci
   /* runc: an unlimited memory with no swap given makes both unlimited. */
   if (r->memory_limit == -1 && swap == 0)
     swap = -1;
-  const char *mdir = v1_find (t->cg, "memory.limit_in_bytes");
-  bool want_swap = swap != 0 && mdir && oci_cg_exists (mdir, "memory.memsw.limit_in_bytes");
+  const struct tdir *mdir = v1_find (t, "memory.limit_in_bytes");
+  bool want_swap = swap != 0 && mdir && texists (mdir, "memory.memsw.limit_in_bytes");
   fmt_limit (sw, sizeof sw, swap, false);
   if (want_swap && swap == -1)
     {
       /* Raising memory+swap first: the memory limit must stay below it. */
-      if (oci_cg_write (mdir, "memory.memsw.limit_in_bytes", sw, err) < 0)
+      if (twrite (mdir, "memory.memsw.limit_in_bytes", sw, err) < 0)
         return -1;
       a->swap = true;
       want_swap = false;
@@ -126,16 +180,16 @@ memory_v1 (const struct tgt *t, const struct oci_cgroup_resources *r, struct oci
     {
       fmt_limit (v, sizeof v, r->memory_limit, false);
       csr_error *e = NULL;
-      int rc = oci_cg_write (mdir, "memory.limit_in_bytes", v, &e);
+      int rc = twrite (mdir, "memory.limit_in_bytes", v, &e);
       if (rc < 0 && e->status == EINVAL && want_swap)
         {
           /* Above the current memory+swap limit: raise that first. */
           csr_error_free (e);
-          if (oci_cg_write (mdir, "memory.memsw.limit_in_bytes", sw, err) < 0)
+          if (twrite (mdir, "memory.memsw.limit_in_bytes", sw, err) < 0)
             return -1;
           a->swap = true;
           want_swap = false;
-          rc = oci_cg_write (mdir, "memory.limit_in_bytes", v, err);
+          rc = twrite (mdir, "memory.limit_in_bytes", v, err);
           if (rc < 0)
             return -1;
         }
@@ -151,7 +205,7 @@ memory_v1 (const struct tgt *t, const struct oci_cgroup_resources *r, struct oci
     }
   if (want_swap)
     {
-      if (oci_cg_write (mdir, "memory.memsw.limit_in_bytes", sw, err) < 0)
+      if (twrite (mdir, "memory.memsw.limit_in_bytes", sw, err) < 0)
         return -1;
       a->swap = true;
     }
@@ -182,11 +236,11 @@ memory_v1 (const struct tgt *t, const struct oci_cgroup_resources *r, struct oci
       if (!khas[i])
         continue;
       fmt_limit (v, sizeof v, kval[i], false);
-      const char *d = v1_find (t->cg, kfiles[i]);
+      const struct tdir *d = v1_find (t, kfiles[i]);
       csr_error *e = NULL;
       /* The kernel deprecated kernel memory limits (runc 1.1 ignores them):
        * set where it still takes them, else a warning. */
-      if (d == NULL || oci_cg_write (d, kfiles[i], v, &e) != 0)
+      if (d == NULL || twrite (d, kfiles[i], v, &e) != 0)
         {
           csr_warn ("linux.resources.memory.%s ignored: %s", knames[i],
                     e ? csr_error_text (e) : "this kernel has no kernel memory limit");
@@ -198,10 +252,10 @@ memory_v1 (const struct tgt *t, const struct oci_cgroup_resources *r, struct oci
 
 /* The current memory.max of DIR in bytes (-1: max, 0: unknown). */
 static int64_t
-current_memory_max (const char *dir)
+current_memory_max (const struct tdir *dir)
 {
   cleanup_free char *cur = NULL;
-  if (oci_cg_read (dir, "memory.max", &cur, NULL) != 0)
+  if (tread (dir, "memory.max", &cur, NULL) != 0)
     return 0;
   if (strncmp (cur, "max", 3) == 0)
     return -1;
@@ -209,15 +263,18 @@ current_memory_max (const char *dir)
 }
 
 static int
-memory_v2 (const struct tgt *t, const struct oci_cgroup_resources *r, struct oci_cgroup_applied *a,
+memory_v2 (const struct tgt *t, const struct csr_cgroup_resources *r, struct csr_cgroup_applied *a,
            csr_error **err)
 {
-  const char *dir = t->cg->v2;
+  const struct tdir *dir = &t->v2d;
   char v[32];
   if (r->memory_limit != 0)
     {
       fmt_limit (v, sizeof v, r->memory_limit, true);
       if (soft (t, "memory.max", v, &a->memory, err) < 0)
+        return -1;
+      /* The whole cgroup on OOM, not one victim (kernel 4.19+). */
+      if (r->oom_group && a->memory && soft (t, "memory.oom.group", "1", NULL, err) < 0)
         return -1;
     }
   /* OCI's swap is memory+swap; v2's memory.swap.max is swap alone. */
@@ -263,8 +320,8 @@ static int
 two_in_order (const struct tgt *t, const char *first, const char *fv, const char *second,
               const char *sv, const char *what, bool soft_missing, bool *flag, csr_error **err)
 {
-  const char *d1 = fv ? dir_for (t, first) : NULL;
-  const char *d2 = sv ? dir_for (t, second) : NULL;
+  const struct tdir *d1 = fv ? dir_for (t, first) : NULL;
+  const struct tdir *d2 = sv ? dir_for (t, second) : NULL;
   if ((fv && d1 == NULL) || (sv && d2 == NULL))
     {
       if (soft_missing)
@@ -274,7 +331,7 @@ two_in_order (const struct tgt *t, const char *first, const char *fv, const char
   if (fv)
     {
       csr_error *e = NULL;
-      if (oci_cg_write (d1, first, fv, &e) < 0)
+      if (twrite (d1, first, fv, &e) < 0)
         {
           if (e->status != EINVAL || sv == NULL)
             {
@@ -285,7 +342,7 @@ two_in_order (const struct tgt *t, const char *first, const char *fv, const char
               return csr_error_wrap (err, "linux.resources.%s", what);
             }
           csr_error_free (e);
-          if (oci_cg_write (d2, second, sv, err) < 0 || oci_cg_write (d1, first, fv, err) < 0)
+          if (twrite (d2, second, sv, err) < 0 || twrite (d1, first, fv, err) < 0)
             return csr_error_wrap (err, "linux.resources.%s", what);
           if (flag)
             *flag = true;
@@ -294,7 +351,7 @@ two_in_order (const struct tgt *t, const char *first, const char *fv, const char
     }
   if (sv)
     {
-      if (oci_cg_write (d2, second, sv, err) < 0)
+      if (twrite (d2, second, sv, err) < 0)
         return csr_error_wrap (err, "linux.resources.%s", what);
       if (flag)
         *flag = true;
@@ -303,7 +360,7 @@ two_in_order (const struct tgt *t, const char *first, const char *fv, const char
 }
 
 static int
-cpu_v1 (const struct tgt *t, const struct oci_cgroup_resources *r, struct oci_cgroup_applied *a,
+cpu_v1 (const struct tgt *t, const struct csr_cgroup_resources *r, struct csr_cgroup_applied *a,
         csr_error **err)
 {
   char p[32], q[32];
@@ -353,10 +410,10 @@ shares_to_weight (uint64_t shares)
 }
 
 static int
-cpu_v2 (const struct tgt *t, const struct oci_cgroup_resources *r, struct oci_cgroup_applied *a,
+cpu_v2 (const struct tgt *t, const struct csr_cgroup_resources *r, struct csr_cgroup_applied *a,
         csr_error **err)
 {
-  const char *dir = t->cg->v2;
+  const struct tdir *dir = &t->v2d;
   char v[64];
   if (r->cpu_quota != 0 || r->cpu_period > 0)
     {
@@ -372,7 +429,7 @@ cpu_v2 (const struct tgt *t, const struct oci_cgroup_resources *r, struct oci_cg
            * PERIOD"); an update keeps the current quota. */
           cleanup_free char *cur = NULL;
           char word[32] = "max";
-          if (t->update && oci_cg_read (dir, "cpu.max", &cur, NULL) == 0)
+          if (t->update && tread (dir, "cpu.max", &cur, NULL) == 0)
             sscanf (cur, "%31s", word);
           snprintf (v, sizeof v, "%s %" PRIu64, word, r->cpu_period);
         }
@@ -401,7 +458,7 @@ cpu_v2 (const struct tgt *t, const struct oci_cgroup_resources *r, struct oci_cg
 }
 
 static int
-cpuset (const struct tgt *t, const struct oci_cgroup_resources *r, csr_error **err)
+cpuset (const struct tgt *t, const struct csr_cgroup_resources *r, csr_error **err)
 {
   if (r->cpu_cpus && hard (t, "cpuset.cpus", r->cpu_cpus, "cpu.cpus", "cpuset", err) < 0)
     return -1;
@@ -420,11 +477,11 @@ blkio_to_io_weight (uint16_t w)
 }
 
 static int
-blkio_v1 (const struct tgt *t, const struct oci_cgroup_resources *r, csr_error **err)
+blkio_v1 (const struct tgt *t, const struct csr_cgroup_resources *r, csr_error **err)
 {
   char v[96];
   /* With BFQ the weight files carry its prefix (runc and crun try it first). */
-  bool bfq = v1_find (t->cg, "blkio.bfq.weight") != NULL;
+  bool bfq = v1_find (t, "blkio.bfq.weight") != NULL;
   const char *wfile = bfq ? "blkio.bfq.weight" : "blkio.weight";
   const char *wdfile = bfq ? "blkio.bfq.weight_device" : "blkio.weight_device";
   if (r->has_blkio_weight)
@@ -469,10 +526,10 @@ blkio_v1 (const struct tgt *t, const struct oci_cgroup_resources *r, csr_error *
 }
 
 static int
-blkio_v2 (const struct tgt *t, const struct oci_cgroup_resources *r, csr_error **err)
+blkio_v2 (const struct tgt *t, const struct csr_cgroup_resources *r, csr_error **err)
 {
   char v[128];
-  bool bfq = oci_cg_exists (t->cg->v2, "io.bfq.weight");
+  bool bfq = texists (&t->v2d, "io.bfq.weight");
   if (r->has_blkio_weight)
     {
       if (bfq)
@@ -517,11 +574,16 @@ blkio_v2 (const struct tgt *t, const struct oci_cgroup_resources *r, csr_error *
 
 /* Does DIR have hugetlb.* files (the controller)? */
 static bool
-has_hugetlb (const char *dir)
+has_hugetlb (const struct tdir *dir)
 {
-  cleanup_dir DIR *d = opendir (dir);
+  int fd = dir->fd >= 0 ? openat (dir->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+  cleanup_dir DIR *d = fd >= 0 ? fdopendir (fd) : NULL;
   if (d == NULL)
-    return false;
+    {
+      if (fd >= 0)
+        close (fd);
+      return false;
+    }
   struct dirent *de;
   while ((de = readdir (d)) != NULL)
     if (strncmp (de->d_name, "hugetlb.", 8) == 0)
@@ -530,17 +592,17 @@ has_hugetlb (const char *dir)
 }
 
 static int
-hugetlb (const struct tgt *t, const struct oci_cgroup_resources *r, csr_error **err)
+hugetlb (const struct tgt *t, const struct csr_cgroup_resources *r, csr_error **err)
 {
   if (r->n_hugetlb == 0)
     return 0;
-  const char *dir = NULL;
+  const struct tdir *dir = NULL;
   if (t->v2)
-    dir = has_hugetlb (t->cg->v2) ? t->cg->v2 : NULL;
+    dir = has_hugetlb (&t->v2d) ? &t->v2d : NULL;
   else
-    for (size_t i = 0; i < t->cg->n_v1 && dir == NULL; i++)
-      if (has_hugetlb (t->cg->v1[i]))
-        dir = t->cg->v1[i];
+    for (size_t i = 0; i < t->n_v1 && dir == NULL; i++)
+      if (has_hugetlb (&t->v1[i]))
+        dir = &t->v1[i];
   if (dir == NULL)
     return unsupported ("hugepageLimits", "hugetlb", err);
   for (size_t i = 0; i < r->n_hugetlb; i++)
@@ -549,13 +611,13 @@ hugetlb (const struct tgt *t, const struct oci_cgroup_resources *r, csr_error **
       char file[64], v[32];
       snprintf (file, sizeof file, t->v2 ? "hugetlb.%s.max" : "hugetlb.%s.limit_in_bytes",
                 h->page_size);
-      if (!oci_cg_exists (dir, file))
+      if (!texists (dir, file))
         return csr_error_set (err, EINVAL,
                               "linux.resources.hugepageLimits: invalid hugepage size '%s' (not "
                               "supported by this kernel)",
                               h->page_size);
       snprintf (v, sizeof v, "%" PRIu64, h->limit);
-      if (oci_cg_write (dir, file, v, err) < 0)
+      if (twrite (dir, file, v, err) < 0)
         return csr_error_wrap (err, "linux.resources.hugepageLimits");
     }
   return 0;
@@ -564,7 +626,7 @@ hugetlb (const struct tgt *t, const struct oci_cgroup_resources *r, csr_error **
 /* ---------------------------------------------------------------- network, unified */
 
 static int
-network (const struct tgt *t, const struct oci_cgroup_resources *r, csr_error **err)
+network (const struct tgt *t, const struct csr_cgroup_resources *r, csr_error **err)
 {
   if (t->v2 && (r->has_net_class_id || r->n_net_prios))
     return csr_error_set (err, ENOTSUP,
@@ -587,7 +649,7 @@ network (const struct tgt *t, const struct oci_cgroup_resources *r, csr_error **
 }
 
 static int
-unified (const struct tgt *t, const struct oci_cgroup_resources *r, csr_error **err)
+unified (const struct tgt *t, const struct csr_cgroup_resources *r, csr_error **err)
 {
   if (r->n_unified == 0)
     return 0;
@@ -596,7 +658,7 @@ unified (const struct tgt *t, const struct oci_cgroup_resources *r, csr_error **
                           "invalid configuration: linux.resources.unified needs cgroup v2 (the "
                           "container's cgroup is v1)");
   cleanup_free char *avail = NULL;
-  if (oci_cg_read (t->cg->v2, "cgroup.controllers", &avail, NULL) != 0)
+  if (tread (&t->v2d, "cgroup.controllers", &avail, NULL) != 0)
     avail = NULL; /* unknown: the files decide */
   for (size_t i = 0; i < r->n_unified; i++)
     {
@@ -620,7 +682,7 @@ unified (const struct tgt *t, const struct oci_cgroup_resources *r, csr_error **
                                   "is not available",
                                   (int)cl, k);
         }
-      int rc = oci_cg_write (t->cg->v2, k, r->unified_values[i], err);
+      int rc = twrite (&t->v2d, k, r->unified_values[i], err);
       if (rc < 0)
         return csr_error_wrap (err, "linux.resources.unified");
       if (rc > 0)
@@ -669,7 +731,7 @@ page_size_known (const char *size)
 }
 
 int
-oci_cgroup_resources_check (const struct oci_cgroup_resources *r, bool update, csr_error **err)
+csr_cg_resources_check (const struct csr_cgroup_resources *r, bool update, csr_error **err)
 {
   /* runc: "invalid hugepage size" unless the kernel has it. */
   for (size_t i = 0; i < r->n_hugetlb; i++)
@@ -696,13 +758,83 @@ oci_cgroup_resources_check (const struct oci_cgroup_resources *r, bool update, c
   return 0;
 }
 
-int
-oci_cgroup_apply (const struct oci_cgroup *cg, const struct oci_cgroup_resources *r, bool update,
-                  struct oci_cgroup_applied *a, csr_error **err)
+/* CG's directories as targets: an ephemeral cgroup's fds (borrowed), or a
+ * container's paths opened here (a missing directory has no files). */
+static int
+targets (const struct csr_cgroup *cg, struct tgt *t, csr_error **err)
 {
-  struct tgt t = { .cg = cg, .v2 = cg->v2 && cg->n_v1 == 0, .update = update };
-  if (oci_cgroup_resources_check (r, update, err) < 0)
+  t->v2d = (struct tdir){ -1, NULL };
+  t->n_v1 = 0;
+  if (cg->be)
+    {
+      bool v2 = cg->be->mechanism == CSR_CG_V2;
+      for (size_t i = 0; i < cg->n_dirs; i++)
+        {
+          char *name;
+          if (asprintf (&name, "%s/%s", cg->dirs[i].parent, cg->name) < 0)
+            return csr_error_errno (err, "cgroup");
+          struct tdir d = { cg->dirs[i].fd, name };
+          if (v2)
+            t->v2d = d;
+          else
+            t->v1[t->n_v1++] = d;
+        }
+      t->v2 = v2;
+      return 0;
+    }
+  if (cg->v2)
+    t->v2d = (struct tdir){ open (cg->v2, O_RDONLY | O_DIRECTORY | O_CLOEXEC), cg->v2 };
+  for (size_t i = 0; i < cg->n_v1 && i < CSR_CG_MAX_DIRS; i++)
+    if (cg->v1[i])
+      t->v1[t->n_v1++]
+          = (struct tdir){ open (cg->v1[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC), cg->v1[i] };
+  t->v2 = cg->v2 && cg->n_v1 == 0;
+  return 0;
+}
+
+static void
+targets_release (const struct csr_cgroup *cg, struct tgt *t)
+{
+  struct tdir *all[CSR_CG_MAX_DIRS + 1];
+  size_t n = 0;
+  all[n++] = &t->v2d;
+  for (size_t i = 0; i < t->n_v1; i++)
+    all[n++] = &t->v1[i];
+  for (size_t i = 0; i < n; i++)
+    {
+      if (cg->be)
+        free ((char *)all[i]->name);
+      else if (all[i]->fd >= 0)
+        close (all[i]->fd);
+    }
+}
+
+static int apply (const struct csr_cgroup *cg, const struct tgt *t,
+                  const struct csr_cgroup_resources *r, struct csr_cgroup_applied *a,
+                  csr_error **err);
+
+int
+csr_cg_resources_apply (const struct csr_cgroup *cg, const struct csr_cgroup_resources *r,
+                        bool update, struct csr_cgroup_applied *a, csr_error **err)
+{
+  struct tgt t = { .update = update };
+  if (csr_cg_resources_check (r, update, err) < 0)
     return -1;
+  if (targets (cg, &t, err) < 0)
+    {
+      targets_release (cg, &t);
+      return -1;
+    }
+  int rc = apply (cg, &t, r, a, err);
+  targets_release (cg, &t);
+  return rc;
+}
+
+static int
+apply (const struct csr_cgroup *cg, const struct tgt *tp, const struct csr_cgroup_resources *r,
+       struct csr_cgroup_applied *a, csr_error **err)
+{
+  const struct tgt t = *tp;
   if (t.v2)
     {
       if (cpuset (&t, r, err) < 0 || memory_v2 (&t, r, a, err) < 0 || cpu_v2 (&t, r, a, err) < 0)
@@ -731,10 +863,10 @@ oci_cgroup_apply (const struct oci_cgroup *cg, const struct oci_cgroup_resources
         }
       else
         {
-          const char *d = v1_find (cg, "devices.allow");
+          const struct tdir *d = v1_find (&t, "devices.allow");
           if (d)
             {
-              if (oci_devices_apply_v1 (d, r->devices, r->n_devices, err) < 0)
+              if (oci_devices_apply_v1 (d->name, r->devices, r->n_devices, err) < 0)
                 return -1;
               a->devices = true;
             }

@@ -23,16 +23,6 @@
 
 #define BIT(i) (1u << (i))
 
-/* The directory of CG holding controller IDX, or NULL. */
-static struct csr_cg_dir *
-dir_of (struct csr_cgroup *cg, int idx)
-{
-  for (size_t i = 0; i < cg->n_dirs; i++)
-    if ((cg->dirs[i].mask & BIT (idx)) && cg->dirs[i].fd >= 0)
-      return &cg->dirs[i];
-  return NULL;
-}
-
 static int
 v1_enter (struct csr_cgroup *cg, pid_t pid, csr_error **err)
 {
@@ -48,31 +38,6 @@ v1_enter (struct csr_cgroup *cg, pid_t pid, csr_error **err)
         return csr_error_set (err, -r, "cgroup: move pid %ld into %s/%s", (long)pid, d->parent,
                               cg->name);
     }
-  return 0;
-}
-
-static int
-v1_stats (struct csr_cgroup *cg, struct csr_cgroup_stats *st, csr_error **err)
-{
-  char buf[1024];
-  uint64_t v;
-  struct csr_cg_dir *mem = dir_of (cg, CSR_CG_V1_MEMORY);
-  if (mem)
-    {
-      /* "oom_kill N" is in memory.oom_control since kernel 4.13; memory.failcnt
-       * only says the limit was hit (reclaim), not that anything was killed. */
-      ssize_t r = csr_cg_read (mem->fd, "memory.oom_control", buf, sizeof buf);
-      if (r < 0)
-        return csr_error_set (err, (int)-r, "cgroup: read %s/%s/memory.oom_control", mem->parent,
-                              cg->name);
-      if (csr_cg_key_u64 (buf, "oom_kill", &v))
-        st->oom_killed = v > 0;
-      if (csr_cg_read (mem->fd, "memory.max_usage_in_bytes", buf, sizeof buf) > 0)
-        st->memory_peak = strtoull (buf, NULL, 10);
-    }
-  struct csr_cg_dir *acct = dir_of (cg, CSR_CG_V1_CPUACCT);
-  if (acct && csr_cg_read (acct->fd, "cpuacct.usage", buf, sizeof buf) > 0)
-    st->cpu_usec = strtoull (buf, NULL, 10) / 1000; /* ns */
   return 0;
 }
 
@@ -93,7 +58,7 @@ v1_destroy (struct csr_cgroup *cg)
 static const struct csr_cgroup_backend v1_backend = {
   .mechanism = CSR_CG_V1,
   .enter = v1_enter,
-  .stats = v1_stats,
+  .stats = csr_cg_v1_stats,
   .destroy = v1_destroy,
 };
 
@@ -156,57 +121,6 @@ make_one (struct csr_cgroup *cg, struct csr_cg_dir *d)
   return 0;
 }
 
-static int
-write_limits (struct csr_cgroup *cg, const struct csr_cgroup_limits *l,
-              struct csr_cgroup_enforced *enf, csr_error **err)
-{
-  struct csr_cg_dir *d = NULL;
-  const char *file = NULL;
-  int r = 0;
-  if (l->memory && (d = dir_of (cg, CSR_CG_V1_MEMORY)) != NULL)
-    {
-      r = csr_cg_write_u64 (d->fd, file = "memory.limit_in_bytes", l->memory);
-      if (r == 0)
-        {
-          enf->memory = true;
-          /* memory+swap = memory: no swap (needs swap accounting, else ENOENT). */
-          int rs = csr_cg_write_u64 (d->fd, "memory.memsw.limit_in_bytes", l->memory);
-          cg->swap_limited = rs == 0;
-          if (rs < 0 && rs != -ENOENT)
-            {
-              r = rs;
-              file = "memory.memsw.limit_in_bytes";
-              goto fail;
-            }
-        }
-      else if (r != -ENOENT)
-        goto fail;
-    }
-  if (l->pids && (d = dir_of (cg, CSR_CG_V1_PIDS)) != NULL)
-    {
-      r = csr_cg_write_u64 (d->fd, file = "pids.max", l->pids);
-      if (r == 0)
-        enf->pids = true;
-      else if (r != -ENOENT)
-        goto fail;
-    }
-  if (l->cpu_quota_us && (d = dir_of (cg, CSR_CG_V1_CPU)) != NULL)
-    {
-      uint64_t period = l->cpu_period_us ? l->cpu_period_us : 100000;
-      /* The period first: the quota (-1 in a new cgroup) is checked against it. */
-      r = csr_cg_write_u64 (d->fd, file = "cpu.cfs_period_us", period);
-      if (r == 0)
-        r = csr_cg_write_u64 (d->fd, file = "cpu.cfs_quota_us", l->cpu_quota_us);
-      if (r == 0)
-        enf->cpu = true;
-      else if (r != -ENOENT) /* ENOENT: a kernel without CONFIG_CFS_BANDWIDTH */
-        goto fail;
-    }
-  return 0;
-fail:
-  return csr_error_set (err, -r, "cgroup: write %s/%s/%s", d->parent, cg->name, file);
-}
-
 int
 csr_cg_v1_create (const char *const v1[CSR_CG_V1_N], const struct csr_cgroup_limits *limits,
                   struct csr_cgroup **out, struct csr_cgroup_enforced *enforced, csr_error **err)
@@ -253,7 +167,7 @@ csr_cg_v1_create (const char *const v1[CSR_CG_V1_N], const struct csr_cgroup_lim
       remove_dirs (cg);
       csr_cg_rename (cg);
     }
-  if (write_limits (cg, limits, enforced, err) < 0)
+  if (csr_cg_write_limits (cg, limits, enforced, err) < 0)
     {
       remove_dirs (cg);
       csr_cg_free (cg);

@@ -76,25 +76,6 @@ v2_enter (struct csr_cgroup *cg, pid_t pid, csr_error **err)
   return 0;
 }
 
-static int
-v2_stats (struct csr_cgroup *cg, struct csr_cgroup_stats *st, csr_error **err)
-{
-  char buf[1024];
-  uint64_t v;
-  int fd = cg->dirs[0].fd;
-  ssize_t r = csr_cg_read (fd, "memory.events", buf, sizeof buf);
-  if (r < 0 && r != -ENOENT)
-    return csr_error_set (err, (int)-r, "cgroup: read %s/%s/memory.events", cg->dirs[0].parent,
-                          cg->name);
-  if (r >= 0 && csr_cg_key_u64 (buf, "oom_kill", &v))
-    st->oom_killed = v > 0;
-  if (csr_cg_read (fd, "memory.peak", buf, sizeof buf) > 0)
-    st->memory_peak = strtoull (buf, NULL, 10); /* kernel 5.19+ */
-  if (csr_cg_read (fd, "cpu.stat", buf, sizeof buf) > 0 && csr_cg_key_u64 (buf, "usage_usec", &v))
-    st->cpu_usec = v;
-  return 0;
-}
-
 static void
 v2_destroy (struct csr_cgroup *cg)
 {
@@ -104,62 +85,9 @@ v2_destroy (struct csr_cgroup *cg)
 static const struct csr_cgroup_backend v2_backend = {
   .mechanism = CSR_CG_V2,
   .enter = v2_enter,
-  .stats = v2_stats,
+  .stats = csr_cg_v2_stats,
   .destroy = v2_destroy,
 };
-
-/* Write the limits; ENOENT (controller not enabled, older kernel) leaves the
- * limit unenforced, any other error is one. */
-static int
-write_limits (struct csr_cgroup *cg, const struct csr_cgroup_limits *l,
-              struct csr_cgroup_enforced *enf, csr_error **err)
-{
-  int fd = cg->dirs[0].fd;
-  const char *file = NULL;
-  int r = 0;
-  if (l->memory)
-    {
-      r = csr_cg_write_u64 (fd, file = "memory.max", l->memory);
-      if (r == 0)
-        {
-          enf->memory = true;
-          int rs = csr_cg_write (fd, "memory.swap.max", "0");
-          cg->swap_limited = rs == 0;
-          if (rs < 0 && rs != -ENOENT)
-            return csr_error_set (err, -rs, "cgroup: write %s/%s/memory.swap.max",
-                                  cg->dirs[0].parent, cg->name);
-          /* Kill the whole jail on OOM, not one victim (kernel 4.19+). */
-          int ro = csr_cg_write (fd, "memory.oom.group", "1");
-          if (ro < 0 && ro != -ENOENT)
-            return csr_error_set (err, -ro, "cgroup: write %s/%s/memory.oom.group",
-                                  cg->dirs[0].parent, cg->name);
-        }
-      else if (r != -ENOENT)
-        goto fail;
-    }
-  if (l->pids)
-    {
-      r = csr_cg_write_u64 (fd, file = "pids.max", l->pids);
-      if (r == 0)
-        enf->pids = true;
-      else if (r != -ENOENT)
-        goto fail;
-    }
-  if (l->cpu_quota_us)
-    {
-      char buf[48];
-      uint64_t period = l->cpu_period_us ? l->cpu_period_us : 100000;
-      snprintf (buf, sizeof buf, "%" PRIu64 " %" PRIu64, l->cpu_quota_us, period);
-      r = csr_cg_write (fd, file = "cpu.max", buf);
-      if (r == 0)
-        enf->cpu = true;
-      else if (r != -ENOENT)
-        goto fail;
-    }
-  return 0;
-fail:
-  return csr_error_set (err, -r, "cgroup: write %s/%s/%s", cg->dirs[0].parent, cg->name, file);
-}
 
 int
 csr_cg_v2_create (const char *v2_parent, const struct csr_cgroup_limits *limits,
@@ -246,7 +174,7 @@ csr_cg_v2_create (const char *v2_parent, const struct csr_cgroup_limits *limits,
       csr_cg_free (cg);
       return 0;
     }
-  if (write_limits (cg, limits, enforced, err) < 0)
+  if (csr_cg_write_limits (cg, limits, enforced, err) < 0)
     {
       v2_destroy (cg);
       csr_cg_free (cg);

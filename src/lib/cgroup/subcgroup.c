@@ -1,20 +1,25 @@
 /* csrun — `csrun exec --cgroup` (see exec-cgroup.h).  The runtime spec has
  * no such option; this is runc's (crun's --cgroup takes the same forms). */
 #include "config.h"
-#include "exec-cgroup.h"
+#include "subcgroup.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/path.h"
+#include "mountinfo.h"
 
 int
-oci_sub_cgroup (const char *base, const char *sub, char **out, csr_error **err)
+csr_cgroup_sub_path (const char *base, const char *sub, char **out, csr_error **err)
 {
   size_t base_len = strlen (base);
   cleanup_free char *buf = malloc (base_len + strlen (sub) + 2);
@@ -52,40 +57,30 @@ oci_sub_cgroup (const char *base, const char *sub, char **out, csr_error **err)
  * super options of the longest cgroup mount point above it, from the
  * mountinfo TEXT. */
 static void
-v1_controllers (const char *text, const char *dir, char *out, size_t size)
+v1_controllers (const struct csr_mountinfo *mi, const char *dir, char *out, size_t size)
 {
   size_t best = 0;
   *out = '\0';
-  for (const char *line = text; line && *line;)
+  for (size_t k = 0; k < mi->n; k++)
     {
-      const char *nl = strchrnul (line, '\n');
-      cleanup_free char *copy = strndup (line, (size_t)(nl - line));
-      line = *nl ? nl + 1 : NULL;
-      if (copy == NULL)
-        return;
-      char *save = NULL, *tok = strtok_r (copy, " ", &save);
-      for (int i = 0; tok && i < 4; i++) /* id, parent, major:minor, root */
-        tok = strtok_r (NULL, " ", &save);
-      char *mnt = tok;
-      while (tok && strcmp (tok, "-") != 0)
-        tok = strtok_r (NULL, " ", &save);
-      char *fstype = tok ? strtok_r (NULL, " ", &save) : NULL;
-      char *source = fstype ? strtok_r (NULL, " ", &save) : NULL;
-      char *opts = source ? strtok_r (NULL, " ", &save) : NULL;
-      if (mnt == NULL || opts == NULL || strcmp (fstype, "cgroup") != 0)
+      const struct csr_mountinfo_entry *e = &mi->e[k];
+      if (strcmp (e->fstype, "cgroup") != 0)
         continue;
-      csr_mountinfo_unescape (mnt);
-      size_t n = strlen (mnt);
-      if (n <= best || strncmp (dir, mnt, n) != 0 || (dir[n] != '/' && dir[n] != '\0'))
+      size_t n = strlen (e->mount_point);
+      if (n <= best || !csr_mountinfo_under (dir, e->mount_point))
         continue;
       best = n;
       size_t used = 0;
       out[0] = '\0';
-      char *save2 = NULL;
-      for (char *o = strtok_r (opts, ",", &save2); o; o = strtok_r (NULL, ",", &save2))
-        if (strcmp (o, "rw") != 0 && strcmp (o, "ro") != 0 && strchr (o, '=') == NULL
-            && used + strlen (o) + 2 < size)
-          used += (size_t)snprintf (out + used, size - used, "%s%s", used ? "," : "", o);
+      for (const char *o = e->super_opts; *o;)
+        {
+          size_t l = strcspn (o, ",");
+          if (!(l == 2 && (strncmp (o, "rw", 2) == 0 || strncmp (o, "ro", 2) == 0))
+              && memchr (o, '=', l) == NULL && used + l + 2 < size)
+            used
+                += (size_t)snprintf (out + used, size - used, "%s%.*s", used ? "," : "", (int)l, o);
+          o += l + (o[l] == ',');
+        }
     }
 }
 
@@ -123,7 +118,7 @@ path_for (const char *ctrls, const char *const *args, size_t n_args, const char 
 }
 
 void
-oci_exec_cgroup_dirs_free (char **dirs, size_t n)
+csr_cgroup_exec_dirs_free (char **dirs, size_t n)
 {
   for (size_t i = 0; dirs && i < n; i++)
     free (dirs[i]);
@@ -131,7 +126,7 @@ oci_exec_cgroup_dirs_free (char **dirs, size_t n)
 }
 
 int
-oci_exec_cgroup_dirs (const char *v2, char *const *v1, size_t n_v1, const char *const *args,
+csr_cgroup_exec_dirs (const char *v2, char *const *v1, size_t n_v1, const char *const *args,
                       size_t n_args, const char *mountinfo, char ***out, size_t *n_out,
                       csr_error **err)
 {
@@ -158,13 +153,16 @@ oci_exec_cgroup_dirs (const char *v2, char *const *v1, size_t n_v1, const char *
   size_t n_dirs = n_v1 + (v2 ? 1 : 0);
   cleanup_free char (*ctrls)[256] = calloc (n_v1 ? n_v1 : 1, sizeof *ctrls);
   char **dirs = calloc (n_dirs ? n_dirs : 1, sizeof *dirs);
-  if (ctrls == NULL || dirs == NULL)
+  struct csr_mountinfo mi = { 0 };
+  if (ctrls == NULL || dirs == NULL
+      || (n_args > 0 && all == NULL && csr_mountinfo_parse (mountinfo, &mi, NULL) < 0))
     {
       free (dirs);
       return csr_error_errno (err, "--cgroup");
     }
   for (size_t d = 0; d < n_v1 && n_args > 0 && all == NULL; d++)
-    v1_controllers (mountinfo, v1[d], ctrls[d], sizeof ctrls[d]);
+    v1_controllers (&mi, v1[d], ctrls[d], sizeof ctrls[d]);
+  csr_mountinfo_release (&mi);
   /* Every controller named must be one of the container's hierarchies'. */
   for (size_t i = 0; i < n_args && all == NULL; i++)
     {
@@ -193,16 +191,61 @@ oci_exec_cgroup_dirs (const char *v2, char *const *v1, size_t n_v1, const char *
       const char *sub = all;
       if (sub == NULL && !is_v2)
         path_for (ctrls[d], args, n_args, &sub);
-      int r = sub ? oci_sub_cgroup (dir, sub, &dirs[d], err) : 0;
+      int r = sub ? csr_cgroup_sub_path (dir, sub, &dirs[d], err) : 0;
       if (r == 0 && sub == NULL && (dirs[d] = strdup (dir)) == NULL)
         r = csr_error_errno (err, "--cgroup");
       if (r < 0)
         {
-          oci_exec_cgroup_dirs_free (dirs, n_dirs);
+          csr_cgroup_exec_dirs_free (dirs, n_dirs);
           return -1;
         }
     }
   *out = dirs;
   *n_out = n_dirs;
   return 0;
+}
+
+int
+csr_cgroup_exec_open (const char *v2, char *const *v1, size_t n_v1, const char *const *args,
+                      size_t n_args, int *fds, size_t max, size_t *n, csr_error **err)
+{
+  char **dirs = NULL;
+  size_t n_dirs = 0;
+  *n = 0;
+  if (csr_cgroup_exec_dirs (v2, v1, n_v1, args, n_args, NULL, &dirs, &n_dirs, err) < 0)
+    return -1;
+  int rc = 0;
+  for (size_t i = 0; i < n_dirs && *n < max && rc == 0; i++)
+    {
+      char path[PATH_MAX];
+      snprintf (path, sizeof path, "%s/cgroup.procs", dirs[i]);
+      int fd = open (path, O_WRONLY | O_CLOEXEC);
+      if (fd < 0)
+        {
+          /* runc's words, which scripts match ("... no such file or directory") */
+          char msg[128];
+          snprintf (msg, sizeof msg, "%s", strerror (errno));
+          msg[0] = (char)tolower ((unsigned char)msg[0]);
+          rc = csr_error_set (err, 0, "adding pid to cgroups: open %s: %s", path, msg);
+        }
+      else
+        fds[(*n)++] = fd;
+    }
+  csr_cgroup_exec_dirs_free (dirs, n_dirs);
+  if (rc < 0)
+    while (*n > 0)
+      close (fds[--*n]);
+  return rc;
+}
+
+int
+csr_cgroup_exec_join (const int *fds, size_t n, pid_t pid, csr_error **err)
+{
+  char text[24];
+  int len = snprintf (text, sizeof text, "%d", (int)pid);
+  int rc = 0;
+  for (size_t i = 0; i < n; i++)
+    if (write (fds[i], text, (size_t)len) != len && rc == 0)
+      rc = csr_error_errno (err, "move pid %d into the container's cgroup", (int)pid);
+  return rc;
 }

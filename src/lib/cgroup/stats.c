@@ -1,6 +1,7 @@
 #include "config.h"
 
-/* csrun — an OCI container's cgroup statistics for `csrun events`, in the
+/* csrun — cgroup statistics: a snippet cgroup's after its run (OOM kill,
+ * peak memory, cpu time), and an OCI container's for `csrun events`, in the
  * shape runc prints ("data" of {"type":"stats","id":...,"data":{...}}):
  * cpu.usage {total, percpu, kernel, user} (ns), cpu.throttling, memory
  * {cache, usage, swap, kernel: {usage, max, failcnt, limit}, raw}, pids
@@ -20,23 +21,23 @@
 
 /* The directory of CG holding FILE (v1 dirs first, then v2), or NULL. */
 static const char *
-holder (const struct oci_cgroup *cg, const char *file)
+holder (const struct csr_cgroup *cg, const char *file)
 {
-  for (size_t i = 0; i < cg->n_v1 && i < OCI_CG_MAX_DIRS; i++)
-    if (cg->v1[i] && oci_cg_exists (cg->v1[i], file))
+  for (size_t i = 0; i < cg->n_v1 && i < CSR_CG_MAX_DIRS; i++)
+    if (cg->v1[i] && csr_cg_path_exists (cg->v1[i], file))
       return cg->v1[i];
-  if (cg->v2 && oci_cg_exists (cg->v2, file))
+  if (cg->v2 && csr_cg_path_exists (cg->v2, file))
     return cg->v2;
   return NULL;
 }
 
 /* A single number (or "max" -> UINT64_MAX as runc reports it); 0 when absent. */
 static uint64_t
-num (const struct oci_cgroup *cg, const char *file)
+num (const struct csr_cgroup *cg, const char *file)
 {
   const char *d = holder (cg, file);
   cleanup_free char *s = NULL;
-  if (d == NULL || oci_cg_read (d, file, &s, NULL) != 0)
+  if (d == NULL || csr_cg_path_read (d, file, &s, NULL) != 0)
     return 0;
   if (strncmp (s, "max", 3) == 0)
     return UINT64_MAX;
@@ -45,11 +46,11 @@ num (const struct oci_cgroup *cg, const char *file)
 
 /* KEY's value in the "key value" lines of FILE (0 when absent). */
 static uint64_t
-keyed (const struct oci_cgroup *cg, const char *file, const char *key)
+keyed (const struct csr_cgroup *cg, const char *file, const char *key)
 {
   const char *d = holder (cg, file);
   cleanup_free char *s = NULL;
-  if (d == NULL || oci_cg_read (d, file, &s, NULL) != 0)
+  if (d == NULL || csr_cg_path_read (d, file, &s, NULL) != 0)
     return 0;
   size_t kl = strlen (key);
   for (char *p = s; p && *p; p = strchr (p, '\n') ? strchr (p, '\n') + 1 : NULL)
@@ -61,7 +62,7 @@ keyed (const struct oci_cgroup *cg, const char *file, const char *key)
 /* "usage":N,"max":N,"failcnt":N,"limit":N for the v1 memory files with
  * PREFIX ("memory", "memory.memsw", "memory.kmem"). */
 static void
-v1_mem_entry (FILE *f, const struct oci_cgroup *cg, const char *prefix)
+v1_mem_entry (FILE *f, const struct csr_cgroup *cg, const char *prefix)
 {
   char u[64], m[64], fc[64], l[64];
   snprintf (u, sizeof u, "%s.usage_in_bytes", prefix);
@@ -76,12 +77,12 @@ v1_mem_entry (FILE *f, const struct oci_cgroup *cg, const char *prefix)
 
 /* memory.stat as "raw": {"key":N,...}. */
 static void
-raw_stat (FILE *f, const struct oci_cgroup *cg)
+raw_stat (FILE *f, const struct csr_cgroup *cg)
 {
   const char *d = holder (cg, "memory.stat");
   cleanup_free char *s = NULL;
   fputs ("\"raw\":{", f);
-  if (d && oci_cg_read (d, "memory.stat", &s, NULL) == 0)
+  if (d && csr_cg_path_read (d, "memory.stat", &s, NULL) == 0)
     {
       bool first = true;
       char *save = NULL;
@@ -100,7 +101,7 @@ raw_stat (FILE *f, const struct oci_cgroup *cg)
 }
 
 static void
-cpu_stats (FILE *f, const struct oci_cgroup *cg, bool v2)
+cpu_stats (FILE *f, const struct csr_cgroup *cg, bool v2)
 {
   uint64_t total, user, kernel;
   fputs ("\"cpu\":{\"usage\":{", f);
@@ -122,7 +123,7 @@ cpu_stats (FILE *f, const struct oci_cgroup *cg, bool v2)
       fprintf (f, "\"total\":%" PRIu64 ",\"percpu\":[", total);
       const char *d = holder (cg, "cpuacct.usage_percpu");
       cleanup_free char *s = NULL;
-      if (d && oci_cg_read (d, "cpuacct.usage_percpu", &s, NULL) == 0)
+      if (d && csr_cg_path_read (d, "cpuacct.usage_percpu", &s, NULL) == 0)
         {
           char *p = s, *end;
           bool first = true;
@@ -149,7 +150,7 @@ cpu_stats (FILE *f, const struct oci_cgroup *cg, bool v2)
 }
 
 static void
-memory_stats (FILE *f, const struct oci_cgroup *cg, bool v2)
+memory_stats (FILE *f, const struct csr_cgroup *cg, bool v2)
 {
   fputs (",\"memory\":{", f);
   if (v2)
@@ -179,7 +180,7 @@ memory_stats (FILE *f, const struct oci_cgroup *cg, bool v2)
 }
 
 int
-oci_cgroup_stats_json (const struct oci_cgroup *cg, char **out, csr_error **err)
+csr_cgroup_stats_json (const struct csr_cgroup *cg, char **out, csr_error **err)
 {
   *out = NULL;
   bool v2 = cg->v2 && cg->n_v1 == 0;
@@ -211,11 +212,67 @@ oci_cgroup_stats_json (const struct oci_cgroup *cg, char **out, csr_error **err)
 }
 
 uint64_t
-oci_cgroup_oom_kills (const struct oci_cgroup *cg)
+csr_cgroup_oom_kills (const struct csr_cgroup *cg)
 {
   bool v2 = cg->v2 && cg->n_v1 == 0;
   if (v2)
     return keyed (cg, "memory.events", "oom_kill");
   /* v1: "oom_kill N" (kernels since 4.13) in memory.oom_control. */
   return keyed (cg, "memory.oom_control", "oom_kill");
+}
+
+/* ---------------------------------------------------------------- snippet cgroups */
+
+/* The directory of the ephemeral cgroup CG holding controller IDX, or NULL. */
+static struct csr_cg_dir *
+ctl_dir (struct csr_cgroup *cg, int idx)
+{
+  for (size_t i = 0; i < cg->n_dirs; i++)
+    if ((cg->dirs[i].mask & (1u << idx)) && cg->dirs[i].fd >= 0)
+      return &cg->dirs[i];
+  return NULL;
+}
+
+int
+csr_cg_v2_stats (struct csr_cgroup *cg, struct csr_cgroup_stats *st, csr_error **err)
+{
+  char buf[1024];
+  uint64_t v;
+  int fd = cg->dirs[0].fd;
+  ssize_t r = csr_cg_read (fd, "memory.events", buf, sizeof buf);
+  if (r < 0 && r != -ENOENT)
+    return csr_error_set (err, (int)-r, "cgroup: read %s/%s/memory.events", cg->dirs[0].parent,
+                          cg->name);
+  if (r >= 0 && csr_cg_key_u64 (buf, "oom_kill", &v))
+    st->oom_killed = v > 0;
+  if (csr_cg_read (fd, "memory.peak", buf, sizeof buf) > 0)
+    st->memory_peak = strtoull (buf, NULL, 10); /* kernel 5.19+ */
+  if (csr_cg_read (fd, "cpu.stat", buf, sizeof buf) > 0 && csr_cg_key_u64 (buf, "usage_usec", &v))
+    st->cpu_usec = v;
+  return 0;
+}
+
+int
+csr_cg_v1_stats (struct csr_cgroup *cg, struct csr_cgroup_stats *st, csr_error **err)
+{
+  char buf[1024];
+  uint64_t v;
+  struct csr_cg_dir *mem = ctl_dir (cg, CSR_CG_V1_MEMORY);
+  if (mem)
+    {
+      /* "oom_kill N" is in memory.oom_control since kernel 4.13; memory.failcnt
+       * only says the limit was hit (reclaim), not that anything was killed. */
+      ssize_t r = csr_cg_read (mem->fd, "memory.oom_control", buf, sizeof buf);
+      if (r < 0)
+        return csr_error_set (err, (int)-r, "cgroup: read %s/%s/memory.oom_control", mem->parent,
+                              cg->name);
+      if (csr_cg_key_u64 (buf, "oom_kill", &v))
+        st->oom_killed = v > 0;
+      if (csr_cg_read (mem->fd, "memory.max_usage_in_bytes", buf, sizeof buf) > 0)
+        st->memory_peak = strtoull (buf, NULL, 10);
+    }
+  struct csr_cg_dir *acct = ctl_dir (cg, CSR_CG_V1_CPUACCT);
+  if (acct && csr_cg_read (acct->fd, "cpuacct.usage", buf, sizeof buf) > 0)
+    st->cpu_usec = strtoull (buf, NULL, 10) / 1000; /* ns */
+  return 0;
 }
