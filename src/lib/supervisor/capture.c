@@ -160,6 +160,104 @@ pump_verdict (int *fd, char *buf, size_t *len)
     }
 }
 
+/* The pipes the jail writes: its stdout, stderr and (gated) the verdict;
+ * each is closed and set to -1 at EOF. */
+struct capture_io
+{
+  int *out, *err, *ver;
+  char *vbuf; /* VERDICT_MAX + 1 bytes when ver is open */
+  size_t *vlen;
+};
+
+/* Collect the jail's output until it exited and the pipes are drained (or
+ * DRAIN_MS after the exit), killing it at the attempt's timeout.  *EX: how
+ * it ended.  -1 on a poll or wait failure (the caller releases the jail). */
+static int
+watch (struct csr_jail *jail, const struct csr_capture_opts *o, struct csr_attempt *a,
+       const struct capture_io *io, uint64_t start, struct csr_jail_exit *ex, csr_error **err)
+{
+  uint64_t deadline = o->timeout_s > 0 ? start + (uint64_t)(o->timeout_s * 1000.0) : 0;
+  uint64_t drain_until = 0;
+  bool reaped = false;
+  while (!reaped || *io->out >= 0 || *io->err >= 0 || *io->ver >= 0)
+    {
+      uint64_t now = (uint64_t)csr_mono_ms ();
+      if (!reaped && deadline && now >= deadline && !a->timed_out)
+        {
+          /* Kill the payload first so init can account for it; init and
+           * everything else follow when init sees it die. */
+          a->timed_out = true;
+          if (csr_jail_kill_payload (jail) == 0)
+            csr_jail_kill (jail, SIGKILL);
+          deadline = now + KILL_GRACE_MS;
+        }
+      else if (!reaped && a->timed_out && deadline && now >= deadline)
+        {
+          csr_jail_kill (jail, SIGKILL);
+          deadline = 0;
+        }
+      if (reaped && now >= drain_until)
+        break;
+      struct pollfd pfd[4];
+      int n = 0, i_out = -1, i_err = -1, i_pid = -1, i_ver = -1;
+      if (*io->ver >= 0)
+        {
+          i_ver = n;
+          pfd[n++] = (struct pollfd){ .fd = *io->ver, .events = POLLIN };
+        }
+      if (*io->out >= 0)
+        {
+          i_out = n;
+          pfd[n++] = (struct pollfd){ .fd = *io->out, .events = POLLIN };
+        }
+      if (*io->err >= 0)
+        {
+          i_err = n;
+          pfd[n++] = (struct pollfd){ .fd = *io->err, .events = POLLIN };
+        }
+      if (!reaped && jail->pidfd >= 0)
+        {
+          i_pid = n;
+          pfd[n++] = (struct pollfd){ .fd = jail->pidfd, .events = POLLIN };
+        }
+      int timeout = -1;
+      if (reaped)
+        timeout = (int)(drain_until - now);
+      else if (jail->pidfd < 0)
+        timeout = 20; /* no pidfd: poll for the exit */
+      if (!reaped && deadline)
+        {
+          int left = (int)(deadline - now);
+          timeout = timeout < 0 || left < timeout ? left : timeout;
+        }
+      int r = poll (pfd, (nfds_t)n, timeout);
+      if (r < 0 && errno != EINTR)
+        return csr_error_errno (err, "poll");
+      if (i_ver >= 0 && (pfd[i_ver].revents & (POLLIN | POLLHUP | POLLERR)))
+        pump_verdict (io->ver, io->vbuf, io->vlen);
+      if (i_out >= 0 && (pfd[i_out].revents & (POLLIN | POLLHUP | POLLERR)))
+        pump (io->out, &a->out, o->passthrough_out);
+      if (i_err >= 0 && (pfd[i_err].revents & (POLLIN | POLLHUP | POLLERR)))
+        pump (io->err, &a->err, o->passthrough_err);
+      bool exited = i_pid >= 0 && (pfd[i_pid].revents & POLLIN);
+      if (!reaped && jail->pidfd < 0)
+        {
+          siginfo_t si = { 0 };
+          exited = waitid (P_PID, (id_t)jail->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0
+                   && si.si_pid == jail->pid;
+        }
+      if (exited)
+        {
+          if (csr_jail_wait (jail, ex, err) < 0)
+            return -1;
+          reaped = true;
+          a->duration_ms = (uint64_t)csr_mono_ms () - start;
+          drain_until = (uint64_t)csr_mono_ms () + DRAIN_MS;
+        }
+    }
+  return 0;
+}
+
 int
 csr_capture_run (const struct jail_snippet *spec, const struct csr_capture_opts *o,
                  struct csr_attempt *a, csr_error **err)
@@ -233,95 +331,14 @@ csr_capture_run_gated (const struct jail_snippet *spec, const struct csr_capture
       return -1;
     }
 
-  uint64_t deadline = o->timeout_s > 0 ? start + (uint64_t)(o->timeout_s * 1000.0) : 0;
-  uint64_t drain_until = 0;
-  bool reaped = false;
   struct csr_jail_exit ex;
   memset (&ex, 0, sizeof ex);
-  while (!reaped || out_r >= 0 || err_r >= 0 || ver_r >= 0)
+  const struct capture_io io = { &out_r, &err_r, &ver_r, vbuf, &vlen };
+  if (watch (&jail, o, a, &io, start, &ex, err) < 0)
     {
-      uint64_t now = (uint64_t)csr_mono_ms ();
-      if (!reaped && deadline && now >= deadline && !a->timed_out)
-        {
-          /* Kill the payload first so init can account for it; init and
-           * everything else follow when init sees it die. */
-          a->timed_out = true;
-          if (csr_jail_kill_payload (&jail) == 0)
-            csr_jail_kill (&jail, SIGKILL);
-          deadline = now + KILL_GRACE_MS;
-        }
-      else if (!reaped && a->timed_out && deadline && now >= deadline)
-        {
-          csr_jail_kill (&jail, SIGKILL);
-          deadline = 0;
-        }
-      if (reaped && now >= drain_until)
-        break;
-      struct pollfd pfd[4];
-      int n = 0, i_out = -1, i_err = -1, i_pid = -1, i_ver = -1;
-      if (ver_r >= 0)
-        {
-          i_ver = n;
-          pfd[n++] = (struct pollfd){ .fd = ver_r, .events = POLLIN };
-        }
-      if (out_r >= 0)
-        {
-          i_out = n;
-          pfd[n++] = (struct pollfd){ .fd = out_r, .events = POLLIN };
-        }
-      if (err_r >= 0)
-        {
-          i_err = n;
-          pfd[n++] = (struct pollfd){ .fd = err_r, .events = POLLIN };
-        }
-      if (!reaped && jail.pidfd >= 0)
-        {
-          i_pid = n;
-          pfd[n++] = (struct pollfd){ .fd = jail.pidfd, .events = POLLIN };
-        }
-      int timeout = -1;
-      if (reaped)
-        timeout = (int)(drain_until - now);
-      else if (jail.pidfd < 0)
-        timeout = 20; /* no pidfd: poll for the exit */
-      if (!reaped && deadline)
-        {
-          int left = (int)(deadline - now);
-          timeout = timeout < 0 || left < timeout ? left : timeout;
-        }
-      int r = poll (pfd, (nfds_t)n, timeout);
-      if (r < 0 && errno != EINTR)
-        {
-          csr_error_errno (err, "poll");
-          csr_jail_release (&jail);
-          csr_limits_finish (&a->limits, NULL);
-          return -1;
-        }
-      if (i_ver >= 0 && (pfd[i_ver].revents & (POLLIN | POLLHUP | POLLERR)))
-        pump_verdict (&ver_r, vbuf, &vlen);
-      if (i_out >= 0 && (pfd[i_out].revents & (POLLIN | POLLHUP | POLLERR)))
-        pump (&out_r, &a->out, o->passthrough_out);
-      if (i_err >= 0 && (pfd[i_err].revents & (POLLIN | POLLHUP | POLLERR)))
-        pump (&err_r, &a->err, o->passthrough_err);
-      bool exited = i_pid >= 0 && (pfd[i_pid].revents & POLLIN);
-      if (!reaped && jail.pidfd < 0)
-        {
-          siginfo_t si = { 0 };
-          exited = waitid (P_PID, (id_t)jail.pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0
-                   && si.si_pid == jail.pid;
-        }
-      if (exited)
-        {
-          if (csr_jail_wait (&jail, &ex, err) < 0)
-            {
-              csr_jail_release (&jail);
-              csr_limits_finish (&a->limits, NULL);
-              return -1;
-            }
-          reaped = true;
-          a->duration_ms = (uint64_t)csr_mono_ms () - start;
-          drain_until = (uint64_t)csr_mono_ms () + DRAIN_MS;
-        }
+      csr_jail_release (&jail);
+      csr_limits_finish (&a->limits, NULL);
+      return -1;
     }
   csr_jail_release (&jail);
   struct csr_cgroup_stats cst;

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../util/clock.h"
 #include "../util/cleanup.h"
 #include "../util/digest.h"
 #include "gatecode.h"
@@ -386,6 +387,102 @@ policy_json (const struct csr_loop_opts *o, bool with_names, csr_error **err)
   return json;
 }
 
+/* Judge attempt I (run, its verdict V parsed): set its diagnosis D and the
+ * run's status.  True when the loop stops here (a timeout, no verdict, a
+ * check, a pass, a blocked patch); false when the attempt is to be healed. */
+static bool
+judge_attempt (struct csr_loop *l, const struct csr_loop_opts *o, int i, const char *cur)
+{
+  struct csr_run_result *r = &l->result;
+  struct csr_attempt *a = &l->attempts[i];
+  struct csr_gate_verdict *v = &l->verdicts[i];
+  struct csr_diagnosis *d = &l->diagnoses[i];
+  if (a->timed_out)
+    {
+      diagnose_run (d, a, cur);
+      a->diagnosis = d;
+      r->status = CSR_STATUS_TIMEOUT;
+      return true;
+    }
+  if (v->outcome == CSR_GATE_FAILED)
+    {
+      /* No verdict is never a pass; the snippet did not run. */
+      diagnose_gate (d, v, cur);
+      a->diagnosis = d;
+      r->status = CSR_STATUS_ERROR;
+      if (asprintf (&l->error, "the gate gave no usable verdict: %s",
+                    v->message ? v->message : "unknown reason")
+          < 0)
+        l->error = NULL;
+      r->error = l->error;
+      return true;
+    }
+  if (o->check_only)
+    {
+      r->status = v->outcome == CSR_GATE_PASS      ? CSR_STATUS_OK
+                  : v->outcome == CSR_GATE_BLOCKED ? CSR_STATUS_BLOCKED
+                                                   : CSR_STATUS_FAILED;
+      if (v->outcome != CSR_GATE_PASS)
+        {
+          diagnose_gate (d, v, cur);
+          a->diagnosis = d;
+        }
+      return true;
+    }
+  enum csr_status fail_status = CSR_STATUS_FAILED;
+  if (v->outcome != CSR_GATE_PASS)
+    {
+      diagnose_gate (d, v, cur);
+      if (v->outcome == CSR_GATE_BLOCKED)
+        {
+          fail_status = CSR_STATUS_BLOCKED;
+          if (from_patch_cmd (l, i) && !only_undefined_names (v))
+            {
+              a->diagnosis = d;
+              a->patch_none = strcmp (l->patches[i - 1].source, "llm") == 0
+                                  ? "the patch from the LLM was blocked by the gate"
+                                  : "the patch from --patch-cmd was blocked by the gate";
+              r->status = CSR_STATUS_BLOCKED;
+              return true;
+            }
+        }
+    }
+  else if (a->exited && a->exit_code == 0)
+    {
+      if (o->scan)
+        {
+          a->scanned = true;
+          const char *pat = NULL;
+          char *line = NULL;
+          cleanup_free char *out = marked_contents (&a->out);
+          cleanup_free char *errt = marked_contents (&a->err);
+          if ((out && csr_scan_match (o->scan, out, strlen (out), &pat, &line))
+              || (errt && csr_scan_match (o->scan, errt, strlen (errt), &pat, &line)))
+            {
+              a->silent_failure = true;
+              a->silent_pattern = pat;
+              a->silent_line = l->silent_lines[i] = line;
+            }
+        }
+      if (!a->silent_failure)
+        {
+          r->status = l->patched ? CSR_STATUS_HEALED : CSR_STATUS_OK;
+          return true;
+        }
+      cleanup_free char *msg = NULL;
+      if (asprintf (&msg, "exit status 0, but the output matches /%s/: %s", a->silent_pattern,
+                    a->silent_line)
+          < 0)
+        msg = NULL;
+      csr_diagnosis_set (d, "SilentFailure", msg ? msg : "silent failure", 0, cur);
+    }
+  else
+    diagnose_run (d, a, cur);
+  a->diagnosis = d;
+  r->status = fail_status;
+  return false;
+}
+
 int
 csr_loop_run (struct csr_loop *l, const char *code, size_t len, const struct csr_loop_opts *o,
               csr_error **err)
@@ -434,101 +531,18 @@ csr_loop_run (struct csr_loop *l, const char *code, size_t len, const struct csr
       a->gate = v;
       struct csr_diagnosis *d = &l->diagnoses[i];
 
-      if (a->timed_out)
-        {
-          diagnose_run (d, a, cur);
-          a->diagnosis = d;
-          r->status = CSR_STATUS_TIMEOUT;
-          break;
-        }
-      if (v->outcome == CSR_GATE_FAILED)
-        {
-          /* No verdict is never a pass; the snippet did not run. */
-          diagnose_gate (d, v, cur);
-          a->diagnosis = d;
-          r->status = CSR_STATUS_ERROR;
-          if (asprintf (&l->error, "the gate gave no usable verdict: %s",
-                        v->message ? v->message : "unknown reason")
-              < 0)
-            l->error = NULL;
-          r->error = l->error;
-          break;
-        }
-      if (o->check_only)
-        {
-          r->status = v->outcome == CSR_GATE_PASS      ? CSR_STATUS_OK
-                      : v->outcome == CSR_GATE_BLOCKED ? CSR_STATUS_BLOCKED
-                                                       : CSR_STATUS_FAILED;
-          if (v->outcome != CSR_GATE_PASS)
-            {
-              diagnose_gate (d, v, cur);
-              a->diagnosis = d;
-            }
-          break;
-        }
-      enum csr_status fail_status = CSR_STATUS_FAILED;
-      if (v->outcome != CSR_GATE_PASS)
-        {
-          diagnose_gate (d, v, cur);
-          if (v->outcome == CSR_GATE_BLOCKED)
-            {
-              fail_status = CSR_STATUS_BLOCKED;
-              if (from_patch_cmd (l, i) && !only_undefined_names (v))
-                {
-                  a->diagnosis = d;
-                  a->patch_none = strcmp (l->patches[i - 1].source, "llm") == 0
-                                      ? "the patch from the LLM was blocked by the gate"
-                                      : "the patch from --patch-cmd was blocked by the gate";
-                  r->status = CSR_STATUS_BLOCKED;
-                  break;
-                }
-            }
-        }
-      else if (a->exited && a->exit_code == 0)
-        {
-          if (o->scan)
-            {
-              a->scanned = true;
-              const char *pat = NULL;
-              char *line = NULL;
-              cleanup_free char *out = marked_contents (&a->out);
-              cleanup_free char *errt = marked_contents (&a->err);
-              if ((out && csr_scan_match (o->scan, out, strlen (out), &pat, &line))
-                  || (errt && csr_scan_match (o->scan, errt, strlen (errt), &pat, &line)))
-                {
-                  a->silent_failure = true;
-                  a->silent_pattern = pat;
-                  a->silent_line = l->silent_lines[i] = line;
-                }
-            }
-          if (!a->silent_failure)
-            {
-              r->status = l->patched ? CSR_STATUS_HEALED : CSR_STATUS_OK;
-              break;
-            }
-          cleanup_free char *msg = NULL;
-          if (asprintf (&msg, "exit status 0, but the output matches /%s/: %s", a->silent_pattern,
-                        a->silent_line)
-              < 0)
-            msg = NULL;
-          csr_diagnosis_set (d, "SilentFailure", msg ? msg : "silent failure", 0, cur);
-        }
-      else
-        diagnose_run (d, a, cur);
-      a->diagnosis = d;
-      r->status = fail_status;
+      if (judge_attempt (l, o, i, cur))
+        break;
       if (i + 1 >= r->max_attempts)
         {
           a->patch_none = "the attempt limit was reached";
           break;
         }
       const char *why = NULL;
-      struct timespec h0, h1;
-      clock_gettime (CLOCK_MONOTONIC, &h0);
+      int64_t h0 = csr_mono_ns ();
       int rc = heal (o, i + 1, cur, d, v, &l->patches[i], &why, err);
-      clock_gettime (CLOCK_MONOTONIC, &h1);
       a->healing = true;
-      a->heal_ms = (uint64_t)((h1.tv_sec - h0.tv_sec) * 1000 + (h1.tv_nsec - h0.tv_nsec) / 1000000);
+      a->heal_ms = (uint64_t)((csr_mono_ns () - h0) / 1000000);
       if (rc < 0)
         {
           r->status = CSR_STATUS_ERROR;

@@ -326,6 +326,101 @@ has_exited (pid_t pid)
   return info.si_pid == pid;
 }
 
+/* Feed the request to PID and collect its output until it exits (then its
+ * group is killed and the pipes drained, 2 s at most) or TIMEOUT_S passes
+ * (<= 0: no limit).  *EXITED: it was reaped (*STATUS); *TIMED_OUT: it was
+ * still running at the deadline. */
+static int
+converse (struct run *r, pid_t pid, int pidfd, double timeout_s, int *status, bool *exited,
+          bool *timed_out, csr_error **err)
+{
+  double deadline = timeout_s > 0 ? csr_mono_s () + timeout_s : DBL_MAX;
+  *timed_out = *exited = false;
+  while (!*exited || r->out >= 0 || r->err >= 0)
+    {
+      double left = deadline - csr_mono_s ();
+      if (left <= 0)
+        {
+          /* After the exit: only an escaped grandchild holds the pipes. */
+          *timed_out = !*exited;
+          break;
+        }
+      if (r->too_large)
+        break;
+      int ms = left > 1e3 ? 1000000 : (int)(left * 1000) + 1;
+      if (!*exited && has_exited (pid))
+        {
+          /* Whatever it left in its group goes too (the zombie leader keeps
+           * the group id ours); then drain the pipes. */
+          kill (-pid, SIGKILL);
+          reap (pid, status);
+          *exited = true;
+          if (deadline > csr_mono_s () + 2.0)
+            deadline = csr_mono_s () + 2.0;
+          continue;
+        }
+      if (!*exited && pidfd < 0 && ms > 20)
+        ms = 20; /* no pidfd: look at the process now and then */
+      if (pump (r, *exited ? -1 : pidfd, ms, err) < 0)
+        return -1;
+    }
+  return 0;
+}
+
+/* What the program's run gave: 1 and *OUT (the patched code), 0 and *WHY
+ * (no usable patch), or -1 (no memory). */
+static int
+judge_reply (const struct run *r, int status, bool timed_out, double timeout_s, const char *code,
+             char **out, const char **why, csr_error **err)
+{
+  char errline[160];
+  last_err_line (r, errline, sizeof errline);
+  if (timed_out)
+    {
+      snprintf (why_buf, sizeof why_buf, "timed out after %gs", timeout_s);
+      *why = why_buf;
+    }
+  else if (r->too_large)
+    *why = "output too large";
+  else if (WIFSIGNALED (status))
+    {
+      snprintf (why_buf, sizeof why_buf, "killed by signal %d", WTERMSIG (status));
+      *why = why_buf;
+    }
+  else if (WIFEXITED (status) && WEXITSTATUS (status) != 0)
+    {
+      if (errline[0])
+        snprintf (why_buf, sizeof why_buf, "exit status %d: %s", WEXITSTATUS (status), errline);
+      else
+        snprintf (why_buf, sizeof why_buf, "exit status %d", WEXITSTATUS (status));
+      *why = why_buf;
+    }
+  else if (memchr (r->reply, '\0', r->reply_len))
+    *why = "unusable reply: contains a NUL byte"; /* as a snippet with one is refused */
+  else
+    {
+      char *patched = csr_extract_code (r->reply, r->reply_len);
+      if (patched == NULL)
+        return csr_error_set (err, ENOMEM, "patch command: cannot allocate the reply");
+      if (patched[0] == '\0')
+        {
+          *why = "empty reply";
+          free (patched);
+        }
+      else if (same_code (patched, code))
+        {
+          *why = "identical to the input";
+          free (patched);
+        }
+      else
+        {
+          *out = patched;
+          return 1;
+        }
+    }
+  return 0;
+}
+
 int
 csr_patchcmd_run (const char *program, double timeout_s, const char *code,
                   const struct csr_diagnosis *d, int attempt, char **out, const char **why,
@@ -398,38 +493,10 @@ csr_patchcmd_run (const char *program, double timeout_s, const char *code,
   set_nonblock (r.err);
   pidfd = csr_pidfd_open (pid);
 
-  /* TIMEOUT_S <= 0: no time limit. */
-  double deadline = timeout_s > 0 ? csr_mono_s () + timeout_s : DBL_MAX;
   bool timed_out = false, exited = false;
   int status = 0;
-  while (!exited || r.out >= 0 || r.err >= 0)
-    {
-      double left = deadline - csr_mono_s ();
-      if (left <= 0)
-        {
-          /* After the exit: only an escaped grandchild holds the pipes. */
-          timed_out = !exited;
-          break;
-        }
-      if (r.too_large)
-        break;
-      int ms = left > 1e3 ? 1000000 : (int)(left * 1000) + 1;
-      if (!exited && has_exited (pid))
-        {
-          /* Whatever it left in its group goes too (the zombie leader keeps
-           * the group id ours); then drain the pipes. */
-          kill (-pid, SIGKILL);
-          reap (pid, &status);
-          exited = true;
-          if (deadline > csr_mono_s () + 2.0)
-            deadline = csr_mono_s () + 2.0;
-          continue;
-        }
-      if (!exited && pidfd < 0 && ms > 20)
-        ms = 20; /* no pidfd: look at the process now and then */
-      if (pump (&r, exited ? -1 : pidfd, ms, err) < 0)
-        goto out;
-    }
+  if (converse (&r, pid, pidfd, timeout_s, &status, &exited, &timed_out, err) < 0)
+    goto out;
 
   if (!exited)
     {
@@ -441,55 +508,7 @@ csr_patchcmd_run (const char *program, double timeout_s, const char *code,
   close_fd (&r.out);
   close_fd (&r.err);
 
-  char errline[160];
-  last_err_line (&r, errline, sizeof errline);
-  ret = 0;
-  if (timed_out)
-    {
-      snprintf (why_buf, sizeof why_buf, "timed out after %gs", timeout_s);
-      *why = why_buf;
-    }
-  else if (r.too_large)
-    *why = "output too large";
-  else if (WIFSIGNALED (status))
-    {
-      snprintf (why_buf, sizeof why_buf, "killed by signal %d", WTERMSIG (status));
-      *why = why_buf;
-    }
-  else if (WIFEXITED (status) && WEXITSTATUS (status) != 0)
-    {
-      if (errline[0])
-        snprintf (why_buf, sizeof why_buf, "exit status %d: %s", WEXITSTATUS (status), errline);
-      else
-        snprintf (why_buf, sizeof why_buf, "exit status %d", WEXITSTATUS (status));
-      *why = why_buf;
-    }
-  else if (memchr (r.reply, '\0', r.reply_len))
-    *why = "unusable reply: contains a NUL byte"; /* as a snippet with one is refused */
-  else
-    {
-      char *patched = csr_extract_code (r.reply, r.reply_len);
-      if (patched == NULL)
-        {
-          ret = csr_error_set (err, ENOMEM, "patch command: cannot allocate the reply");
-          goto out;
-        }
-      if (patched[0] == '\0')
-        {
-          *why = "empty reply";
-          free (patched);
-        }
-      else if (same_code (patched, code))
-        {
-          *why = "identical to the input";
-          free (patched);
-        }
-      else
-        {
-          *out = patched;
-          ret = 1;
-        }
-    }
+  ret = judge_reply (&r, status, timed_out, timeout_s, code, out, why, err);
 
 out:
   if (pid > 0)
