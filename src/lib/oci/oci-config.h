@@ -220,6 +220,5 @@ char *oci_config_default_json (bool rootless, uid_t uid, gid_t gid);
 
 /* The name cgroup-res.c still uses for csr_json_type_name (util/json.h);
  * new code calls that. */
-#define oci_json_type_name csr_json_type_name
 
 #endif

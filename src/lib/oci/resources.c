@@ -38,131 +38,84 @@
 
 /* ---------------------------------------------------------------- parsing */
 
-struct pctx
-{
-  csr_error **err;
-  char path[256]; /* "linux.resources.memory.limit" */
-};
-
-static int pfail (struct pctx *x, const char *key, const char *fmt, ...)
+/* "PATH[.KEY]: MESSAGE" at X's path (linux.resources...). */
+static int pfail (struct csr_jpath *x, const char *key, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));
 static int
-pfail (struct pctx *x, const char *key, const char *fmt, ...)
+pfail (struct csr_jpath *x, const char *key, const char *fmt, ...)
 {
   char msg[512];
   va_list ap;
   va_start (ap, fmt);
   vsnprintf (msg, sizeof msg, fmt, ap);
   va_end (ap);
-  return csr_error_set (x->err, EINVAL, "%s%s%s: %s", x->path, key ? "." : "", key ? key : "", msg);
+  size_t saved = key ? csr_jpath_push_key (x, key) : x->len;
+  csr_jpath_fail (x, "%s", msg);
+  csr_jpath_pop (x, saved);
+  return -1;
 }
 
-/* A number field KEY in [MIN, MAX] (as a signed value).  1 found, 0 absent
- * (or null), -1 error. */
-static int
-get_int (struct pctx *x, yajl_val o, const char *key, int64_t min, int64_t max, int64_t *out)
+/* The getters below are util/json.c's, answering 1 when KEY was there (0:
+ * absent or null, -1: an error at its path), as the parsers here want. */
+static bool
+present (yajl_val o, const char *key)
 {
   yajl_val v = csr_json_get (o, key);
-  if (v == NULL || v->type == yajl_t_null)
-    return 0;
-  if (v->type != yajl_t_number || !(v->u.number.flags & YAJL_NUMBER_INT_VALID))
-    return pfail (x, key, "expected an integer, got %s", oci_json_type_name (v));
-  long long n = v->u.number.i;
-  if (n < min || n > max)
-    return pfail (x, key, "%lld is out of range (%" PRId64 "..%" PRId64 ")", n, min, max);
-  *out = n;
-  return 1;
+  return v != NULL && v->type != yajl_t_null;
 }
 
-/* An unsigned number csr_json_get (up to UINT64_MAX). */
+/* An integer in [MIN, MAX]. */
 static int
-get_uint (struct pctx *x, yajl_val o, const char *key, uint64_t max, uint64_t *out)
+get_int (struct csr_jpath *x, yajl_val o, const char *key, int64_t min, int64_t max, int64_t *out)
 {
-  yajl_val v = csr_json_get (o, key);
-  if (v == NULL || v->type == yajl_t_null)
-    return 0;
-  if (v->type != yajl_t_number)
-    return pfail (x, key, "expected an integer, got %s", oci_json_type_name (v));
-  const char *s = v->u.number.r;
-  char *end;
-  errno = 0;
-  unsigned long long n = strtoull (s, &end, 10);
-  if (*s == '-' || end == s || *end || errno)
-    return pfail (x, key, "expected an unsigned integer, got %s", s);
-  if (n > max)
-    return pfail (x, key, "%llu is out of range (at most %" PRIu64 ")", n, max);
-  *out = n;
-  return 1;
+  bool got = false;
+  return csr_jpath_get_i64 (x, o, key, false, min, max, out, &got) < 0 ? -1 : got;
+}
+
+/* An unsigned integer up to MAX (UINT64_MAX at most). */
+static int
+get_uint (struct csr_jpath *x, yajl_val o, const char *key, uint64_t max, uint64_t *out)
+{
+  bool got = false;
+  return csr_jpath_get_u64 (x, o, key, false, max, out, &got) < 0 ? -1 : got;
 }
 
 static int
-get_str (struct pctx *x, yajl_val o, const char *key, char **out)
+get_str (struct csr_jpath *x, yajl_val o, const char *key, char **out)
 {
-  yajl_val v = csr_json_get (o, key);
-  if (v == NULL || v->type == yajl_t_null)
+  if (!present (o, key))
     return 0;
-  if (v->type != yajl_t_string)
-    return pfail (x, key, "expected a string, got %s", oci_json_type_name (v));
-  free (*out);
-  *out = strdup (v->u.string);
-  if (*out == NULL)
-    return csr_error_errno (x->err, "%s.%s", x->path, key);
-  return 1;
+  return csr_jpath_get_string (x, o, key, false, out) < 0 ? -1 : 1;
 }
 
 static int
-get_bool (struct pctx *x, yajl_val o, const char *key, bool *out)
+get_bool (struct csr_jpath *x, yajl_val o, const char *key, bool *out)
 {
-  yajl_val v = csr_json_get (o, key);
-  if (v == NULL || v->type == yajl_t_null)
+  if (!present (o, key))
     return 0;
-  if (v->type != yajl_t_true && v->type != yajl_t_false)
-    return pfail (x, key, "expected a boolean, got %s", oci_json_type_name (v));
-  *out = v->type == yajl_t_true;
-  return 1;
+  return csr_jpath_get_bool (x, o, key, out) < 0 ? -1 : 1;
 }
 
-/* The object KEY of O (NULL: absent), or -1 when it is something else. */
+/* The object or array KEY of O in *OUT (NULL: absent). */
 static int
-get_obj (struct pctx *x, yajl_val o, const char *key, yajl_type want, yajl_val *out)
+get_obj (struct csr_jpath *x, yajl_val o, const char *key, yajl_type want, yajl_val *out)
 {
-  *out = NULL;
-  yajl_val v = csr_json_get (o, key);
-  if (v == NULL || v->type == yajl_t_null)
-    return 0;
-  if (v->type != want)
-    return pfail (x, key, "expected %s, got %s", want == yajl_t_array ? "an array" : "an object",
-                  oci_json_type_name (v));
-  *out = v;
-  return 1;
-}
-
-/* Push ".KEY" or "[I]" onto the error path; returns the old length. */
-static size_t
-push (struct pctx *x, const char *key, long idx)
-{
-  size_t l = strlen (x->path);
-  if (key)
-    snprintf (x->path + l, sizeof x->path - l, ".%s", key);
-  else
-    snprintf (x->path + l, sizeof x->path - l, "[%ld]", idx);
-  return l;
-}
-
-static void
-pop (struct pctx *x, size_t l)
-{
-  x->path[l] = '\0';
+  size_t saved;
+  int r = csr_jpath_get_typed (x, o, key, false, want,
+                               want == yajl_t_array ? "an array" : "an object", out, &saved);
+  if (r > 0)
+    csr_jpath_pop (x, saved);
+  return r;
 }
 
 static int
-parse_memory (struct pctx *x, yajl_val res, struct csr_cgroup_resources *r)
+parse_memory (struct csr_jpath *x, yajl_val res, struct csr_cgroup_resources *r)
 {
   yajl_val m;
   int rc = get_obj (x, res, "memory", yajl_t_object, &m);
   if (rc <= 0)
     return rc;
-  size_t l = push (x, "memory", 0);
+  size_t l = csr_jpath_push_key (x, "memory");
   int64_t v;
   if ((rc = get_int (x, m, "limit", -1, INT64_MAX, &v)) < 0)
     return -1;
@@ -188,18 +141,18 @@ parse_memory (struct pctx *x, yajl_val res, struct csr_cgroup_resources *r)
   if ((rc = get_bool (x, m, "disableOOMKiller", &r->disable_oom_killer)) < 0)
     return -1;
   r->has_disable_oom_killer = rc > 0;
-  pop (x, l);
+  csr_jpath_pop (x, l);
   return 0;
 }
 
 static int
-parse_cpu (struct pctx *x, yajl_val res, struct csr_cgroup_resources *r)
+parse_cpu (struct csr_jpath *x, yajl_val res, struct csr_cgroup_resources *r)
 {
   yajl_val c;
   int rc = get_obj (x, res, "cpu", yajl_t_object, &c);
   if (rc <= 0)
     return rc;
-  size_t l = push (x, "cpu", 0);
+  size_t l = csr_jpath_push_key (x, "cpu");
   int64_t v;
   if ((rc = get_int (x, c, "quota", -1, INT64_MAX, &v)) < 0)
     return -1;
@@ -230,28 +183,28 @@ parse_cpu (struct pctx *x, yajl_val res, struct csr_cgroup_resources *r)
       free (r->cpu_mems);
       r->cpu_mems = NULL;
     }
-  pop (x, l);
+  csr_jpath_pop (x, l);
   return 0;
 }
 
 /* blockIO.weightDevice or a throttle array into *OUT / *N. */
 static int
-parse_blkio_devs (struct pctx *x, yajl_val b, const char *key, bool weights,
+parse_blkio_devs (struct csr_jpath *x, yajl_val b, const char *key, bool weights,
                   struct oci_blkio_dev **out, size_t *n)
 {
   yajl_val a;
   int rc = get_obj (x, b, key, yajl_t_array, &a);
   if (rc <= 0)
     return rc;
-  size_t l = push (x, key, 0);
+  size_t l = csr_jpath_push_key (x, key);
   if (a->u.array.len && (*out = calloc (a->u.array.len, sizeof **out)) == NULL)
     return csr_error_errno (x->err, "%s", x->path);
   for (size_t i = 0; i < a->u.array.len; i++)
     {
       yajl_val o = a->u.array.values[i];
-      size_t l2 = push (x, NULL, (long)i);
+      size_t l2 = csr_jpath_push_index (x, i);
       if (o->type != yajl_t_object)
-        return pfail (x, NULL, "expected an object, got %s", oci_json_type_name (o));
+        return pfail (x, NULL, "expected an object, got %s", csr_json_type_name (o));
       struct oci_blkio_dev *d = &(*out)[(*n)++];
       int64_t w;
       if ((rc = get_int (x, o, "major", 0, UINT32_MAX, &d->major)) <= 0)
@@ -271,14 +224,14 @@ parse_blkio_devs (struct pctx *x, yajl_val b, const char *key, bool weights,
         }
       else if ((rc = get_uint (x, o, "rate", UINT64_MAX, &d->rate)) <= 0)
         return rc < 0 ? -1 : pfail (x, "rate", "required");
-      pop (x, l2);
+      csr_jpath_pop (x, l2);
     }
-  pop (x, l);
+  csr_jpath_pop (x, l);
   return 0;
 }
 
 static int
-parse_blkio (struct pctx *x, yajl_val res, struct csr_cgroup_resources *r)
+parse_blkio (struct csr_jpath *x, yajl_val res, struct csr_cgroup_resources *r)
 {
   static const char *const throttles[OCI_THROTTLE_N]
       = { "throttleReadBpsDevice", "throttleWriteBpsDevice", "throttleReadIOPSDevice",
@@ -287,7 +240,7 @@ parse_blkio (struct pctx *x, yajl_val res, struct csr_cgroup_resources *r)
   int rc = get_obj (x, res, "blockIO", yajl_t_object, &b);
   if (rc <= 0)
     return rc;
-  size_t l = push (x, "blockIO", 0);
+  size_t l = csr_jpath_push_key (x, "blockIO");
   int64_t w;
   /* 0 is "not set" for runc; else the kernel's 10..1000. */
   if ((rc = get_int (x, b, "weight", 0, 1000, &w)) < 0)
@@ -310,7 +263,7 @@ parse_blkio (struct pctx *x, yajl_val res, struct csr_cgroup_resources *r)
     if (parse_blkio_devs (x, b, throttles[i], false, &r->blkio_throttle[i], &r->n_blkio_throttle[i])
         < 0)
       return -1;
-  pop (x, l);
+  csr_jpath_pop (x, l);
   return 0;
 }
 
@@ -325,21 +278,21 @@ page_size_syntax (const char *s)
 }
 
 static int
-parse_hugetlb (struct pctx *x, yajl_val res, struct csr_cgroup_resources *r)
+parse_hugetlb (struct csr_jpath *x, yajl_val res, struct csr_cgroup_resources *r)
 {
   yajl_val a;
   int rc = get_obj (x, res, "hugepageLimits", yajl_t_array, &a);
   if (rc <= 0)
     return rc;
-  size_t l = push (x, "hugepageLimits", 0);
+  size_t l = csr_jpath_push_key (x, "hugepageLimits");
   if (a->u.array.len && (r->hugetlb = calloc (a->u.array.len, sizeof *r->hugetlb)) == NULL)
     return csr_error_errno (x->err, "%s", x->path);
   for (size_t i = 0; i < a->u.array.len; i++)
     {
       yajl_val o = a->u.array.values[i];
-      size_t l2 = push (x, NULL, (long)i);
+      size_t l2 = csr_jpath_push_index (x, i);
       if (o->type != yajl_t_object)
-        return pfail (x, NULL, "expected an object, got %s", oci_json_type_name (o));
+        return pfail (x, NULL, "expected an object, got %s", csr_json_type_name (o));
       struct oci_hugetlb_limit *h = &r->hugetlb[r->n_hugetlb++];
       if ((rc = get_str (x, o, "pageSize", &h->page_size)) <= 0)
         return rc < 0 ? -1 : pfail (x, "pageSize", "required");
@@ -348,20 +301,20 @@ parse_hugetlb (struct pctx *x, yajl_val res, struct csr_cgroup_resources *r)
                       h->page_size);
       if ((rc = get_uint (x, o, "limit", UINT64_MAX, &h->limit)) <= 0)
         return rc < 0 ? -1 : pfail (x, "limit", "required");
-      pop (x, l2);
+      csr_jpath_pop (x, l2);
     }
-  pop (x, l);
+  csr_jpath_pop (x, l);
   return 0;
 }
 
 static int
-parse_network (struct pctx *x, yajl_val res, struct csr_cgroup_resources *r)
+parse_network (struct csr_jpath *x, yajl_val res, struct csr_cgroup_resources *r)
 {
   yajl_val n;
   int rc = get_obj (x, res, "network", yajl_t_object, &n);
   if (rc <= 0)
     return rc;
-  size_t l = push (x, "network", 0);
+  size_t l = csr_jpath_push_key (x, "network");
   uint64_t id;
   if ((rc = get_uint (x, n, "classID", UINT32_MAX, &id)) < 0)
     return -1;
@@ -372,15 +325,15 @@ parse_network (struct pctx *x, yajl_val res, struct csr_cgroup_resources *r)
     return -1;
   if (rc > 0)
     {
-      size_t l2 = push (x, "priorities", 0);
+      size_t l2 = csr_jpath_push_key (x, "priorities");
       if (a->u.array.len && (r->net_prios = calloc (a->u.array.len, sizeof *r->net_prios)) == NULL)
         return csr_error_errno (x->err, "%s", x->path);
       for (size_t i = 0; i < a->u.array.len; i++)
         {
           yajl_val o = a->u.array.values[i];
-          size_t l3 = push (x, NULL, (long)i);
+          size_t l3 = csr_jpath_push_index (x, i);
           if (o->type != yajl_t_object)
-            return pfail (x, NULL, "expected an object, got %s", oci_json_type_name (o));
+            return pfail (x, NULL, "expected an object, got %s", csr_json_type_name (o));
           struct oci_net_prio *p = &r->net_prios[r->n_net_prios++];
           if ((rc = get_str (x, o, "name", &p->name)) <= 0)
             return rc < 0 ? -1 : pfail (x, "name", "required");
@@ -390,22 +343,22 @@ parse_network (struct pctx *x, yajl_val res, struct csr_cgroup_resources *r)
           if ((rc = get_uint (x, o, "priority", UINT32_MAX, &prio)) <= 0)
             return rc < 0 ? -1 : pfail (x, "priority", "required");
           p->priority = (uint32_t)prio;
-          pop (x, l3);
+          csr_jpath_pop (x, l3);
         }
-      pop (x, l2);
+      csr_jpath_pop (x, l2);
     }
-  pop (x, l);
+  csr_jpath_pop (x, l);
   return 0;
 }
 
 static int
-parse_unified (struct pctx *x, yajl_val res, struct csr_cgroup_resources *r)
+parse_unified (struct csr_jpath *x, yajl_val res, struct csr_cgroup_resources *r)
 {
   yajl_val u;
   int rc = get_obj (x, res, "unified", yajl_t_object, &u);
   if (rc <= 0)
     return rc;
-  size_t l = push (x, "unified", 0);
+  size_t l = csr_jpath_push_key (x, "unified");
   size_t n = u->u.object.len;
   if (n
       && ((r->unified_keys = calloc (n, sizeof (char *))) == NULL
@@ -427,14 +380,14 @@ parse_unified (struct pctx *x, yajl_val res, struct csr_cgroup_resources *r)
           || strcmp (k, "cgroup.subtree_control") == 0 || strcmp (k, "cgroup.kill") == 0)
         return pfail (x, k, "not a resource file");
       if (v->type != yajl_t_string)
-        return pfail (x, k, "expected a string, got %s", oci_json_type_name (v));
+        return pfail (x, k, "expected a string, got %s", csr_json_type_name (v));
       r->unified_keys[i] = strdup (k);
       r->unified_values[i] = strdup (v->u.string);
       r->n_unified = i + 1;
       if (r->unified_keys[i] == NULL || r->unified_values[i] == NULL)
         return csr_error_errno (x->err, "%s", x->path);
     }
-  pop (x, l);
+  csr_jpath_pop (x, l);
   return 0;
 }
 
@@ -455,11 +408,11 @@ oci_cgroup_resources_parse (const char *json, size_t len, struct csr_cgroup_reso
         *nl = '\0';
       return csr_error_set (err, EINVAL, "linux.resources: invalid JSON: %s", ebuf);
     }
-  struct pctx x = { .err = err };
-  snprintf (x.path, sizeof x.path, "linux.resources");
+  struct csr_jpath x = { .err = err, .what = "linux.resources" };
+  csr_jpath_push_key (&x, "linux.resources");
   int rc = 0;
   if (doc->type != yajl_t_object)
-    rc = pfail (&x, NULL, "expected an object, got %s", oci_json_type_name (doc));
+    rc = pfail (&x, NULL, "expected an object, got %s", csr_json_type_name (doc));
   else if (parse_memory (&x, doc, r) < 0 || parse_cpu (&x, doc, r) < 0
            || parse_blkio (&x, doc, r) < 0 || parse_hugetlb (&x, doc, r) < 0
            || parse_network (&x, doc, r) < 0 || parse_unified (&x, doc, r) < 0)
@@ -469,12 +422,12 @@ oci_cgroup_resources_parse (const char *json, size_t len, struct csr_cgroup_reso
       yajl_val p;
       if ((rc = get_obj (&x, doc, "pids", yajl_t_object, &p)) > 0)
         {
-          size_t l = push (&x, "pids", 0);
+          size_t l = csr_jpath_push_key (&x, "pids");
           int64_t v = 0;
           rc = get_int (&x, p, "limit", INT64_MIN, INT64_MAX, &v);
           if (rc > 0)
             r->pids_limit = v;
-          pop (&x, l);
+          csr_jpath_pop (&x, l);
         }
       yajl_val rd;
       if (rc >= 0 && (rc = get_obj (&x, doc, "rdma", yajl_t_object, &rd)) > 0
