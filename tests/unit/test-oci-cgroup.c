@@ -269,6 +269,26 @@ Test (fake, v2_makes_dirs_and_enables_controllers)
   csr_cg_container_release (&cg);
 }
 
+/* The handle csr_cgroup_container_create returns owns only the fds it
+ * opened: freeing it closes nothing else (it once closed fd 0, where `csrun
+ * run` then received the container's terminal and copied it into itself). */
+Test (fake, container_handle_closes_only_its_fds)
+{
+  make_v2_root ("memory pids\n", "");
+  int p[2];
+  cr_assert_eq (pipe (p), 0);
+  cr_assert_eq (dup2 (p[0], 0), 0);
+  struct csr_cgroup *cg = NULL;
+  struct csr_cgroup_applied a;
+  csr_error *err = NULL;
+  cr_assert_eq (csr_cgroup_container_create ("/a/b", &res_full, at ("v2"), NULL, &cg, &a, &err), 1,
+                "%s", etext (err));
+  cr_assert_eq (csr_cgroup_delete (cg, &err), 0, "%s", etext (err));
+  csr_cgroup_free (cg);
+  cr_assert_neq (fcntl (0, F_GETFD), -1, "fd 0 is still open");
+  cr_assert_neq (fcntl (p[1], F_GETFD), -1);
+}
+
 Test (fake, v2_enables_only_missing_available_controllers)
 {
   make_v2_root ("memory pids io\n", "memory\n");

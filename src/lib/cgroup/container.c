@@ -549,7 +549,10 @@ csr_cg_container_make (const char *path, const struct csr_cgroup_resources *r, c
         cg->v2 = m[nm - 1].leaf;
     }
   int arc = csr_cg_resources_apply (cg, r, false, applied, err);
-  memset (cg, 0, sizeof *cg);
+  /* Give the borrowed leaves back (only them: the handle's fds stay -1). */
+  cg->v2 = NULL;
+  memset (cg->v1, 0, sizeof cg->v1);
+  cg->n_v1 = 0;
   if (arc < 0)
     goto fail;
   for (size_t i = 0; i < nm; i++)
