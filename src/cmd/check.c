@@ -48,8 +48,9 @@ cmd_check (struct csr_global *g, int argc, char **argv)
     }
   const struct csr_run_result *r = &s.loop.result;
   const struct csr_gate_verdict *v = r->n_attempts ? r->attempts[0].gate : NULL;
+  bool json_failed = false;
   if (o.json)
-    csr_print_json (r);
+    json_failed = csr_print_json (r) < 0;
   else if (r->status == CSR_STATUS_TIMEOUT)
     csr_say ("csrun check", "the gate timed out after %g s", o.req.timeout_s);
   else if (r->status == CSR_STATUS_ERROR || v == NULL)
@@ -73,7 +74,7 @@ cmd_check (struct csr_global *g, int argc, char **argv)
                       v->undefined[i].line, v->undefined[i].name);
     }
   /* 0 pass, 3 blocked, 1 syntax error (the run exit codes fit: failed = 1). */
-  rc = csr_exit_code_for (r);
+  rc = json_failed ? CSR_EXIT_INTERNAL : csr_exit_code_for (r);
   csr_snippet_result_release (&s);
   return rc;
 }

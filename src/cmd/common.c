@@ -2,6 +2,7 @@
  * into the pipeline's request, the exit codes, printing results. */
 #include "config.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +62,11 @@ csr_run_snippet_file (const char *prog, struct run_opts *o, struct csr_snippet_r
   o->req.code = code;
   o->req.code_len = len;
   int rc = csr_snippet_run (&o->req, res, err);
+  /* What was run, in the result document. */
+  res->loop.result.file = o->file;
+  res->loop.result.args = o->req.args;
+  res->loop.result.n_args = o->req.n_args > 0 ? (size_t)o->req.n_args : 0;
+  res->loop.result.label = o->label;
   o->req.code = NULL;
   o->req.code_len = 0;
   csr_say_rootfs_damage (prog, res);
@@ -89,7 +95,7 @@ csr_exit_code_for (const struct csr_run_result *r)
     }
 }
 
-void
+int
 csr_print_json (const struct csr_run_result *r)
 {
   cleanup_free char *json = NULL;
@@ -99,15 +105,24 @@ csr_print_json (const struct csr_run_result *r)
     {
       fprintf (stderr, "csrun run: cannot serialise the result: %s\n", csr_error_text (e));
       csr_error_free (e);
-      return;
+      return -1;
     }
   /* yajl escapes the C0 controls; on a terminal escape the C1 and bidi
    * controls too (the same document: only how it is spelled changes). */
   cleanup_free char *safe = NULL;
   if (csr_stream_is_terminal (STDOUT_FILENO))
     safe = csr_termsafe_json (json, len, &len);
-  fwrite (safe ? safe : json, 1, len, stdout);
-  fflush (stdout);
+  /* The whole document and its newline in one write(2): results of runs
+   * appending to one file (>> one.jsonl, O_APPEND) never interleave.  Only
+   * EINTR and a short write (a pipe, a full disk) are retried. */
+  if (fflush (stdout) != 0 || csr_write_all (STDOUT_FILENO, safe ? safe : json, len, &e) < 0)
+    {
+      fprintf (stderr, "csrun run: cannot write the result: %s\n",
+               e ? csr_error_text (e) : strerror (errno));
+      csr_error_free (e);
+      return -1;
+    }
+  return 0;
 }
 
 /* Does csrun's next line on stderr start in the middle of a line? */

@@ -41,6 +41,8 @@ void csr_say_after (int out_last, int err_last);
 /* isatty (FD): output to FD is neutralised unless --raw-output. */
 bool csr_stream_is_terminal (int fd);
 int csr_exit_code_for (const struct csr_run_result *r);
-void csr_print_json (const struct csr_run_result *r);
+/* Print the result document with one write(2); -1 (reported on stderr) when
+ * it could not be written. */
+int csr_print_json (const struct csr_run_result *r);
 
 #endif

@@ -9,6 +9,7 @@
 #include "cmd.h"
 #include "supervisor/limits.h"
 #include "util/parse.h"
+#include "util/utf8.h"
 
 enum
 {
@@ -49,6 +50,7 @@ enum
   OPT_LLM_MAX_CALLS,
   OPT_LLM_TIMEOUT,
   OPT_RAW_OUTPUT,
+  OPT_LABEL,
 };
 
 /* Options shared by run and check. */
@@ -67,7 +69,12 @@ static struct argp_option common_options[] = {
     "call:NAME (call:os.system); repeatable",
     0 },
   { "max-code-size", OPT_MAX_CODE, "SIZE", 0, "Refuse snippets larger than SIZE (default 1M)", 0 },
-  { "json", OPT_JSON, NULL, 0, "Print the result as one JSON object", 0 },
+  { "json", OPT_JSON, NULL, 0,
+    "Print the result as one JSON object, with one write (runs appending to one file never "
+    "interleave)",
+    0 },
+  { "label", OPT_LABEL, "TEXT", 0,
+    "Copy TEXT into the JSON result as \"label\" (at most 256 bytes, no control characters)", 0 },
   { NULL, 0, NULL, 0, NULL, 0 },
 };
 
@@ -156,6 +163,27 @@ static const char check_doc[]
       "Exit status: 0 pass, 1 syntax error, 2 usage or input error, 3 blocked, 125 csrun itself "
       "failed. See csrun-check(1).";
 
+/* Why TEXT can't be a --label (NULL: it can): longer than 256 bytes, not
+ * UTF-8, or a control character (C0, DEL, C1) in it. */
+const char *
+csr_label_problem (const char *text)
+{
+  size_t n = strlen (text);
+  if (n > CSR_LABEL_MAX)
+    return "longer than 256 bytes";
+  if (!csr_utf8_valid (text, n))
+    return "not valid UTF-8";
+  for (size_t i = 0; i < n; i++)
+    {
+      unsigned char c = (unsigned char)text[i];
+      if (c < 0x20 || c == 0x7f
+          || (c == 0xc2 && i + 1 < n && (unsigned char)text[i + 1] >= 0x80
+              && (unsigned char)text[i + 1] <= 0x9f))
+        return "it contains a control character";
+    }
+  return NULL;
+}
+
 static void
 bad_value (struct argp_state *state, const char *opt, csr_error *e)
 {
@@ -205,6 +233,14 @@ parse_common (int key, char *arg, struct argp_state *state)
     case OPT_JSON:
       o->json = true;
       break;
+    case OPT_LABEL:
+      {
+        const char *why = csr_label_problem (arg);
+        if (why)
+          argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --label: %s", why);
+        o->label = arg;
+        break;
+      }
     case ARGP_KEY_ARG:
       /* FILE, then everything else belongs to the snippet. */
       o->file = arg;

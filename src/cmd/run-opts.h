@@ -28,6 +28,9 @@ struct run_opts
   const char *net; /* "none" (default) or "host" (req.host_net) */
   bool allow_host_net;
   const char *file; /* FILE or "-" */
+  /* --label TEXT: copied into the result document (at most 256 bytes of
+   * UTF-8, no control characters). */
+  const char *label;
 };
 
 /* Parse ARGV (ARGV[0] is "csrun run" or "csrun check").  Prints --help and
@@ -35,5 +38,9 @@ struct run_opts
  * the smaller option set of `csrun check`. */
 void run_opts_parse (int argc, char **argv, struct run_opts *o);
 void check_opts_parse (int argc, char **argv, struct run_opts *o);
+
+#define CSR_LABEL_MAX 256
+/* Why TEXT is not a valid --label, or NULL. */
+const char *csr_label_problem (const char *text);
 
 #endif

@@ -39,9 +39,11 @@ print_outcome (const struct csr_run_result *r)
   /* Only the message's first line: this is one line. */
   const char *msg = d && d->message ? d->message : "";
   int mlen = (int)strcspn (msg, "\n");
-  csr_say ("csrun run", "%s after %zu attempt%s: %s%s%.*s%s%s%s", csr_status_name (r->status), n,
-           n == 1 ? "" : "s", d ? d->error_type : "UnknownError", mlen ? ": " : "", mlen, msg,
-           where, last->patch_none ? "; " : "", last->patch_none ? last->patch_none : "");
+  const char *hint = d && d->hint ? d->hint : NULL;
+  csr_say ("csrun run", "%s after %zu attempt%s: %s%s%.*s%s%s%s%s%s", csr_status_name (r->status),
+           n, n == 1 ? "" : "s", d ? d->error_type : "UnknownError", mlen ? ": " : "", mlen, msg,
+           where, hint ? "; " : "", hint ? hint : "", last->patch_none ? "; " : "",
+           last->patch_none ? last->patch_none : "");
 }
 
 /* Limits that were asked for (by default or explicitly) but are weaker than a
@@ -80,8 +82,9 @@ cmd_run (struct csr_global *g, int argc, char **argv)
       return rc;
     }
   const struct csr_run_result *r = &s.loop.result;
+  bool json_failed = false;
   if (o.json)
-    csr_print_json (r);
+    json_failed = csr_print_json (r) < 0;
   else
     {
       if (r->n_attempts > 0)
@@ -102,7 +105,7 @@ cmd_run (struct csr_global *g, int argc, char **argv)
       if (!o.quiet || r->status == CSR_STATUS_ERROR)
         print_outcome (r);
     }
-  rc = csr_exit_code_for (r);
+  rc = json_failed ? CSR_EXIT_INTERNAL : csr_exit_code_for (r);
   csr_snippet_result_release (&s);
   return rc;
 }

@@ -902,3 +902,79 @@ Test (set, release_is_idempotent)
   csr_diagnosis_release (&d);
   csr_diagnosis_release (NULL);
 }
+
+/* ---------------------------------------------- exit status, network (i14) */
+
+Test (exit, status_without_traceback)
+{
+  struct csr_diagnosis d;
+  cr_assert_eq (csr_classify_exit ("", 0, 3, "import sys; sys.exit(3)\n", &d), 0);
+  cr_assert_str_eq (d.error_type, "ExitStatus");
+  cr_assert_str_eq (d.message, "exit status 3");
+  cr_assert_eq (d.line, 0);
+  cr_assert_null (d.context);
+  cr_assert_null (d.hint);
+  csr_diagnosis_release (&d);
+}
+
+Test (exit, status_keeps_last_stderr_line)
+{
+  static const char err[] = "progress\nbad input\n\n";
+  struct csr_diagnosis d;
+  cr_assert_eq (csr_classify_exit (err, strlen (err), 1, NULL, &d), 0);
+  cr_assert_str_eq (d.error_type, "ExitStatus");
+  cr_assert_str_eq (d.message, "exit status 1: bad input");
+  csr_diagnosis_release (&d);
+}
+
+Test (exit, traceback_wins)
+{
+  static const char err[] = "Traceback (most recent call last):\n"
+                            "  File \"snippet.py\", line 1, in <module>\n"
+                            "    x\n"
+                            "NameError: name 'x' is not defined\n";
+  struct csr_diagnosis d;
+  cr_assert_eq (csr_classify_exit (err, strlen (err), 1, "x\n", &d), 1);
+  cr_assert_str_eq (d.error_type, "NameError");
+  cr_assert_eq (d.line, 1);
+  csr_diagnosis_release (&d);
+}
+
+Test (exit, status_zero_is_unknown)
+{
+  struct csr_diagnosis d;
+  cr_assert_eq (csr_classify_exit ("", 0, 0, NULL, &d), 0);
+  cr_assert_str_eq (d.error_type, "UnknownError");
+  csr_diagnosis_release (&d);
+}
+
+static bool
+is_net (const char *type, const char *msg)
+{
+  struct csr_diagnosis d;
+  csr_diagnosis_set (&d, type, msg, 0, NULL);
+  bool r = csr_diagnosis_is_network (&d);
+  csr_diagnosis_release (&d);
+  return r;
+}
+
+Test (network, recognised)
+{
+  cr_assert (is_net ("socket.gaierror", "[Errno -2] Name or service not known"));
+  cr_assert (is_net ("socket.gaierror", "[Errno -3] Temporary failure in name resolution"));
+  cr_assert (is_net ("OSError", "[Errno 101] Network is unreachable"));
+  cr_assert (
+      is_net ("urllib.error.URLError", "<urlopen error [Errno -2] Name or service not known>"));
+  cr_assert (is_net ("urllib.error.URLError", "<urlopen error [Errno 113] No route to host>"));
+  cr_assert (is_net ("requests.exceptions.ConnectionError",
+                     "HTTPSConnectionPool(host='x.org', port=443): Max retries exceeded "
+                     "(Caused by NameResolutionError(\"Failed to resolve 'x.org'\"))"));
+}
+
+Test (network, not_network)
+{
+  cr_assert_not (is_net ("ConnectionRefusedError", "[Errno 111] Connection refused"));
+  cr_assert_not (is_net ("NameError", "name 'socket' is not defined"));
+  cr_assert_not (is_net ("ExitStatus", "exit status 3"));
+  cr_assert_not (csr_diagnosis_is_network (NULL));
+}

@@ -3,6 +3,7 @@
 #include "classify.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -712,4 +713,56 @@ csr_classify_traceback (const char *stderr_text, size_t len, const char *code,
   cleanup_free char *msg = len > 0 ? last_line (stderr_text, len) : NULL;
   csr_diagnosis_set (d, "UnknownError", msg, 0, NULL);
   return 0;
+}
+
+/* ------------------------------------------------------------- exit status */
+
+int
+csr_classify_exit (const char *stderr_text, size_t len, int exit_code, const char *code,
+                   struct csr_diagnosis *d)
+{
+  if (csr_classify_traceback (stderr_text, len, code, d) || exit_code == 0)
+    return d->error_type && strcmp (d->error_type, "UnknownError") != 0;
+  /* No traceback: the snippet chose its status (sys.exit (N), os._exit (N)). */
+  const char *last = d->message ? d->message : "";
+  char *msg = NULL;
+  if (asprintf (&msg, "exit status %d%s%s", exit_code, *last ? ": " : "", last) < 0)
+    msg = NULL;
+  csr_diagnosis_release (d);
+  csr_diagnosis_set (d, "ExitStatus", msg ? msg : "exit status", 0, NULL);
+  free (msg);
+  return 0;
+}
+
+/* ------------------------------------------------------------- network */
+
+bool
+csr_diagnosis_is_network (const struct csr_diagnosis *d)
+{
+  static const char *const types[]
+      = { "socket.gaierror", "gaierror", "urllib3.exceptions.NameResolutionError" };
+  /* glibc's gai_strerror texts (EAI_NONAME, EAI_AGAIN, EAI_NODATA), the
+   * kernel's ENETUNREACH and EHOSTUNREACH, and what the libraries wrap them
+   * in. */
+  static const char *const texts[] = {
+    "Name or service not known",
+    "Temporary failure in name resolution",
+    "No address associated with hostname",
+    "Network is unreachable",
+    "No route to host",
+    "[Errno 101]",
+    "[Errno 113]",
+    "NameResolutionError",
+    "Failed to resolve",
+    "getaddrinfo failed",
+  };
+  if (d == NULL || d->error_type == NULL)
+    return false;
+  for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+    if (strcmp (d->error_type, types[i]) == 0)
+      return true;
+  for (size_t i = 0; d->message && i < sizeof texts / sizeof texts[0]; i++)
+    if (strstr (d->message, texts[i]) != NULL)
+      return true;
+  return false;
 }

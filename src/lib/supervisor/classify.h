@@ -2,6 +2,7 @@
 #ifndef CSRUN_CLASSIFY_H
 #define CSRUN_CLASSIFY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "../util/error.h"
@@ -10,13 +11,19 @@ struct csr_diagnosis
 {
   char *error_type; /* "NameError", "json.decoder.JSONDecodeError", or a synthetic type:
                        StaticSafetyViolation, SyntaxError, Timeout, OutOfMemory, Signal,
-                       SilentFailure, UnknownError */
+                       SilentFailure, ExitStatus, UnknownError */
   char *message;    /* the exception message (may be empty) */
   int line;         /* failing line in snippet.py (innermost snippet.py frame), 0 if unknown */
   char *context;    /* the snippet's lines around LINE ("N: text" lines, +-2), or NULL;
                        each line is "  N: text\n", the failing one "> N: text\n", numbers
                        right-aligned to the widest */
+  const char *hint; /* advice about the jail itself (static: CSR_HINT_NO_NETWORK), or NULL */
 };
+
+/* The hint of a network error in a jail without network. */
+#define CSR_HINT_NO_NETWORK                                                                        \
+  "the jail has no network by default (only the loopback interface); --net host "                  \
+  "--allow-host-net gives the snippet the host's network"
 
 /* Parse STDERR (the bounded text of the attempt) for the last traceback:
  * the final "Type: message" line (dotted names kept whole; an exception
@@ -34,5 +41,21 @@ int csr_classify_traceback (const char *stderr_text, size_t len, const char *cod
 void csr_diagnosis_set (struct csr_diagnosis *d, const char *type, const char *message, int line,
                         const char *code);
 void csr_diagnosis_release (struct csr_diagnosis *d);
+
+/* The diagnosis of an attempt that exited with EXIT_CODE: its traceback when
+ * STDERR has one (returns 1), else, for EXIT_CODE != 0, error_type
+ * "ExitStatus" and the message "exit status N" (followed by ": " and the last
+ * stderr line when there is one; sys.exit("text") prints its text there);
+ * for EXIT_CODE 0 as csr_classify_traceback.  D is overwritten. */
+int csr_classify_exit (const char *stderr_text, size_t len, int exit_code, const char *code,
+                       struct csr_diagnosis *d);
+
+/* Does D describe a failure to reach the network: a name that does not
+ * resolve (socket.gaierror, "Name or service not known", "Temporary failure
+ * in name resolution", urllib3's NameResolutionError), an unreachable network
+ * or host (ENETUNREACH, EHOSTUNREACH), also wrapped (urllib's URLError,
+ * requests' ConnectionError)?  A refused connection is not: in a jail without
+ * network only the loopback can refuse. */
+bool csr_diagnosis_is_network (const struct csr_diagnosis *d);
 
 #endif

@@ -118,7 +118,16 @@ diagnose_run (struct csr_diagnosis *d, const struct csr_attempt *a, const char *
       return;
     }
   cleanup_free char *text = marked_contents (&a->err);
-  csr_classify_traceback (text ? text : "", text ? strlen (text) : 0, code, d);
+  csr_classify_exit (text ? text : "", text ? strlen (text) : 0, a->exited ? a->exit_code : 0, code,
+                     d);
+}
+
+/* A network error in a jail without network: say where the network went. */
+static void
+hint_network (struct csr_diagnosis *d, const struct csr_loop_opts *o)
+{
+  if (!o->base->host_net && csr_diagnosis_is_network (d))
+    d->hint = CSR_HINT_NO_NETWORK;
 }
 
 /* The jail of one gated run of CODE: the base spec with ARGV, snippet.py and
@@ -310,6 +319,13 @@ heal (const struct csr_loop_opts *o, int attempt, const char *code, const struct
       *why = o->no_heal_why;
       return 0;
     }
+  if (d->error_type && strcmp (d->error_type, "ExitStatus") == 0)
+    {
+      /* sys.exit (N) / os._exit (N) without a traceback is what the snippet
+       * meant: no rule, model or --patch-cmd is asked to undo it. */
+      *why = "the snippet exited with a status of its own choosing (no traceback): not healed";
+      return 0;
+    }
   if (o->heal)
     {
       int rc = csr_heal_local (code, d, v, o->heal, o->base->jail.rootfs_dir, p, err);
@@ -477,7 +493,10 @@ judge_attempt (struct csr_loop *l, const struct csr_loop_opts *o, int i, const c
       csr_diagnosis_set (d, "SilentFailure", msg ? msg : "silent failure", 0, cur);
     }
   else
-    diagnose_run (d, a, cur);
+    {
+      diagnose_run (d, a, cur);
+      hint_network (d, o);
+    }
   a->diagnosis = d;
   r->status = fail_status;
   return false;

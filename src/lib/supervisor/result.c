@@ -268,6 +268,11 @@ w_diagnosis (struct writer *w, const struct csr_diagnosis *d)
     w_null (w);
   w_key (w, "context");
   w_str_or_null (w, d->context);
+  if (d->hint)
+    {
+      w_key (w, "hint");
+      w_str (w, d->hint);
+    }
   w_close (w);
 }
 
@@ -530,6 +535,23 @@ csr_result_to_json (const struct csr_run_result *r, char **out, size_t *len, csr
     }
   w_key (w, "duration_ms");
   w_u64 (w, r->duration_ms);
+  if (r->file != NULL)
+    {
+      w_key (w, "file");
+      w_str (w, r->file);
+      w_key (w, "args");
+      if (ok (w))
+        check (w, yajl_gen_array_open (g));
+      for (size_t i = 0; i < r->n_args; i++)
+        w_str (w, r->args[i]);
+      if (ok (w))
+        check (w, yajl_gen_array_close (g));
+      if (r->label != NULL)
+        {
+          w_key (w, "label");
+          w_str (w, r->label);
+        }
+    }
 
   if (r->rootfs_dir != NULL)
     {

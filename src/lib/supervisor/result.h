@@ -94,6 +94,13 @@ struct csr_run_result
   const char *llm_model;
   int llm_calls; /* HTTP requests made in this run */
   int llm_max_calls;
+  /* What was run, for a reader of many results (one.jsonl): "file" (the
+   * snippet's path or "-"), "args" (its sys.argv[1:]) and "label" (--label;
+   * NULL: the field is left out).  NULL file: none of the three is written. */
+  const char *file;
+  char *const *args;
+  size_t n_args;
+  const char *label;
 };
 
 /* Serialise to JSON (one object, newline-terminated).  Output bytes that are
