@@ -64,6 +64,29 @@ warn_limits (const struct csr_limits *l)
            rl && l->memory_by_rlimit ? "; memory is an address-space limit" : "");
 }
 
+/* Output cut by --max-output: one line naming the streams and what was
+ * dropped from the attempt whose output was printed. */
+static void
+warn_output (const struct csr_run_result *r)
+{
+  if (r->n_attempts == 0)
+    return;
+  const struct csr_attempt *a = &r->attempts[r->n_attempts - 1];
+  unsigned long long out = csr_bbuf_dropped (&a->out), err = csr_bbuf_dropped (&a->err);
+  if (out == 0 && err == 0)
+    return;
+  char what[128] = "";
+  if (out)
+    snprintf (what, sizeof what, "stdout: %llu bytes dropped", out);
+  if (err)
+    snprintf (what + strlen (what), sizeof what - strlen (what), "%sstderr: %llu bytes dropped",
+              out ? ", " : "", err);
+  csr_say ("csrun run",
+           "warning: output cut by --max-output (%llu bytes per stream: the first and last half "
+           "kept): %s",
+           (unsigned long long)r->limits.max_output, what);
+}
+
 int
 cmd_run (struct csr_global *g, int argc, char **argv)
 {
@@ -100,6 +123,8 @@ cmd_run (struct csr_global *g, int argc, char **argv)
                                             !raw && csr_stream_is_terminal (STDERR_FILENO));
           csr_say_after (out_last, err_last);
         }
+      if (!o.quiet)
+        warn_output (r);
       if (!o.quiet)
         warn_limits (&r->limits);
       if (!o.quiet || r->status == CSR_STATUS_ERROR)

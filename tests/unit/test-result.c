@@ -320,12 +320,12 @@ Test (result, two_attempts_full_document)
   yajl_val attempts = get (t, "attempts");
   cr_assert (YAJL_IS_ARRAY (attempts));
   cr_assert_eq (attempts->u.array.len, 2);
-  static const char *const attempt_keys[] = { "attempt", "code_sha256",     "exit_code",
-                                              "signal",  "timed_out",       "duration_ms",
-                                              "cpu_ms",  "peak_memory_kib", "oom_killed",
-                                              "stdout",  "stdout_bytes",    "stdout_dropped_bytes",
-                                              "stderr",  "stderr_bytes",    "stderr_dropped_bytes",
-                                              NULL };
+  static const char *const attempt_keys[]
+      = { "attempt",          "code_sha256", "exit_code",    "signal",
+          "timed_out",        "duration_ms", "cpu_ms",       "peak_memory_kib",
+          "oom_killed",       "stdout",      "stdout_bytes", "stdout_dropped_bytes",
+          "stdout_truncated", "stderr",      "stderr_bytes", "stderr_dropped_bytes",
+          "stderr_truncated", NULL };
 
   yajl_val a1 = attempts->u.array.values[0];
   expect_keys (a1, attempt_keys);
@@ -523,6 +523,8 @@ Test (result, dropped_marker_counts_large_streams)
   cr_assert_str_eq (get_str (a1, "stderr"),
                     "01234\n[... csrun: 6 bytes dropped ...]\n" FFFD FFFD "\xe2\x82\xac");
   cr_assert_eq (get_int (a1, "stderr_dropped_bytes"), 6);
+  cr_assert (get_bool (a1, "stdout_truncated"));
+  cr_assert (get_bool (a1, "stderr_truncated"));
   yajl_tree_free (t);
   free (doc);
   release_attempts (&a, 1);
@@ -539,4 +541,61 @@ Test (result, every_status_round_trips)
       yajl_tree_free (t);
       free (doc);
     }
+}
+
+/* What was run (file, args, label) and the diagnosis hint (issue 14). */
+Test (result, file_args_label_hint)
+{
+  struct csr_attempt a;
+  memset (&a, 0, sizeof a);
+  a.number = 1;
+  a.exited = true;
+  a.exit_code = 1;
+  cr_assert_eq (csr_bbuf_init (&a.out, 64), 0);
+  cr_assert_eq (csr_bbuf_init (&a.err, 64), 0);
+  struct csr_diagnosis d
+      = { "socket.gaierror", "[Errno -2] Name or service not known", 2, NULL, CSR_HINT_NO_NETWORK };
+  a.diagnosis = &d;
+  char *args[] = { "x", "y z" };
+  struct csr_run_result r = { .status = CSR_STATUS_FAILED,
+                              .attempts = &a,
+                              .n_attempts = 1,
+                              .diagnosis = &d,
+                              .file = "dir/a.py",
+                              .args = args,
+                              .n_args = 2,
+                              .label = "job 7" };
+  char *doc = to_json (&r, NULL);
+  yajl_val t = parse_tree (doc);
+  cr_assert_str_eq (get_str (t, "file"), "dir/a.py");
+  yajl_val av = get (t, "args");
+  cr_assert (YAJL_IS_ARRAY (av));
+  cr_assert_eq (av->u.array.len, 2);
+  cr_assert_str_eq (YAJL_GET_STRING (av->u.array.values[1]), "y z");
+  cr_assert_str_eq (get_str (t, "label"), "job 7");
+  cr_assert_str_eq (get_str (get (t, "diagnosis"), "hint"), CSR_HINT_NO_NETWORK);
+  yajl_val a1 = get (t, "attempts")->u.array.values[0];
+  cr_assert_not (get_bool (a1, "stdout_truncated"));
+  cr_assert_eq (get_int (a1, "exit_code"), 1);
+  yajl_tree_free (t);
+  free (doc);
+
+  /* No label: no key; no file: none of the three. */
+  r.label = NULL;
+  doc = to_json (&r, NULL);
+  t = parse_tree (doc);
+  cr_assert_null (get (t, "label"));
+  cr_assert_not_null (get (t, "args"));
+  yajl_tree_free (t);
+  free (doc);
+  r.file = NULL;
+  d.hint = NULL;
+  doc = to_json (&r, NULL);
+  t = parse_tree (doc);
+  cr_assert_null (get (t, "file"));
+  cr_assert_null (get (t, "args"));
+  cr_assert_null (get (get (t, "diagnosis"), "hint"));
+  yajl_tree_free (t);
+  free (doc);
+  release_attempts (&a, 1);
 }

@@ -227,6 +227,9 @@ w_stream (struct writer *w, const char *name, const struct csr_bbuf *b)
   snprintf (key, sizeof key, "%s_dropped_bytes", name);
   w_key (w, key);
   w_u64 (w, dropped);
+  snprintf (key, sizeof key, "%s_truncated", name);
+  w_key (w, key);
+  w_bool (w, dropped > 0);
 }
 
 static void
