@@ -153,25 +153,29 @@ oci_run_is_bundle (const struct csr_global *g, int argc, char **argv)
 {
   if (g->oci_flags)
     return true;
-  const char *operand = NULL;
-  int operands = 0;
+  static const char *const oci_only[]
+      = { "--bundle", "--detach", "--pid-file", "--console-socket", "--keep", "--no-pivot",
+          "--preserve-fds", "--no-new-keyring" };
+  bool help = false;
   for (int i = 1; i < argc; i++)
     {
       const char *a = argv[i];
-      if (strcmp (a, "-b") == 0 || strcmp (a, "--bundle") == 0 || strncmp (a, "--bundle=", 9) == 0
-          || strncmp (a, "-b", 2) == 0 || strcmp (a, "--detach") == 0 || strcmp (a, "-d") == 0
-          || strncmp (a, "--pid-file", 10) == 0 || strncmp (a, "--console-socket", 16) == 0)
+      /* Everything from the first operand on is FILE and its arguments (or
+       * the container's id). */
+      if (a[0] != '-' || strcmp (a, "-") == 0 || strcmp (a, "--") == 0)
+        return false;
+      if (strncmp (a, "-b", 2) == 0 || strcmp (a, "-d") == 0)
         return true;
-      if (a[0] != '-' || strcmp (a, "-") == 0)
+      for (size_t k = 0; k < sizeof oci_only / sizeof oci_only[0]; k++)
         {
-          if (operands++ == 0)
-            operand = a;
+          size_t n = strlen (oci_only[k]);
+          if (strncmp (a, oci_only[k], n) == 0 && (a[n] == '\0' || a[n] == '='))
+            return true;
         }
+      help |= strcmp (a, "-h") == 0 || strcmp (a, "--help") == 0;
     }
-  if (operand == NULL || operands != 1 || strcmp (operand, "-") == 0)
-    return false;
-  struct stat st;
-  return stat (operand, &st) < 0 && access ("config.json", F_OK) == 0;
+  /* No operand: the OCI run of the bundle in the working directory. */
+  return !help && access ("config.json", F_OK) == 0;
 }
 
 int

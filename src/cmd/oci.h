@@ -39,8 +39,12 @@ int oci_connect_console (const char *path, csr_error **err);
 char *oci_root (const struct csr_global *g);
 
 /* Whether `csrun run ARGS` means the OCI run (a bundle) rather than a snippet:
- * -b/--bundle given, an OCI global flag was used, or the single operand is
- * not a file while ./config.json exists. */
+ * an OCI global flag was used (--root, --log...), an option only the OCI run
+ * has comes before the first operand (-b/--bundle, -d/--detach, --pid-file,
+ * --console-socket, --keep, --no-pivot, --preserve-fds, --no-new-keyring), or
+ * there is no operand at all while ./config.json exists.  `csrun run x.py`
+ * is a snippet run even next to a config.json (a missing x.py is the
+ * snippet's usual "cannot read" error, not an OCI one). */
 bool oci_run_is_bundle (const struct csr_global *g, int argc, char **argv);
 
 /* Help in runc's layout (see oci-help.c).  oci_prog_name is the name csrun
