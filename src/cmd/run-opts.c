@@ -80,7 +80,9 @@ static struct argp_option common_options[] = {
 
 static struct argp_option run_options[] = {
   { "memory", OPT_MEMORY, "SIZE", 0,
-    "Memory limit of the whole jail (512M, 1G; default 512M): a cgroup, else RLIMIT_AS", 0 },
+    "Memory limit of the whole jail (512M, 1G; default 512M): a cgroup, else RLIMIT_DATA per "
+    "process",
+    0 },
   { "pids", OPT_PIDS, "N", 0,
     "At most N processes and threads in the jail (at least 2; default 128): a cgroup, else "
     "RLIMIT_NPROC",

@@ -8,6 +8,8 @@
 #include "cmd.h"
 #include "common.h"
 #include "supervisor/capture.h"
+#include "supervisor/notice.h"
+#include "util/log.h"
 
 /* One line on stderr about how the run ended (not for a first-try success). */
 static void
@@ -46,22 +48,31 @@ print_outcome (const struct csr_run_result *r)
            last->patch_none ? last->patch_none : "");
 }
 
-/* Limits that were asked for (by default or explicitly) but are weaker than a
- * cgroup, or not enforced at all: say so once. */
+/* Limits that were asked for but are weaker than a cgroup, or not enforced
+ * at all (limits.warning): said whenever a limit was given on the command
+ * line, else once per cache directory and host boot (the same rootless host
+ * gives the same answer every time). */
 static void
-warn_limits (const struct csr_limits *l)
+warn_limits (const struct run_opts *o, const struct csr_snippet_result *s)
 {
-  bool rl = l->mechanism && strstr (l->mechanism, "rlimit") != NULL;
-  bool nocpu = l->cpu_millis && !l->cpu_enforced;
-  bool nomem = l->memory_bytes && !l->memory_enforced;
-  bool nopids = l->pids && !l->pids_enforced;
-  if (!rl && !nocpu && !nomem && !nopids)
+  const char *w = s->loop.result.limits.warning;
+  if (w == NULL)
     return;
-  csr_say ("csrun run", "warning: limits %s%s%s%s%s",
-           rl ? "enforced by rlimits, not a cgroup (no writable cgroup here)" : "incomplete",
-           nomem ? "; memory not limited" : "", nopids ? "; pids not limited" : "",
-           nocpu ? "; cpu not limited" : "",
-           rl && l->memory_by_rlimit ? "; memory is an address-space limit" : "");
+  bool asked = o->req.limits.explicit_mask != 0;
+  if (!asked)
+    {
+      csr_error *e = NULL;
+      int first = csr_notice_first (s->cache_dir, "limits-warned", &e);
+      if (first < 0)
+        csr_debug ("the limits warning is given every time: %s", csr_error_text (e));
+      csr_error_free (e);
+      if (first == 0)
+        return;
+    }
+  csr_say ("csrun run", "warning: %s%s", w,
+           asked ? ""
+                 : " (said once per boot for this cache directory, and whenever --memory, "
+                   "--pids or --cpus is given; the JSON always has limits.warning)");
 }
 
 /* Output cut by --max-output: one line naming the streams and what was
@@ -126,7 +137,7 @@ cmd_run (struct csr_global *g, int argc, char **argv)
       if (!o.quiet)
         warn_output (r);
       if (!o.quiet)
-        warn_limits (&r->limits);
+        warn_limits (&o, &s);
       if (!o.quiet || r->status == CSR_STATUS_ERROR)
         print_outcome (r);
     }

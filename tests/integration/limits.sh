@@ -122,8 +122,8 @@ rc=$?
   && ok "--memory 1M is a usage error naming the minimum" || not_ok "--memory 1M" "exit $rc" "$(cat "$T/m1.err")"
 csrun run --json --memory 16M "$T/up.py" >"$T/m16.json" 2>"$T/m16.err"
 rc=$?
-# With a cgroup, Python starts in 16 MiB; with RLIMIT_AS (rootless without a
-# cgroup) its address space may not fit: then a MemoryError diagnosis (exit 1).
+# With a cgroup, Python starts in 16 MiB; with RLIMIT_DATA (rootless without a
+# cgroup) its private memory may not fit: then a MemoryError diagnosis (exit 1).
 res=$(json_get "$T/m16.json" '(j["status"], (j.get("diagnosis") or {}).get("error_type"))' 2>&1)
 if { [ $rc = 0 ] && [ "$res" = "('ok', None)" ]; } || { [ $rc = 1 ] && [ "$res" = "('failed', 'MemoryError')" ]; }; then
   ok "--memory 16M runs, or fails with a MemoryError diagnosis (exit $rc)"

@@ -292,19 +292,10 @@ Test (result, two_attempts_full_document)
   cr_assert (get_bool (rootfs, "unpacked"));
 
   yajl_val limits = get (t, "limits");
-  static const char *const limit_keys[] = { "mechanism",
-                                            "memory_bytes",
-                                            "memory_enforced",
-                                            "timeout_s",
-                                            "max_output_bytes",
-                                            "tmp_size_bytes",
-                                            "nofile",
-                                            "memory_limit_kind",
-                                            "pids",
-                                            "pids_enforced",
-                                            "cpus",
-                                            "cpu_enforced",
-                                            NULL };
+  static const char *const limit_keys[]
+      = { "mechanism",      "memory_bytes", "memory_enforced",   "timeout_s", "max_output_bytes",
+          "tmp_size_bytes", "nofile",       "memory_limit_kind", "pids",      "pids_enforced",
+          "cpus",           "cpu_enforced", "warning",           NULL };
   expect_keys (limits, limit_keys);
   cr_assert_str_eq (get_str (limits, "mechanism"), "cgroup-v1");
   cr_assert_eq (get_int (limits, "memory_bytes"), 512ll << 20);

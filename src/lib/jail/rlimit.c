@@ -26,6 +26,8 @@ csr_rlimits_apply (const struct jail_snippet *spec, csr_error **err)
     return -1;
   if (spec->rlimit_as && set_limit (RLIMIT_AS, "as", spec->rlimit_as, err) < 0)
     return -1;
+  if (spec->rlimit_data && set_limit (RLIMIT_DATA, "data", spec->rlimit_data, err) < 0)
+    return -1;
   if (spec->rlimit_nproc && set_limit (RLIMIT_NPROC, "nproc", spec->rlimit_nproc, err) < 0)
     return -1;
   return 0;

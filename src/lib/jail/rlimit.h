@@ -5,7 +5,7 @@
 #include "../util/error.h"
 #include "spec.h"
 
-/* core 0, nofile, fsize, and (when asked) address space. */
+/* core 0, nofile, fsize, and (when asked) address space, data and nproc. */
 int csr_rlimits_apply (const struct jail_snippet *spec, csr_error **err);
 
 #endif

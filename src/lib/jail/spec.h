@@ -76,6 +76,7 @@ struct jail_snippet
   uint64_t rlimit_nofile; /* default 1024 */
   uint64_t rlimit_fsize;  /* default tmp_size */
   uint64_t rlimit_as;     /* 0: not set */
+  uint64_t rlimit_data;   /* 0: not set (private writable memory, since Linux 4.7) */
   uint64_t rlimit_nproc;  /* 0: not set (counted per user namespace since Linux 5.14) */
 
   /* Standard streams of the payload: fds in the supervisor, -1 = /dev/null. */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../util/log.h"
+#include "result.h"
 
 #define CPU_PERIOD_US 100000
 
@@ -38,7 +39,12 @@ csr_limits_prepare (const struct csr_limits_request *req, struct jail_snippet *s
   out->cpu = req->cpu_millis && out->cg && enf.cpu;
   if (req->memory && !out->memory)
     {
-      spec->rlimit_as = req->memory;
+      /* RLIMIT_DATA, not RLIMIT_AS: since Linux 4.7 it counts a process's
+       * private writable mappings (heap, anonymous mmap, thread stacks), what
+       * a snippet really allocates, and not the address space reserved but
+       * not yet usable (each glibc malloc arena reserves 64 MiB PROT_NONE: 15
+       * threads broke under RLIMIT_AS 512M; 32 run under RLIMIT_DATA). */
+      spec->rlimit_data = req->memory;
       out->memory = out->memory_by_rlimit = rl = true;
     }
   if (req->pids && !out->pids)
@@ -84,4 +90,23 @@ csr_limits_finish (struct csr_limits_applied *ap, struct csr_cgroup_stats *st)
     }
   csr_cgroup_destroy (ap->cg);
   ap->cg = NULL;
+}
+
+const char *
+csr_limits_warning (const struct csr_limits *l, char *buf, size_t size)
+{
+  bool rl = l->mechanism && strstr (l->mechanism, "rlimit") != NULL;
+  bool nocpu = l->cpu_millis && !l->cpu_enforced;
+  bool nomem = l->memory_bytes && !l->memory_enforced;
+  bool nopids = l->pids && !l->pids_enforced;
+  if (!rl && !nocpu && !nomem && !nopids)
+    return NULL;
+  snprintf (buf, size, "limits %s%s%s%s%s",
+            rl ? "enforced by rlimits, not a cgroup (no writable cgroup here)" : "incomplete",
+            nomem ? "; memory not limited" : "", nopids ? "; pids not limited" : "",
+            nocpu ? "; cpu not limited" : "",
+            rl && l->memory_by_rlimit
+                ? "; memory is a per-process limit on private writable memory (RLIMIT_DATA)"
+                : "");
+  return buf;
 }

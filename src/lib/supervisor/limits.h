@@ -35,12 +35,13 @@ struct csr_limits_applied
 {
   char mechanism[32];     /* "cgroup-v2", "cgroup-v1", "rlimit", "cgroup-v1+rlimit", "none" */
   bool memory, pids, cpu; /* enforced */
-  bool memory_by_rlimit;  /* RLIMIT_AS: address space, not resident memory */
+  bool memory_by_rlimit;  /* RLIMIT_DATA: each process's private writable memory, not the jail's
+                             resident memory */
   struct csr_cgroup *cg;
 };
 
 /* Decide how REQ is enforced for one jail: create its cgroup (SPEC->cgroup),
- * and set SPEC's rlimits for what the cgroup can't do (memory -> RLIMIT_AS,
+ * and set SPEC's rlimits for what the cgroup can't do (memory -> RLIMIT_DATA,
  * pids -> RLIMIT_NPROC, which the kernel counts per user namespace).  An
  * explicit limit that nothing can enforce is an error unless best_effort. */
 int csr_limits_prepare (const struct csr_limits_request *req, struct jail_snippet *spec,
@@ -48,5 +49,11 @@ int csr_limits_prepare (const struct csr_limits_request *req, struct jail_snippe
 /* After the jail ended: the cgroup's statistics (zeroes without a cgroup),
  * then the cgroup is killed and removed. */
 void csr_limits_finish (struct csr_limits_applied *ap, struct csr_cgroup_stats *st);
+
+struct csr_limits;
+/* The warning about L's limits that are weaker than a cgroup (rlimits) or not
+ * enforced at all, written to BUF; NULL when every limit asked for is in a
+ * cgroup. */
+const char *csr_limits_warning (const struct csr_limits *l, char *buf, size_t size);
 
 #endif

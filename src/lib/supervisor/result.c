@@ -469,7 +469,7 @@ w_limits (struct writer *w, const struct csr_limits *l)
   w_key (w, "nofile");
   w_u64 (w, l->nofile);
   w_key (w, "memory_limit_kind");
-  w_str (w, !l->memory_enforced ? "none" : l->memory_by_rlimit ? "address-space" : "resident");
+  w_str (w, !l->memory_enforced ? "none" : l->memory_by_rlimit ? "private-data" : "resident");
   w_key (w, "pids");
   w_u64 (w, l->pids);
   w_key (w, "pids_enforced");
@@ -478,6 +478,8 @@ w_limits (struct writer *w, const struct csr_limits *l)
   w_double (w, (double)l->cpu_millis / 1000.0);
   w_key (w, "cpu_enforced");
   w_bool (w, l->cpu_enforced);
+  w_key (w, "warning");
+  w_str_or_null (w, l->warning);
   if (l->seccomp)
     {
       w_key (w, "seccomp");

@@ -69,6 +69,9 @@ struct csr_limits
   uint64_t max_output; /* per stream */
   uint64_t tmp_size;
   uint64_t nofile;
+  /* Limits weaker than a cgroup, or not enforced: what `csrun run` warns
+   * about (limits.warning in the JSON, always); NULL: none. */
+  const char *warning;
 };
 
 struct csr_run_result

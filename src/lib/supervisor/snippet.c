@@ -313,6 +313,8 @@ describe_outcome (struct csr_snippet_result *res, const struct timespec *t0)
       r->limits.memory_by_rlimit = ap->memory_by_rlimit;
       r->limits.pids_enforced = ap->pids;
       r->limits.cpu_enforced = ap->cpu;
+      r->limits.warning
+          = csr_limits_warning (&r->limits, res->limits_warning, sizeof res->limits_warning);
     }
   struct timespec t1;
   clock_gettime (CLOCK_MONOTONIC, &t1);
@@ -449,6 +451,7 @@ csr_snippet_run (const struct csr_snippet_request *req, struct csr_snippet_resul
   if (res->rootfs->sha256 != NULL && failed_before_verdict (&res->loop.result, rc))
     repair_and_rerun (req, res, &spec, &lo, cache_dir, &rc, err);
   describe_outcome (res, &t0);
+  res->cache_dir = steal_pointer (&cache_dir);
   return rc < 0 ? CSR_SNIPPET_INTERNAL : 0;
 }
 
@@ -468,4 +471,5 @@ csr_snippet_result_release (struct csr_snippet_result *res)
     free (*p);
   free (res->damaged_first);
   free (res->repair_error);
+  free (res->cache_dir);
 }

@@ -90,6 +90,7 @@ struct csr_snippet_result
   bool repaired;
   char *repair_error;
   const char *rootfs_dir; /* for the message: the tree's directory */
+  char *cache_dir;        /* the cache directory used (checked), or NULL */
 
   /* Private to snippet.c. */
   struct csr_gate_policy policy;
@@ -105,6 +106,7 @@ struct csr_snippet_result
   char *envp[CSR_SNIPPET_MAX_ENV + 16];
   char *owned_env[CSR_SNIPPET_MAX_ENV + 1];
   char no_heal_why[160];
+  char limits_warning[200];
 };
 
 /* The defaults of `csrun run`: 60 s, 512 MiB, 128 pids, one CPU, 1 MiB of
