@@ -213,3 +213,31 @@ Test (run_opts, minimum_pids)
   parse (&o, 4, argv);
   cr_assert_eq (o.req.limits.pids, 2);
 }
+
+Test (run_opts, label)
+{
+  struct run_opts o;
+  const char *argv[] = { "csrun run", "--label", "job 7: ünïcode", "x.py", NULL };
+  parse (&o, 4, argv);
+  cr_assert_str_eq (o.label, "job 7: ünïcode");
+  char long_label[CSR_LABEL_MAX + 2];
+  memset (long_label, 'x', sizeof long_label - 1);
+  long_label[CSR_LABEL_MAX] = '\0';
+  cr_assert_null (csr_label_problem (long_label));
+  long_label[CSR_LABEL_MAX] = 'x';
+  long_label[CSR_LABEL_MAX + 1] = '\0';
+  cr_assert_not_null (csr_label_problem (long_label));
+  cr_assert_not_null (csr_label_problem ("a\tb"));
+  cr_assert_not_null (csr_label_problem ("a\x7f"));
+  cr_assert_not_null (csr_label_problem ("a\xc2\x9b"
+                                         "31m"));
+  cr_assert_not_null (csr_label_problem ("\xff"));
+  cr_assert_null (csr_label_problem (""));
+}
+
+Test (run_opts, label_with_newline_is_usage_error, .exit_code = 2)
+{
+  struct run_opts o;
+  const char *argv[] = { "csrun run", "--label", "a\nb", "x.py", NULL };
+  parse (&o, 4, argv);
+}
