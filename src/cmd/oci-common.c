@@ -154,8 +154,8 @@ oci_run_is_bundle (const struct csr_global *g, int argc, char **argv)
   if (g->oci_flags)
     return true;
   static const char *const oci_only[]
-      = { "--bundle", "--detach",   "--pid-file",     "--console-socket",
-          "--keep",   "--no-pivot", "--preserve-fds", "--no-new-keyring" };
+      = { "--bundle",   "--detach",       "--pid-file",       "--console-socket", "--keep",
+          "--no-pivot", "--preserve-fds", "--no-new-keyring", "--no-subreaper" };
   bool help = false;
   for (int i = 1; i < argc; i++)
     {

@@ -41,8 +41,8 @@ char *oci_root (const struct csr_global *g);
 /* Whether `csrun run ARGS` means the OCI run (a bundle) rather than a snippet:
  * an OCI global flag was used (--root, --log...), an option only the OCI run
  * has comes before the first operand (-b/--bundle, -d/--detach, --pid-file,
- * --console-socket, --keep, --no-pivot, --preserve-fds, --no-new-keyring), or
- * there is no operand at all while ./config.json exists.  `csrun run x.py`
+ * --console-socket, --keep, --no-pivot, --preserve-fds, --no-new-keyring,
+ * --no-subreaper), or there is no operand at all while ./config.json exists.  `csrun run x.py`
  * is a snippet run even next to a config.json (a missing x.py is the
  * snippet's usual "cannot read" error, not an OCI one). */
 bool oci_run_is_bundle (const struct csr_global *g, int argc, char **argv);
