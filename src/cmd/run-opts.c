@@ -155,7 +155,9 @@ static struct argp_option run_options[] = {
 
 static const char run_doc[]
     = "Run a Python snippet in a disposable jail; gate it, and heal it when it fails.\v"
-      "FILE is a Python source file, or - for standard input; ARGS become sys.argv[1:].\n\n"
+      "FILE is a Python source file, or - for standard input; ARGS become sys.argv[1:] (FILE "
+      "is a snippet even next to a config.json: the OCI run of a bundle is `csrun run -b "
+      "BUNDLE ID`, see csrun-oci(8)).\n\n"
       "Exit status: 0 the snippet succeeded (possibly after healing), 1 it still fails, 2 usage "
       "or input error, 3 blocked by the gate, 124 timed out, 125 csrun itself failed. See "
       "csrun-run(1).";
