@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "supervisor/heal.h"
 #include "supervisor/limits.h"
 #include "util/parse.h"
 
@@ -107,7 +108,8 @@ static struct argp_option run_options[] = {
   { "heal-conf", OPT_HEAL_CONF, "FILE", 0, "Import table to use instead of heal.conf", 0 },
   { "patch-cmd", OPT_PATCH_CMD, "PROGRAM", 0,
     "Ask PROGRAM (run by /bin/sh, outside the jail) for a patch when local healing can't: it "
-    "reads {\"code\",\"diagnosis\",\"attempt\"} JSON and prints the whole fixed program",
+    "reads {\"code\",\"diagnosis\",\"attempt\",\"violations\",\"stdout_tail\",\"stderr_tail\"} "
+    "JSON and prints the whole fixed program; its first word must exist (a path, or on PATH)",
     0 },
   { "patch-timeout", OPT_PATCH_TIMEOUT, "DURATION", 0,
     "Time allowed to --patch-cmd per call (default 60s)", 0 },
@@ -362,6 +364,10 @@ parse_run (int key, char *arg, struct argp_state *state)
     case OPT_PATCH_CMD:
       if (arg[0] == '\0')
         argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --patch-cmd: empty");
+      /* A program that is not there is a usage error now, not a failure
+       * found when a snippet first needs healing. */
+      if (csr_patchcmd_check (arg, &e) < 0)
+        bad_value (state, "patch-cmd", e);
       o->req.patch_cmd = arg;
       break;
     case OPT_PATCH_TIMEOUT:
