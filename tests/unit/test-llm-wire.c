@@ -610,7 +610,8 @@ Test (request, refused)
   bad.api_key = (char *)KEY "\r\nX-Evil: 1";
   assert_build_fails (&bad, "u", "key with CRLF");
 
-  static const struct csr_llm_provider none = { "none", CSR_LLM_WIRE_NONE, "http://x", "m", NULL, NULL };
+  static const struct csr_llm_provider none
+      = { "none", CSR_LLM_WIRE_NONE, "http://x", "m", NULL, NULL };
   bad = c;
   bad.provider = &none;
   assert_build_fails (&bad, "u", "no wire");
