@@ -341,7 +341,7 @@ fi
 
 # A tree a running csrun uses is kept; the compiled files go.
 printf 'import time\ntime.sleep(4)\nprint("slept")\n' >"$T/sleeper.py"
-"$CSRUN" run --rootfs "$CSRUN_TEST_ROOTFS" --cache-dir "$P" "$T/sleeper.py" >"$T/sleeper.out" 2>&1 </dev/null &
+"$CSRUN" run --rootfs "$CSRUN_TEST_ROOTFS" --cache-dir "$P" "$T/sleeper.py" >"$T/sleeper.out" 2>"$T/sleeper.err" </dev/null &
 sleeper=$!
 busy=
 for _ in $(seq 1 100); do
