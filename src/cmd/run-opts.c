@@ -119,7 +119,9 @@ static struct argp_option run_options[] = {
     0 },
   { "no-llm", OPT_NO_LLM, NULL, 0, "Never call a model (local healing and --patch-cmd only)", 0 },
   { "llm-base-url", OPT_LLM_BASE_URL, "URL", 0,
-    "The provider's base URL (an OpenAI-compatible server: vLLM, LiteLLM, llama.cpp, ...)", 0 },
+    "The provider's base URL (an OpenAI-compatible server: vLLM, LiteLLM, llama.cpp, ...); "
+    "the API key is then optional, and without --llm it means the openai format",
+    0 },
   { "llm-ca-file", OPT_LLM_CA_FILE, "FILE", 0,
     "Trust the CA certificates in FILE (PEM) instead of the system's", 0 },
   { "env-file", OPT_ENV_FILE, "FILE", 0,
