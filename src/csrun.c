@@ -38,7 +38,7 @@ cmd_run_either (struct csr_global *g, int argc, char **argv)
 static const struct command commands[] = {
   { "run", cmd_run_either, "run a Python snippet in a disposable jail" },
   { "check", cmd_check, "run only the AST gate on a snippet" },
-  { "cache", cmd_cache, "verify (and repair) the unpacked rootfs trees" },
+  { "cache", cmd_cache, "verify, list (ls) and prune the cache: rootfs trees, compiled gates" },
   { "create", cmd_oci_create, "OCI: create a container from a bundle" },
   { "start", cmd_oci_start, "OCI: start a created container" },
   { "state", cmd_oci_state, "OCI: print a container's state" },
@@ -113,7 +113,8 @@ static const char global_doc[]
       "Commands:\n"
       "  run        gate, run and heal a Python snippet in a disposable jail\n"
       "  check      run only the AST gate on a snippet (in the jail)\n"
-      "  cache verify [--repair]  check the cached rootfs trees against their manifests\n\n"
+      "  cache verify [--repair]  check the cached rootfs trees against their manifests\n"
+      "  cache ls | prune [--older-than D]  list or remove the cache's trees, gates, programs\n\n"
       "OCI runtime commands (runc/crun compatible; see csrun-oci(8)):\n"
       "  create, start, state, kill, delete, run (with a bundle), list, ps, spec,\n"
       "  features, pause, resume, exec, update, events\n"

@@ -1,5 +1,7 @@
 /* csrun cache verify: check the unpacked rootfs trees against their
- * manifests, and with --repair unpack the damaged ones again. */
+ * manifests, and with --repair unpack the damaged ones again.
+ * csrun cache ls / prune: list and remove what the cache holds (the trees,
+ * compiled gates and seccomp programs: rootfs/cache-entries.c). */
 #include "config.h"
 
 #include <argp.h>
@@ -8,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <yajl/yajl_gen.h>
@@ -16,6 +19,7 @@
 #include "rootfs/rootfs.h"
 #include "util/cleanup.h"
 #include "util/digest.h"
+#include "util/parse.h"
 #include "util/trust.h"
 
 struct cache_opts
@@ -26,6 +30,7 @@ struct cache_opts
   bool repair;
   bool json;
   bool quick;
+  double older_than_s; /* prune --older-than; 0: not given */
 };
 
 enum
@@ -35,6 +40,7 @@ enum
   OPT_REPAIR,
   OPT_JSON,
   OPT_QUICK,
+  OPT_OLDER_THAN,
 };
 
 static struct argp_option cache_options[] = {
@@ -44,8 +50,38 @@ static struct argp_option cache_options[] = {
   { "rootfs", OPT_ROOTFS, "TARBALL", 0, "Only the tree of this tarball", 0 },
   { "quick", OPT_QUICK, NULL, 0, "Compare types, modes and sizes only, not the contents", 0 },
   { "json", OPT_JSON, NULL, 0, "One JSON document on stdout", 0 },
+  { "older-than", OPT_OLDER_THAN, "DURATION", 0,
+    "prune: only entries not used for DURATION (e.g. 7d, 12h, 30m; d = days)", 0 },
   { NULL, 0, NULL, 0, NULL, 0 },
 };
+
+/* "7d", "2w" (days, weeks) or a csr_parse_duration ("12h", "30m", "90s"). */
+static int
+parse_age (const char *s, double *out)
+{
+  size_t n = strlen (s);
+  double unit = 0;
+  if (n > 1 && s[n - 1] == 'd')
+    unit = 86400;
+  else if (n > 1 && s[n - 1] == 'w')
+    unit = 7 * 86400;
+  csr_error *e = NULL;
+  if (unit == 0)
+    {
+      int r = csr_parse_duration (s, 100.0 * 365 * 86400, out, &e);
+      csr_error_free (e);
+      return r;
+    }
+  cleanup_free char *num = strndup (s, n - 1);
+  if (num == NULL || strpbrk (num, "hmsd") != NULL
+      || csr_parse_duration (num, 100.0 * 365, out, &e) < 0)
+    {
+      csr_error_free (e);
+      return -1;
+    }
+  *out *= unit;
+  return 0;
+}
 
 static error_t
 parse_cache (int key, char *arg, struct argp_state *state)
@@ -68,16 +104,25 @@ parse_cache (int key, char *arg, struct argp_state *state)
     case OPT_QUICK:
       o->quick = true;
       break;
+    case OPT_OLDER_THAN:
+      if (parse_age (arg, &o->older_than_s) < 0)
+        argp_failure (state, CSR_EXIT_USAGE, 0,
+                      "invalid --older-than: '%s' (a duration: 7d, 12h, 30m, 90s)", arg);
+      break;
     case ARGP_KEY_ARG:
       if (o->action != NULL)
         argp_failure (state, CSR_EXIT_USAGE, 0, "unexpected argument '%s'", arg);
-      if (strcmp (arg, "verify") != 0)
-        argp_failure (state, CSR_EXIT_USAGE, 0, "unknown action '%s' (only: verify)", arg);
+      if (strcmp (arg, "verify") != 0 && strcmp (arg, "ls") != 0 && strcmp (arg, "prune") != 0)
+        argp_failure (state, CSR_EXIT_USAGE, 0, "unknown action '%s' (verify, ls or prune)", arg);
       o->action = arg;
       break;
     case ARGP_KEY_END:
       if (o->action == NULL)
-        argp_failure (state, CSR_EXIT_USAGE, 0, "missing ACTION (verify)");
+        argp_failure (state, CSR_EXIT_USAGE, 0, "missing ACTION (verify, ls or prune)");
+      if (o->older_than_s > 0 && strcmp (o->action, "prune") != 0)
+        argp_failure (state, CSR_EXIT_USAGE, 0, "--older-than goes with prune");
+      if ((o->repair || o->quick || o->rootfs) && strcmp (o->action, "verify") != 0)
+        argp_failure (state, CSR_EXIT_USAGE, 0, "--repair, --quick and --rootfs go with verify");
       break;
     default:
       return ARGP_ERR_UNKNOWN;
@@ -86,13 +131,16 @@ parse_cache (int key, char *arg, struct argp_state *state)
 }
 
 static const char cache_doc[]
-    = "Check the rootfs trees unpacked in the cache against the manifests recorded when they "
-      "were unpacked.\v"
+    = "verify: check the rootfs trees unpacked in the cache against the manifests recorded "
+      "when they were unpacked.  ls: list what the cache holds (unpacked rootfs trees, "
+      "compiled gates and seccomp programs) with size and last use.  prune: remove those "
+      "entries (with --older-than, only those not used for that long); a tree a running csrun "
+      "uses is kept.\v"
       "Each tree gets one line: ok, or damaged with the number of entries that differ and the "
       "first few.  With --repair a damaged tree is unpacked again from the tarball its manifest "
       "names (when that file still has the tree's digest), else removed so that the next run "
       "unpacks afresh.  Exit status: 0 every tree is intact, 1 damage was found (repaired or "
-      "not), 2 usage error, 125 csrun failed.  See csrun-cache(1).";
+      "not), 2 usage error, 125 csrun failed.  ls and prune exit 0, 2 or 125.  See csrun-cache(1).";
 
 /* One tree's outcome. */
 struct verdict
@@ -314,15 +362,177 @@ fail:
   return CSR_EXIT_INTERNAL;
 }
 
+/* ------------------------------------------------------------ ls and prune */
+
+/* 1.5K, 214M, 3.2G: a size for people. */
+static void
+human_size (uint64_t b, char *buf, size_t size)
+{
+  const char *units = "BKMGT";
+  double v = (double)b;
+  int u = 0;
+  while (v >= 1024 && u < 4)
+    {
+      v /= 1024;
+      u++;
+    }
+  if (u == 0)
+    snprintf (buf, size, "%lluB", (unsigned long long)b);
+  else
+    snprintf (buf, size, v < 10 ? "%.1f%c" : "%.0f%c", v, units[u]);
+}
+
+static void
+utc_time (int64_t t, char *buf, size_t size)
+{
+  time_t tt = (time_t)t;
+  struct tm tm;
+  if (gmtime_r (&tt, &tm) == NULL || strftime (buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+    snprintf (buf, size, "?");
+}
+
+static void
+entries_json (const char *cache_dir, const struct csr_cache_entry *v, size_t n, bool prune)
+{
+  yajl_gen y = yajl_gen_alloc (NULL);
+  if (y == NULL)
+    return;
+  uint64_t total = 0;
+  yajl_gen_map_open (y);
+  gen_str (y, "cache_dir");
+  gen_str (y, cache_dir);
+  gen_str (y, "entries");
+  yajl_gen_array_open (y);
+  for (size_t i = 0; i < n; i++)
+    {
+      char when[32];
+      utc_time (v[i].last_use, when, sizeof when);
+      yajl_gen_map_open (y);
+      gen_str (y, "kind");
+      gen_str (y, csr_cache_kind_name (v[i].kind));
+      gen_str (y, "name");
+      gen_str (y, v[i].name);
+      gen_str (y, "path");
+      gen_str (y, v[i].path);
+      gen_str (y, "bytes");
+      yajl_gen_integer (y, (long long)v[i].bytes);
+      gen_str (y, "last_use");
+      gen_str (y, when);
+      gen_str (y, "last_use_epoch");
+      yajl_gen_integer (y, (long long)v[i].last_use);
+      if (v[i].kind == CSR_CACHE_ROOTFS && !prune)
+        {
+          gen_str (y, "in_use");
+          yajl_gen_bool (y, v[i].in_use);
+        }
+      if (prune)
+        {
+          gen_str (y, "removed");
+          yajl_gen_bool (y, v[i].removed);
+          if (v[i].skipped)
+            {
+              gen_str (y, "kept");
+              gen_str (y, v[i].skipped);
+            }
+        }
+      yajl_gen_map_close (y);
+      if (!prune || v[i].removed)
+        total += v[i].bytes;
+    }
+  yajl_gen_array_close (y);
+  gen_str (y, prune ? "freed_bytes" : "total_bytes");
+  yajl_gen_integer (y, (long long)total);
+  yajl_gen_map_close (y);
+  const unsigned char *buf;
+  size_t len;
+  if (yajl_gen_get_buf (y, &buf, &len) == yajl_gen_status_ok)
+    printf ("%.*s\n", (int)len, (const char *)buf);
+  yajl_gen_free (y);
+}
+
+static void
+entries_text (const char *cache_dir, const struct csr_cache_entry *v, size_t n, bool prune)
+{
+  uint64_t total = 0;
+  size_t removed = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      char size[16], when[32];
+      human_size (v[i].bytes, size, sizeof size);
+      utc_time (v[i].last_use, when, sizeof when);
+      if (prune && v[i].removed)
+        printf ("removed %-7s %6s  %s\n", csr_cache_kind_name (v[i].kind), size, v[i].path);
+      else if (prune)
+        printf ("kept    %-7s %6s  %s: %s\n", csr_cache_kind_name (v[i].kind), size, v[i].path,
+                v[i].skipped ? v[i].skipped : "?");
+      else
+        printf ("%-7s %6s  %s  %s%s\n", csr_cache_kind_name (v[i].kind), size, when, v[i].path,
+                v[i].in_use ? "  (in use)" : "");
+      if (!prune || v[i].removed)
+        {
+          total += v[i].bytes;
+          removed++;
+        }
+    }
+  char size[16];
+  human_size (total, size, sizeof size);
+  if (prune)
+    printf ("%s: removed %zu of %zu %s, freed %s\n", cache_dir, removed, n,
+            n == 1 ? "entry" : "entries", size);
+  else if (n == 0)
+    printf ("%s: empty\n", cache_dir);
+  else
+    printf ("%s: %zu %s, %s\n", cache_dir, n, n == 1 ? "entry" : "entries", size);
+}
+
+static int
+cache_entries (const struct cache_opts *o)
+{
+  csr_error *e = NULL;
+  cleanup_free char *default_dir = NULL;
+  const char *cache_dir = o->cache_dir;
+  if (cache_dir == NULL)
+    {
+      if (csr_rootfs_cache_dir (&default_dir, &e) < 0)
+        goto fail;
+      cache_dir = default_dir;
+    }
+  bool prune = strcmp (o->action, "prune") == 0;
+  struct csr_cache_entry *v = NULL;
+  size_t n = 0;
+  int rc = prune ? csr_cache_prune (cache_dir, o->older_than_s > 0 ? (int64_t)o->older_than_s : -1,
+                                    &v, &n, &e)
+                 : csr_cache_list (cache_dir, &v, &n, &e);
+  if (rc < 0)
+    goto fail;
+  if (o->json)
+    entries_json (cache_dir, v, n, prune);
+  else
+    entries_text (cache_dir, v, n, prune);
+  csr_cache_entries_release (v, n);
+  if (fflush (stdout) != 0 || ferror (stdout))
+    {
+      fprintf (stderr, "csrun cache: write to stdout: %s\n", strerror (errno));
+      return CSR_EXIT_INTERNAL;
+    }
+  return CSR_EXIT_OK;
+fail:
+  fprintf (stderr, "csrun cache: %s\n", e ? csr_error_text (e) : "cannot allocate");
+  csr_error_free (e);
+  return CSR_EXIT_INTERNAL;
+}
+
 int
 cmd_cache (struct csr_global *g, int argc, char **argv)
 {
   (void)g;
   struct cache_opts o;
   memset (&o, 0, sizeof o);
-  struct argp argp = { cache_options, parse_cache, "verify", cache_doc, NULL, NULL, NULL };
+  struct argp argp = { cache_options, parse_cache, "verify|ls|prune", cache_doc, NULL, NULL, NULL };
   argp_err_exit_status = CSR_EXIT_USAGE;
   if (argp_parse (&argp, argc, argv, 0, NULL, &o) != 0)
     return CSR_EXIT_USAGE;
+  if (strcmp (o.action, "verify") != 0)
+    return cache_entries (&o);
   return verify (&o);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "supervisor/heal.h"
 #include "supervisor/limits.h"
 #include "util/parse.h"
 #include "util/utf8.h"
@@ -116,7 +117,8 @@ static struct argp_option run_options[] = {
   { "heal-conf", OPT_HEAL_CONF, "FILE", 0, "Import table to use instead of heal.conf", 0 },
   { "patch-cmd", OPT_PATCH_CMD, "PROGRAM", 0,
     "Ask PROGRAM (run by /bin/sh, outside the jail) for a patch when local healing can't: it "
-    "reads {\"code\",\"diagnosis\",\"attempt\"} JSON and prints the whole fixed program",
+    "reads {\"code\",\"diagnosis\",\"attempt\",\"violations\",\"stdout_tail\",\"stderr_tail\"} "
+    "JSON and prints the whole fixed program; its first word must exist (a path, or on PATH)",
     0 },
   { "patch-timeout", OPT_PATCH_TIMEOUT, "DURATION", 0,
     "Time allowed to --patch-cmd per call (default 60s)", 0 },
@@ -126,7 +128,9 @@ static struct argp_option run_options[] = {
     0 },
   { "no-llm", OPT_NO_LLM, NULL, 0, "Never call a model (local healing and --patch-cmd only)", 0 },
   { "llm-base-url", OPT_LLM_BASE_URL, "URL", 0,
-    "The provider's base URL (an OpenAI-compatible server: vLLM, LiteLLM, llama.cpp, ...)", 0 },
+    "The provider's base URL (an OpenAI-compatible server: vLLM, LiteLLM, llama.cpp, ...); "
+    "the API key is then optional, and without --llm it means the openai format",
+    0 },
   { "llm-ca-file", OPT_LLM_CA_FILE, "FILE", 0,
     "Trust the CA certificates in FILE (PEM) instead of the system's", 0 },
   { "env-file", OPT_ENV_FILE, "FILE", 0,
@@ -402,6 +406,10 @@ parse_run (int key, char *arg, struct argp_state *state)
     case OPT_PATCH_CMD:
       if (arg[0] == '\0')
         argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --patch-cmd: empty");
+      /* A program that is not there is a usage error now, not a failure
+       * found when a snippet first needs healing. */
+      if (csr_patchcmd_check (arg, &e) < 0)
+        bad_value (state, "patch-cmd", e);
       o->req.patch_cmd = arg;
       break;
     case OPT_PATCH_TIMEOUT:

@@ -311,4 +311,123 @@ else
   not_ok "csrun cache usage errors exit 2" "no action: $a, bad option: $b, bad action: $c"
 fi
 
+# ---------------------------------------------------------------- cache ls / prune
+P=$T/lsprune
+run_in "$P" lsrun
+out=$("$CSRUN" cache ls --cache-dir "$P" --json)
+rc=$?
+got=$(printf '%s' "$out" | python3 -c 'import json,sys; j=json.load(sys.stdin)
+kinds=sorted(e["kind"] for e in j["entries"])
+t=[e for e in j["entries"] if e["kind"]=="rootfs"][0]
+print(kinds, t["name"]==sys.argv[1], t["bytes"] > 1000000, t["in_use"], j["total_bytes"] >= t["bytes"], all(e["last_use_epoch"] > 0 and e["path"].startswith(j["cache_dir"]) for e in j["entries"]))' "$sha" 2>&1)
+if [ "$rc" = 0 ] && [ "$got" = "['gate', 'rootfs', 'seccomp'] True True False True True" ]; then
+  ok "cache ls --json: the tree, the compiled gate and the seccomp program, with size and last use"
+else
+  not_ok "cache ls --json" "exit $rc" "$got" "$out"
+fi
+out=$("$CSRUN" cache ls --cache-dir "$P")
+if [ "$(grep -c '^rootfs \|^gate \|^seccomp ' <<<"$out")" = 3 ] && grep -q "3 entries" <<<"$out"; then
+  ok "cache ls: one line per entry and a total"
+else
+  not_ok "cache ls: one line per entry and a total" "$out"
+fi
+out=$("$CSRUN" cache ls --cache-dir "$T/no-such-cache" --json)
+rc=$?
+if [ "$rc" = 0 ] && [ "$(json_get <(printf '%s' "$out") 'j["entries"]')" = "[]" ] && [ ! -e "$T/no-such-cache" ]; then
+  ok "cache ls of a missing cache: empty, and nothing is created"
+else
+  not_ok "cache ls of a missing cache" "exit $rc" "$out"
+fi
+
+# A tree a running csrun uses is kept; the compiled files go.
+printf 'import time\ntime.sleep(4)\nprint("slept")\n' >"$T/sleeper.py"
+"$CSRUN" run --rootfs "$CSRUN_TEST_ROOTFS" --cache-dir "$P" "$T/sleeper.py" >"$T/sleeper.out" 2>"$T/sleeper.err" </dev/null &
+sleeper=$!
+busy=
+for _ in $(seq 1 100); do
+  if [ "$("$CSRUN" cache ls --cache-dir "$P" --json | python3 -c 'import json,sys; print(any(e.get("in_use") for e in json.load(sys.stdin)["entries"]))')" = True ]; then
+    busy=1
+    break
+  fi
+  sleep 0.1
+done
+out=$("$CSRUN" cache prune --cache-dir "$P" --json)
+rc=$?
+wait "$sleeper"
+src=$?
+got=$(printf '%s' "$out" | python3 -c 'import json,sys; j=json.load(sys.stdin)
+print(sorted((e["kind"], e["removed"], e.get("kept")) for e in j["entries"]))' 2>&1)
+if [ -n "$busy" ] && [ "$rc" = 0 ] && [ "$src" = 0 ] && [ "$(cat "$T/sleeper.out")" = slept ] &&
+  [ "$got" = "[('gate', True, None), ('rootfs', False, 'in use by a running csrun'), ('seccomp', True, None)]" ] &&
+  [ "$(trees "$P")" = "$sha" ]; then
+  ok "cache prune keeps the tree a running csrun uses (and the run goes on), removes the rest"
+else
+  not_ok "cache prune keeps a tree in use" "busy '$busy', prune exit $rc, run exit $src: $(cat "$T/sleeper.out")" "$got" "$out"
+fi
+out=$("$CSRUN" cache prune --cache-dir "$P")
+rc=$?
+left=$(find "$P" -mindepth 1 -maxdepth 2 ! -name .lock ! -name .empty ! -name by-stat ! -name gate ! -name seccomp -printf '%P\n' | sort)
+if [ "$rc" = 0 ] && [ -z "$left" ] && grep -q "^removed rootfs" <<<"$out" && grep -q "removed 1 of 1 entry" <<<"$out"; then
+  ok "cache prune: the tree goes with its manifest, use lock and by-stat links"
+else
+  not_ok "cache prune removes the tree" "exit $rc" "$out" "left: $left"
+fi
+run_in "$P" afterprune --json
+if [ "$rc" = 0 ] && [ "$(json_get "$T/afterprune.out" '(j["rootfs"]["unpacked"], j["attempts"][0]["stdout"])')" = "(True, 'hello from the rootfs\n')" ]; then
+  ok "the next run after a prune unpacks the tree again"
+else
+  not_ok "the next run after a prune unpacks again" "exit $rc" "$(cat "$T/afterprune.out" "$T/afterprune.err")"
+fi
+
+# --older-than: only what has not been used for that long.
+touch -h -d '10 days ago' "$P/$sha" "$P/$sha.use" "$P"/gate/*.bin
+"$CSRUN" cache prune --cache-dir "$P" --older-than 7d --json >"$T/older.json"
+rc=$?
+got=$(json_get "$T/older.json" 'sorted((e["kind"], e["removed"], e.get("kept")) for e in j["entries"])' 2>&1)
+if [ "$rc" = 0 ] && [ "$got" = "[('gate', True, None), ('rootfs', True, None), ('seccomp', False, 'used recently')]" ]; then
+  ok "cache prune --older-than 7d: removes what was last used 10 days ago, keeps the rest"
+else
+  not_ok "cache prune --older-than 7d" "exit $rc" "$got" "$(cat "$T/older.json")"
+fi
+run_in "$P" afterolder
+touch -h -d '2 days ago' "$P/$sha" "$P/$sha.use"
+"$CSRUN" cache prune --cache-dir "$P" --older-than 3d --json >"$T/older3.json"
+got=$(json_get "$T/older3.json" '[e["removed"] for e in j["entries"] if e["kind"] == "rootfs"]' 2>&1)
+[ "$got" = "[False]" ] && ok "cache prune --older-than 3d keeps a tree used 2 days ago" ||
+  not_ok "cache prune --older-than 3d keeps a tree used 2 days ago" "$got" "$(cat "$T/older3.json")"
+
+# Never through a symlink, never what csrun did not make.
+mkdir -p "$T/victim/$sha"
+echo precious >"$T/victim/$sha/file"
+echo precious >"$T/victim/file.bin"
+fake=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+ln -s "$T/victim/$sha" "$P/$fake"
+ln -s "$T/victim/file.bin" "$P/gate/link.bin"
+mkdir "$P/notatree" && echo x >"$P/notatree/f"
+"$CSRUN" cache prune --cache-dir "$P" --json >"$T/sym.json"
+rc=$?
+names=$(json_get "$T/sym.json" '[e["name"] for e in j["entries"]]' 2>&1)
+if [ "$rc" = 0 ] && [ "$(cat "$T/victim/$sha/file" "$T/victim/file.bin")" = "precious
+precious" ] && [ -L "$P/$fake" ] && [ -L "$P/gate/link.bin" ] && [ -e "$P/notatree/f" ] &&
+  [[ $names != *"$fake"* && $names != *link.bin* && $names != *notatree* ]]; then
+  ok "cache prune follows no symlink and leaves alone what csrun did not make"
+else
+  not_ok "cache prune follows no symlink" "exit $rc" "$names" "$(ls -la "$P" "$T/victim")"
+fi
+rm -f "$P/$fake" "$P/gate/link.bin"
+
+# The cache directory is trust-checked; usage errors are exit 2.
+mkdir -p "$T/open-cache" && chmod 0777 "$T/open-cache"
+"$CSRUN" cache ls --cache-dir "$T/open-cache" >/dev/null 2>"$T/open.err"
+rc=$?
+[ "$rc" = 125 ] && [ "$(wc -l <"$T/open.err")" = 1 ] && ok "cache ls refuses a cache directory others can write (exit 125)" ||
+  not_ok "cache ls refuses an untrusted cache directory" "exit $rc" "$(cat "$T/open.err")"
+for bad in "prune --older-than banana" "ls --older-than 7d" "prune --repair" "frobnicate"; do
+  # shellcheck disable=SC2086
+  "$CSRUN" cache $bad --cache-dir "$P" >/dev/null 2>"$T/bad.err"
+  rc=$?
+  [ "$rc" = 2 ] && [ "$(wc -l <"$T/bad.err")" = 1 ] && ok "csrun cache $bad: exit 2, one line" ||
+    not_ok "csrun cache $bad: exit 2, one line" "exit $rc" "$(cat "$T/bad.err")"
+done
+
 done_testing

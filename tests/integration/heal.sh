@@ -119,6 +119,52 @@ run_case phang "$div" --patch-cmd "$T/hang" --patch-timeout 1
 took=$(( $(date +%s) - start ))
 expect phang "--patch-cmd that hangs is cut off (${took}s)" 1 '(j["status"], "timed out" in j["attempts"][0]["no_patch"], len(j["attempts"]))' "('failed', True, 1)"
 
+# The request carries the gate's violations and the attempt's output tails.
+cat > "$T/saver" <<'SH'
+#!/bin/sh
+# Saves the request (one file per attempt), answers with a fixed program.
+n=$(ls "$SAVE_DIR" | wc -l)
+cat > "$SAVE_DIR/req$n.json"
+echo 'print("saved")'
+SH
+chmod +x "$T/saver"
+mkdir -p "$T/saved-blocked" "$T/saved-tails"
+SAVE_DIR="$T/saved-blocked" run_case pviol 'import os
+os.system("id")' --patch-cmd "SAVE_DIR=$T/saved-blocked $T/saver"
+got=$(json_get "$T/saved-blocked/req0.json" '(j["attempt"], j["diagnosis"]["error_type"], len(j["violations"]) >= 1, all(set(v) == {"rule", "line", "col", "message"} for v in j["violations"]), j["violations"][0]["line"], j["violations"][0]["rule"], j["stdout_tail"], "dangerous-call" in j["stderr_tail"])' 2>&1)
+if [ "$rc" = 0 ] && [ "$got" = "(1, 'StaticSafetyViolation', True, True, 2, 'dangerous-call', '', True)" ]; then
+  ok "--patch-cmd request: the gate's violations when the attempt was blocked"
+else
+  not_ok "--patch-cmd request: the gate's violations" "exit $rc" "$got" "$(cat "$T/saved-blocked/req0.json" "$T/pviol.json")"
+fi
+run_case ptails 'import sys
+print("x" * 10000)
+print("\u00e9" * 3000)
+print("done")
+sys.stderr.write("warning: about to fail\n")
+raise ValueError("boom")' --patch-cmd "SAVE_DIR=$T/saved-tails $T/saver"
+got=$(json_get "$T/saved-tails/req0.json" '(j["violations"], j["stdout_truncated"], len(j["stdout_tail"].encode()) <= 4096, j["stdout_tail"].endswith("\u00e9\ndone\n"), j["stdout_tail"].strip("\u00e9\ndone") == "", j["stderr_truncated"], "warning: about to fail" in j["stderr_tail"], j["stderr_tail"].rstrip().endswith("ValueError: boom"))' 2>&1)
+if [ "$rc" = 0 ] && [ "$got" = "([], True, True, True, True, False, True, True)" ]; then
+  ok "--patch-cmd request: the last 4 KiB of stdout (cut on a character) and stderr"
+else
+  not_ok "--patch-cmd request: the output tails" "exit $rc" "$got" "$(head -c 600 "$T/saved-tails/req0.json")"
+fi
+# A program that does not exist: a usage error before any attempt.
+for pc in "$T/no-such-fixer --fix" "csrun-no-such-fixer-$$" "$T/c-ok-not-executable"; do
+  : > "$T/c-ok-not-executable"
+  printf 'print(1 / 0)\n' > "$T/pmissing.py"
+  csrun run --json --patch-cmd "$pc" "$T/pmissing.py" >"$T/pmissing.out" 2>"$T/pmissing.err"
+  rc=$?
+  first=${pc%% *}
+  if [ "$rc" = 2 ] && [ "$(wc -l < "$T/pmissing.err")" = 1 ] && grep -qF -- "--patch-cmd: ${first##*/}" "$T/pmissing.err" ||
+     { [ "$rc" = 2 ] && [ "$(wc -l < "$T/pmissing.err")" = 1 ] && grep -qF -- "$first" "$T/pmissing.err"; } &&
+     [ ! -s "$T/pmissing.out" ]; then
+    ok "--patch-cmd '${pc##*/}' that can't run: exit 2, one line, no attempt"
+  else
+    not_ok "--patch-cmd '${pc##*/}' that can't run: exit 2, one line" "exit $rc" "$(cat "$T/pmissing.err" "$T/pmissing.out")"
+  fi
+done
+
 # A patch far larger than the snippet (300,000 lines: its diff alone once took
 # minutes) is an unusable reply, and so is one that is not UTF-8 (the gate
 # once failed on it: exit 125).  `timeout` makes a hang fail, not stall.

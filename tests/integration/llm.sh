@@ -13,7 +13,10 @@ FIX='```python\nprint(\"Result: \" + str(42))\n```'
 # No key or setting of the host may leak in; retries wait 1% of the usual backoff.
 CLEAN_ENV=(env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u GEMINI_API_KEY -u DEEPSEEK_API_KEY
   -u OLLAMA_HOST -u CSRUN_LLM -u CSRUN_LLM_MODEL -u CSRUN_LLM_BASE_URL -u GOOGLE_API_KEY
+  -u OPENAI_MODEL -u ANTHROPIC_MODEL -u GEMINI_MODEL -u DEEPSEEK_MODEL -u OLLAMA_MODEL
   CSRUN_LLM_BACKOFF_SCALE=0.01)
+# More VAR=VALUE for the next run_llm (reset by it).
+EXTRA_ENV=()
 
 # run_llm NAME PROVIDER SCRIPT-JSON CODE [csrun options...]
 #   Starts the fake provider with SCRIPT-JSON, runs `csrun run --json --no-heal`
@@ -25,7 +28,9 @@ run_llm () {
   printf '%s\n' "$script" >"$T/$name.script.json"
   printf '%s\n' "$code" >"$T/$name.py"
   rc=999 nreq=0 shape="" secs=0
-  if ! llm_server_start "$T/$name.script.json" --key "$KEY" 2>"$T/$name.server.err"; then
+  local keyarg=(--key "$KEY")
+  case $prov in local-*) keyarg=(--no-key) ;; esac
+  if ! llm_server_start "$T/$name.script.json" "${keyarg[@]}" 2>"$T/$name.server.err"; then
     shape="the fake provider did not start: $(cat "$T/$name.server.err")"
     return
   fi
@@ -37,8 +42,12 @@ run_llm () {
   deepseek) envs+=(DEEPSEEK_API_KEY="$KEY") opts=(--llm-base-url "$LLM_URL") ;;
   ollama) envs+=(OLLAMA_HOST="127.0.0.1:$LLM_PORT") opts=(--llm ollama) ;;
   auto-openai) envs+=(OPENAI_API_KEY="$KEY" CSRUN_LLM_BASE_URL="$LLM_URL") ;;
+  local-openai) opts=(--llm openai --llm-base-url "$LLM_URL") ;;
+  local-url) opts=(--llm-base-url "$LLM_URL") ;;
   none) ;;
   esac
+  envs+=("${EXTRA_ENV[@]+"${EXTRA_ENV[@]}"}")
+  EXTRA_ENV=()
   local t0 t1
   t0=$(date +%s%N)
   "${envs[@]}" "$CSRUN" run --json --no-heal "${opts[@]}" "$@" "$T/$name.py" \
@@ -249,6 +258,75 @@ for c in "--llm anthropic|ANTHROPIC_API_KEY" "--llm nosuch|nosuch" "--llm openai
     not_ok "bad LLM setting ($args): exit 2, one line naming it" "exit $rc" "$(cat "$T/usage.err")"
   fi
 done
+
+# ---------------------------------------------------------------- local servers, no key
+run_llm local local-openai "[{\"reply\": \"$FIX\"}]" "$BAD"
+expect local "--llm openai --llm-base-url without a key: healed (a local server)" 0 1 \
+  '(j["status"], j["llm"]["provider"])' "('healed', 'openai')"
+if [ "$(llm_log_get 1 '"authorization" in r["headers"]' "$T/local.log")" = False ]; then
+  ok "no key: no Authorization header is sent"
+else
+  not_ok "no key: no Authorization header is sent" "$(llm_log_get 1 'r["headers"]' "$T/local.log")"
+fi
+run_llm localurl local-url "[{\"reply\": \"$FIX\"}]" "$BAD"
+expect localurl "--llm-base-url alone (no provider, no key): the openai format, not silence" 0 1 \
+  '(j["status"], j["llm"]["provider"], j["llm"]["model"])' "('healed', 'openai', 'gpt-4.1-mini')"
+run_llm local401 local-openai '[{"kind": "auth"}]' "$BAD"
+expect local401 "a server that wants a key answers 401: reported, naming the variable" 1 1 \
+  '(j["status"], "401" in j["attempts"][0]["no_patch"], "no API key was sent: OPENAI_API_KEY is not set" in j["attempts"][0]["no_patch"])' \
+  "('failed', True, True)"
+
+# ---------------------------------------------------------------- models from the environment
+# PROVIDER_MODEL is the model requested; the model the server says it used
+# is recorded next to it (openai/anthropic/ollama "model", gemini "modelVersion").
+for pm in openai:OPENAI_MODEL anthropic:ANTHROPIC_MODEL gemini:GEMINI_MODEL ollama:OLLAMA_MODEL deepseek:DEEPSEEK_MODEL; do
+  prov=${pm%%:*} var=${pm#*:}
+  EXTRA_ENV=("$var=env-$prov-model")
+  run_llm "envmodel-$prov" "$prov" "[{\"reply\": \"$FIX\", \"model\": \"served-$prov-2026\"}]" "$BAD"
+  expect "envmodel-$prov" "$var picks $prov's model; the reply's model is recorded as model_used" 0 1 \
+    '(j["status"], j["llm"]["model"], j["attempts"][0]["patch"]["llm"]["model"], j["attempts"][0]["patch"]["llm"]["model_used"])' \
+    "('healed', 'env-$prov-model', 'env-$prov-model', 'served-$prov-2026')"
+done
+sent=$(llm_log_get 1 'r["path"]' "$T/envmodel-gemini.log")
+[ "$sent" = "/v1beta/models/env-gemini-model:generateContent" ] && ok "GEMINI_MODEL is the model in gemini's path" ||
+  not_ok "GEMINI_MODEL is the model in gemini's path" "$sent"
+sent=$(llm_log_get 1 'r["body"]["model"]' "$T/envmodel-openai.log")
+[ "$sent" = env-openai-model ] && ok "OPENAI_MODEL is the model in the request body" ||
+  not_ok "OPENAI_MODEL is the model in the request body" "$sent"
+EXTRA_ENV=(OPENAI_MODEL=env-openai-model CSRUN_LLM_MODEL=csrun-model)
+run_llm envmodel-wins openai "[{\"reply\": \"$FIX\"}]" "$BAD"
+expect envmodel-wins "CSRUN_LLM_MODEL wins over OPENAI_MODEL; model_used is what the server reports" 0 1 \
+  '(j["llm"]["model"], j["attempts"][0]["patch"]["llm"]["model_used"])' "('csrun-model', 'csrun-model')"
+EXTRA_ENV=(OPENAI_MODEL=env-openai-model CSRUN_LLM_MODEL=csrun-model)
+run_llm envmodel-opt openai "[{\"reply\": \"$FIX\"}]" "$BAD" --llm openai:option-model
+expect envmodel-opt "--llm openai:MODEL wins over both" 0 1 '(j["llm"]["model"],)' "('option-model',)"
+run_llm nomodel openai "[{\"status\": 200, \"body\": {\"choices\": [{\"message\": {\"role\": \"assistant\", \"content\": \"$FIX\"}}]}}]" "$BAD"
+expect nomodel "a reply that names no model: model_used is null" 0 1 \
+  '(j["status"], j["attempts"][0]["patch"]["llm"]["model_used"])' "('healed', None)"
+
+# ---------------------------------------------------------------- no code in the reply
+run_llm nocode openai "[{\"reply\": \"I am sorry, I cannot fix this program.\"}, {\"reply\": \"$FIX\"}]" "$BAD"
+expect nocode "a reply of prose only is discarded as having no code" 0 2 \
+  '(j["status"], j["attempts"][0]["patch"]["llm"]["discarded_replies"])' "('healed', 1)"
+body=$(req_body nocode 2)
+if [[ $body == *"no code in the reply"* && $body != *"does not parse"* ]]; then
+  ok "the next request says there was no code in the reply, not a syntax error"
+else
+  not_ok "the next request says there was no code in the reply" "$(head -c 2000 <<<"$body")"
+fi
+run_llm nocode2 openai '[{"reply": "Sorry, no."}, {"reply": ""}]' "$BAD" --llm-retries 2
+expect nocode2 "two replies without code: no patch, \"no code in the reply\"" 1 2 \
+  '(j["status"], j["attempts"][0]["no_patch"])' \
+  "('failed', 'openai gave no usable patch in 2 replies (last: no code in the reply)')"
+run_llm fencedbad openai '[{"reply": "```python\nprint(\"Result: \" + str(42)\n```"}, {"reply": "Sorry."}]' "$BAD" --llm-retries 2
+expect fencedbad "a fenced block that does not parse is still a syntax error, prose after it no code" 1 2 \
+  '(j["status"], j["attempts"][0]["no_patch"].startswith("openai gave no usable patch in 2 replies (last: no code in the reply (no"))' \
+  "('failed', True)"
+if [[ $(req_body fencedbad 2) == *"it does not parse"* ]]; then
+  ok "a fenced block with a syntax error is reported as not parsing"
+else
+  not_ok "a fenced block with a syntax error is reported as not parsing" "$(req_body fencedbad 2 | head -c 2000)"
+fi
 
 # ---------------------------------------------------------------- secrets
 run_llm secret openai "[{\"kind\": \"auth\"}]" 'import os

@@ -2,7 +2,7 @@
 """A scripted fake LLM provider for csrun's integration tests.
 
     python3 tests/llm/server.py --script SCRIPT.json --port-file FILE --log LOG.jsonl
-                                [--key EXPECTED_KEY] [--tls-cert CERT --tls-key KEY]
+                                [--key EXPECTED_KEY | --no-key] [--tls-cert CERT --tls-key KEY]
                                 [--parent-pid PID] [--lifetime SECONDS]
 
 It listens on 127.0.0.1 on an ephemeral port, writes the port to --port-file
@@ -21,7 +21,8 @@ consume a script step.  Every other request consumes the next step of the
 script (a JSON list shared by all providers):
 
     {"reply": "TEXT"}                        200, TEXT in the provider's success format
-        optional: "input_tokens", "output_tokens" (defaults 10 and 5)
+        optional: "input_tokens", "output_tokens" (defaults 10 and 5), "model" (the
+        model the reply says it used; default: the one requested)
     {"kind": "rate_limit", "retry_after": 1} 429 + Retry-After + the provider's error
         optional: "retry_after" (number or string; absent: no hint at all),
         "retry_after_header": false (gemini: keep only the body's RetryInfo)
@@ -98,9 +99,11 @@ def validate_step(i, step):
     if "delay" in step and not (_is_number(step["delay"]) and step["delay"] >= 0):
         problems.append("%s: delay must be a number >= 0" % where)
     if "reply" in step:
-        allowed = COMMON_STEP_KEYS | {"reply", "input_tokens", "output_tokens"}
+        allowed = COMMON_STEP_KEYS | {"reply", "input_tokens", "output_tokens", "model"}
         if not isinstance(step["reply"], str):
             problems.append("%s: reply must be a string" % where)
+        if "model" in step and not (isinstance(step["model"], str) and step["model"]):
+            problems.append("%s: model must be a non-empty string" % where)
         for k in ("input_tokens", "output_tokens"):
             if k in step and not _is_int(step[k]):
                 problems.append("%s: %s must be an integer" % (where, k))
@@ -258,7 +261,15 @@ def sent_key(provider, headers, query):
     return _bearer(headers) or None
 
 
+# --no-key: a local server that takes no key; any key header is a shape error.
+NO_KEY = object()
+
+
 def _check_key(name, got, expected, errors):
+    if expected is NO_KEY:
+        if got is not None:
+            errors.append("%s header sent to a server that takes no key" % name)
+        return
     if got is None:
         errors.append("missing %s header" % name)
     elif not got:
@@ -269,7 +280,9 @@ def _check_key(name, got, expected, errors):
 
 def check_openai(headers, body, ctx, errors):
     got = _bearer(headers)
-    if got == "":
+    if ctx["key"] is NO_KEY and "authorization" in headers:
+        got = headers["authorization"]
+    if got == "" and ctx["key"] is not NO_KEY:
         errors.append("Authorization: expected \"Bearer KEY\"")
     else:
         _check_key("Authorization: Bearer", got, ctx["key"], errors)
@@ -488,7 +501,7 @@ def step_response(provider, step, model, key, n):
     body = None
 
     if "reply" in step:
-        return 200, hdrs, reply_body(provider, step["reply"], model, step, n)
+        return 200, hdrs, reply_body(provider, step["reply"], step.get("model", model), step, n)
 
     if "kind" not in step:  # raw
         raw = step.get("body", "")
@@ -717,7 +730,7 @@ class Handler(BaseHTTPRequestHandler):
 
         key = sent_key(provider, headers, query) if provider else None
         # The key must never be in the URL, whatever the provider.
-        secrets = {k for k in (srv.key, key, _bearer(headers), headers.get("x-api-key"),
+        secrets = {k for k in (None if srv.key is NO_KEY else srv.key, key, _bearer(headers), headers.get("x-api-key"),
                                headers.get("x-goog-api-key")) if k and len(k) >= 4}
         url_forms = (self.path, urllib.parse.unquote(self.path), urllib.parse.unquote_plus(self.path))
         if any(s in u for s in secrets for u in url_forms):
@@ -865,6 +878,8 @@ def main(argv=None):
     ap.add_argument("--port-file", required=True, help="written (atomically) with the port once listening")
     ap.add_argument("--log", required=True, help="JSON-lines request log (appended)")
     ap.add_argument("--key", help="the API key clients must send (default: any non-empty key)")
+    ap.add_argument("--no-key", action="store_true",
+                    help="a local server: clients must send no key header at all")
     ap.add_argument("--tls-cert", help="serve HTTPS with this certificate (PEM)")
     ap.add_argument("--tls-key", help="the certificate's private key (PEM)")
     ap.add_argument("--parent-pid", type=int, default=0, help="stop when this process is gone")
@@ -896,7 +911,7 @@ def main(argv=None):
     log_file = open(args.log, "a", encoding="utf-8")
     server = None
     try:
-        server = Server(script, log_file, args.key, ctx, args.verbose)
+        server = Server(script, log_file, NO_KEY if args.no_key else args.key, ctx, args.verbose)
         port = server.server_address[1]
         write_atomically(args.port_file, "%d\n" % port)
         if args.parent_pid or args.lifetime:

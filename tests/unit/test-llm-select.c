@@ -552,6 +552,83 @@ Test (resolve, missing_key)
   resolve_bad (&s, "needs DEEPSEEK_API_KEY");
 }
 
+/* A base URL of the user's own: the key is optional, and without a
+ * provider it means the openai format. */
+Test (resolve, base_url_without_key_or_provider)
+{
+  struct csr_llm_select s = sel_env (ENV ("HOME=/x"));
+  s.base_url = "http://127.0.0.1:8080";
+  struct csr_llm_config c;
+  resolve_ok (&s, &c);
+  cr_assert_not_null (c.provider);
+  cr_assert_str_eq (c.provider->name, "openai");
+  cr_assert_null (c.api_key);
+  cr_assert_str_eq (c.base_url, "http://127.0.0.1:8080");
+  csr_llm_config_release (&c);
+
+  s.llm = "openai";
+  resolve_ok (&s, &c);
+  cr_assert_null (c.api_key);
+  csr_llm_config_release (&c);
+
+  /* The variable counts as a base URL too. */
+  s = sel_env (ENV ("CSRUN_LLM_BASE_URL=https://llm.example/v1"));
+  resolve_ok (&s, &c);
+  cr_assert_str_eq (c.provider->name, "openai");
+  cr_assert_null (c.api_key);
+  csr_llm_config_release (&c);
+
+  /* A key in the environment still picks its provider, and is sent. */
+  s = sel_env (ENV ("DEEPSEEK_API_KEY=d-1234"));
+  s.base_url = "http://127.0.0.1:8080";
+  resolve_ok (&s, &c);
+  cr_assert_str_eq (c.provider->name, "deepseek");
+  cr_assert_str_eq (c.api_key, "d-1234");
+  csr_llm_config_release (&c);
+
+  /* No base URL: a missing key is still an error. */
+  s = sel_env (ENV ("HOME=/x"));
+  s.llm = "openai";
+  resolve_bad (&s, "--llm openai needs OPENAI_API_KEY");
+}
+
+/* OPENAI_MODEL and friends, for their own provider only; CSRUN_LLM_MODEL
+ * and PROVIDER:MODEL win. */
+Test (resolve, provider_model_variables)
+{
+  struct csr_llm_select s
+      = sel_env (ENV ("GEMINI_API_KEY=g-1234", "GEMINI_MODEL=gemini-x", "OPENAI_MODEL=gpt-x"));
+  struct csr_llm_config c;
+  resolve_ok (&s, &c);
+  cr_assert_str_eq (c.provider->name, "gemini");
+  cr_assert_str_eq (c.model, "gemini-x");
+  csr_llm_config_release (&c);
+
+  s = sel_env (ENV ("ANTHROPIC_API_KEY=a-1234", "OPENAI_MODEL=gpt-x"));
+  resolve_ok (&s, &c);
+  cr_assert_str_eq (c.model, csr_llm_provider_find ("anthropic")->model);
+  csr_llm_config_release (&c);
+
+  s = sel_env (ENV ("OLLAMA_HOST=127.0.0.1", "OLLAMA_MODEL=llama-x", "DEEPSEEK_MODEL=ds-x"));
+  resolve_ok (&s, &c);
+  cr_assert_str_eq (c.model, "llama-x");
+  csr_llm_config_release (&c);
+
+  s = sel_env (ENV ("DEEPSEEK_API_KEY=d-1234", "DEEPSEEK_MODEL=ds-x"));
+  resolve_ok (&s, &c);
+  cr_assert_str_eq (c.model, "ds-x");
+  csr_llm_config_release (&c);
+
+  s = sel_env (ENV ("OPENAI_API_KEY=o-1234", "OPENAI_MODEL=gpt-x", "CSRUN_LLM_MODEL=wins"));
+  resolve_ok (&s, &c);
+  cr_assert_str_eq (c.model, "wins");
+  csr_llm_config_release (&c);
+  s.llm = "openai:option";
+  resolve_ok (&s, &c);
+  cr_assert_str_eq (c.model, "option");
+  csr_llm_config_release (&c);
+}
+
 Test (resolve, key_with_control_character)
 {
   struct csr_llm_select s = sel_env (ENV ("OPENAI_API_KEY=sk-abcd\nX-Injected: 1"));

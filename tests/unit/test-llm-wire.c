@@ -610,7 +610,8 @@ Test (request, refused)
   bad.api_key = (char *)KEY "\r\nX-Evil: 1";
   assert_build_fails (&bad, "u", "key with CRLF");
 
-  static const struct csr_llm_provider none = { "none", CSR_LLM_WIRE_NONE, "http://x", "m", NULL };
+  static const struct csr_llm_provider none
+      = { "none", CSR_LLM_WIRE_NONE, "http://x", "m", NULL, NULL };
   bad = c;
   bad.provider = &none;
   assert_build_fails (&bad, "u", "no wire");
@@ -636,6 +637,56 @@ Test (openai, good_reply)
   csr_llm_reply_release (&r);
   cr_assert_null (r.text);
   cr_assert_null (r.message);
+  csr_llm_reply_release (&r);
+}
+
+/* The model the reply names: "model", or Gemini's "modelVersion"; one clean
+ * line or nothing. */
+Test (reply, model_used)
+{
+  struct csr_llm_reply r;
+  parse (CSR_LLM_WIRE_OPENAI, 200, NULL,
+         "{\"model\":\"gpt-4.1-mini-2025-04-14\",\"choices\":[{\"message\":{\"content\":"
+         "\"x\"}}]}",
+         &r);
+  assert_ok (&r, "x");
+  cr_assert_str_eq (r.model, "gpt-4.1-mini-2025-04-14");
+  csr_llm_reply_release (&r);
+  cr_assert_null (r.model);
+
+  parse (CSR_LLM_WIRE_GEMINI, 200, NULL,
+         "{\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"x\"}]}}],"
+         "\"modelVersion\":\"gemini-2.5-flash-001\",\"model\":\"not-this\"}",
+         &r);
+  cr_assert_str_eq (r.model, "gemini-2.5-flash-001");
+  csr_llm_reply_release (&r);
+
+  parse (CSR_LLM_WIRE_ANTHROPIC, 200, NULL,
+         "{\"model\":\"claude-x\",\"content\":[{\"type\":\"text\",\"text\":\"x\"}]}", &r);
+  cr_assert_str_eq (r.model, "claude-x");
+  csr_llm_reply_release (&r);
+
+  parse (CSR_LLM_WIRE_OLLAMA, 200, NULL,
+         "{\"model\":\"qwen\",\"message\":{\"role\":\"assistant\",\"content\":\"x\"},"
+         "\"done\":true}",
+         &r);
+  cr_assert_str_eq (r.model, "qwen");
+  csr_llm_reply_release (&r);
+
+  /* Absent, not a string, with a line break: not reported. */
+  const char *bad[] = { "{\"choices\":[{\"message\":{\"content\":\"x\"}}]}",
+                        "{\"model\":7,\"choices\":[{\"message\":{\"content\":\"x\"}}]}",
+                        "{\"model\":\"a\\nb\",\"choices\":[{\"message\":{\"content\":\"x\"}}]}" };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    {
+      parse (CSR_LLM_WIRE_OPENAI, 200, NULL, bad[i], &r);
+      assert_ok (&r, "x");
+      cr_assert_null (r.model, "%s", bad[i]);
+      csr_llm_reply_release (&r);
+    }
+  /* An error reply has no model. */
+  parse (CSR_LLM_WIRE_OPENAI, 401, NULL, "{\"model\":\"m\",\"error\":{\"message\":\"no\"}}", &r);
+  cr_assert_null (r.model);
   csr_llm_reply_release (&r);
 }
 

@@ -188,10 +188,10 @@ Test (patchcmd, empty_reply)
   char *out = NULL;
   const char *why = NULL;
   cr_assert_eq (run (p, 5, "x = 0\n", &out, &why), 0);
-  cr_assert_str_eq (why, "empty reply");
+  cr_assert_str_eq (why, "no code in the reply");
   p = script ("blank.sh", "printf '\\n\\n```python\\n\\n```\\n'\n");
   cr_assert_eq (run (p, 5, "x = 0\n", &out, &why), 0);
-  cr_assert_str_eq (why, "empty reply");
+  cr_assert_str_eq (why, "no code in the reply");
 }
 
 Test (patchcmd, timeout_kills_the_group)
@@ -348,7 +348,10 @@ Test (patchcmd, request_fields)
   const char *check_py
       = "import json, sys\n"
         "r = json.load(sys.stdin)\n"
-        "assert set(r) == {'code', 'diagnosis', 'attempt'}, r\n"
+        "assert set(r) == {'code', 'diagnosis', 'attempt', 'violations', 'stdout_tail', "
+        "'stdout_truncated', 'stderr_tail', 'stderr_truncated'}, r\n"
+        "assert r['violations'] == [] and r['stdout_tail'] == r['stderr_tail'] == '', r\n"
+        "assert r['stdout_truncated'] is False and r['stderr_truncated'] is False, r\n"
         "assert r['code'] == 'print(\"h\\u00e9\", \\'\\\\\\\\\\')\\n\\tprint(math.pi)\\n', "
         "repr(r['code'])\n"
         "d = r['diagnosis']\n"
@@ -386,7 +389,7 @@ Test (patchcmd, request_fields)
               "sys.exit(0 if r[\"diagnosis\"] is None and r[\"attempt\"] == 1 else 1)'\n");
   rc = csr_patchcmd_run (p, 10, "x\n", NULL, 1, &out, &why, &err);
   cr_assert_eq (rc, 0);
-  cr_assert_str_eq (why, "empty reply");
+  cr_assert_str_eq (why, "no code in the reply");
   assert_no_children ();
 }
 
@@ -433,6 +436,91 @@ Test (patchcmd, bad_arguments)
   cr_assert_eq (csr_patchcmd_run ("", 1, "x", NULL, 1, &out, &why, &err), -1);
   cr_assert_not_null (err);
   csr_error_free (err);
+}
+
+/* The gate's violations and the attempt's output tails: the last 4 KiB of
+ * each stream, from a character boundary on. */
+Test (patchcmd, request_violations_and_tails)
+{
+  if (!have_python ())
+    cr_skip_test ("python3 is not installed");
+  const char *check_py
+      = "import json, sys\n"
+        "r = json.load(sys.stdin)\n"
+        "v = r['violations']\n"
+        "assert v == [{'rule': 'os-system', 'line': 3, 'col': 4, 'message': 'os.system is "
+        "refused'}], v\n"
+        "t = r['stdout_tail']\n"
+        "assert r['stdout_truncated'] is True, r\n"
+        "assert t.endswith('END\\n') and len(t.encode()) <= 4096, len(t.encode())\n"
+        "assert '\\ufffd' not in t and t[0] == '\\u00e9', repr(t[:4])\n"
+        "assert r['stderr_tail'] == 'boom\\n' and r['stderr_truncated'] is False, r\n"
+        "print('x = 2')\n";
+  char path[4096];
+  snprintf (path, sizeof path, "%s/check2.py", dir);
+  csr_error *err = NULL;
+  cr_assert_eq (csr_write_file_atomic (path, check_py, strlen (check_py), 0644, &err), 0);
+  char *body = NULL;
+  cr_assert_geq (asprintf (&body, "exec python3 '%s'\n", path), 0);
+  const char *p = script ("tails.sh", body);
+  free (body);
+
+  /* stdout: 3000 two-byte characters then "END\n": the 4 KiB cut falls in
+   * the middle of one, which is skipped. */
+  struct csr_bbuf out, errb;
+  cr_assert_eq (csr_bbuf_init (&out, 65536), 0);
+  cr_assert_eq (csr_bbuf_init (&errb, 65536), 0);
+  for (int i = 0; i < 3000; i++)
+    csr_bbuf_append (&out, "\xc3\xa9", 2);
+  csr_bbuf_append (&out, "END\n", 4);
+  csr_bbuf_append (&errb, "boom\n", 5);
+  struct csr_violation viol = { (char *)"os-system", 3, 4, (char *)"os.system is refused" };
+  struct csr_gate_verdict v;
+  memset (&v, 0, sizeof v);
+  v.outcome = CSR_GATE_BLOCKED;
+  v.violations = &viol;
+  v.n_violations = 1;
+  struct csr_patchcmd_input in
+      = { .code = "x = 1\n", .attempt = 2, .gate = &v, .out = &out, .err = &errb };
+  char *fixed = NULL;
+  const char *why = NULL;
+  int rc = csr_patchcmd_run_ex (p, 10, &in, &fixed, &why, &err);
+  cr_assert_eq (rc, 1, "why: %s", why ? why : (err ? csr_error_text (err) : "?"));
+  cr_assert_str_eq (fixed, "x = 2\n");
+  free (fixed);
+  csr_bbuf_release (&out);
+  csr_bbuf_release (&errb);
+  assert_no_children ();
+}
+
+/* The program's first word must exist before any attempt runs. */
+Test (patchcmd, check_program)
+{
+  csr_error *err = NULL;
+  cr_assert_eq (csr_patchcmd_check ("sh -c 'exit 0'", &err), 0);
+  cr_assert_eq (csr_patchcmd_check ("  /bin/sh x", &err), 0);
+  cr_assert_eq (csr_patchcmd_check ("cd /tmp && ./fix", &err), 0); /* a builtin */
+  cr_assert_eq (csr_patchcmd_check ("\"$HOME/fix\" a", &err), 0);  /* left to the shell */
+  cr_assert_eq (csr_patchcmd_check ("FOO=1 fix", &err), 0);
+
+  cr_assert_eq (csr_patchcmd_check ("csrun-no-such-fixer --x", &err), -1);
+  cr_assert_str_eq (err->msg, "csrun-no-such-fixer: not found on PATH");
+  csr_error_freep (&err);
+  cr_assert_eq (csr_patchcmd_check ("/nonexistent/fix.sh", &err), -1);
+  cr_assert_str_eq (err->msg, "/nonexistent/fix.sh: No such file or directory");
+  csr_error_freep (&err);
+  cr_assert_eq (csr_patchcmd_check ("/tmp arg", &err), -1);
+  cr_assert_str_eq (err->msg, "/tmp: not a regular file");
+  csr_error_freep (&err);
+  char path[4096];
+  snprintf (path, sizeof path, "%s/noexec.sh", dir);
+  cr_assert_eq (csr_write_file_atomic (path, "echo\n", 5, 0644, &err), 0);
+  /* 0644: X_OK fails even for root (it needs one x bit). */
+  cr_assert_eq (csr_patchcmd_check (path, &err), -1);
+  cr_assert (strstr (err->msg, "not executable") != NULL, "%s", err->msg);
+  csr_error_freep (&err);
+  cr_assert_eq (csr_patchcmd_check ("   ", &err), -1);
+  csr_error_freep (&err);
 }
 
 /* ------------------------------------------------------ csr_extract_code */

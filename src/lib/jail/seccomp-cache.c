@@ -122,6 +122,9 @@ compile_cached (const char *json, size_t len, bool lenient, const char *cache_di
       if (dirfd == CSR_TRUST_REFUSED)
         return CSR_TRUST_REFUSED;
       int hit = dirfd >= 0 ? cache_read (dirfd, name, keyhex, digest, out, err) : 0;
+      /* Its last use, for `csrun cache prune --older-than` (hourly). */
+      if (hit > 0)
+        csr_touch_if_older (dirfd, name, 3600);
       if (hit != 0)
         return hit < 0 ? -1 : 0;
     }

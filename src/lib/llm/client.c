@@ -32,8 +32,10 @@ csr_llm_result_release (struct csr_llm_result *r)
     return;
   free (r->text);
   free (r->why);
+  free (r->model);
   r->text = NULL;
   r->why = NULL;
+  r->model = NULL;
 }
 
 /* 0.5 s * 2^K, capped at 8 s, then scaled by a jitter factor in [0.5, 1]:
@@ -141,6 +143,19 @@ set_why (struct csr_llm_result *r, const char *key, const char *fmt, ...)
   return 0;
 }
 
+/* A refusal of a request sent without a key (a base URL of the user's own
+ * and no key set): say which variable would carry one. */
+static const char *
+no_key_hint (const struct csr_llm_config *c, const char *msg)
+{
+  static __thread char buf[128];
+  if (c->api_key != NULL || c->provider->key_env == NULL
+      || (strstr (msg, "HTTP 401") == NULL && strstr (msg, "HTTP 403") == NULL))
+    return "";
+  snprintf (buf, sizeof buf, " (no API key was sent: %s is not set)", c->provider->key_env);
+  return buf;
+}
+
 static bool
 budget_spent (const struct csr_llm_config *c, const struct csr_llm_budget *b)
 {
@@ -240,6 +255,8 @@ csr_llm_complete (const struct csr_llm_config *c, struct csr_llm_budget *b, cons
             case CSR_LLM_OK:
               r->text = reply.text ? reply.text : strdup ("");
               reply.text = NULL;
+              free (r->model);
+              r->model = steal_pointer (&reply.model);
               csr_llm_reply_release (&reply);
               if (r->text == NULL)
                 {
@@ -265,7 +282,7 @@ csr_llm_complete (const struct csr_llm_config *c, struct csr_llm_budget *b, cons
             case CSR_LLM_BLOCKED:
             case CSR_LLM_FAIL:
             default:
-              ret = set_why (r, key, "%s", msg);
+              ret = set_why (r, key, "%s%s", msg, no_key_hint (c, msg));
               csr_llm_reply_release (&reply);
               if (ret < 0)
                 csr_error_set (err, 0, "%s: cannot allocate", name);

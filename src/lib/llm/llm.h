@@ -35,9 +35,10 @@ struct csr_llm_provider
 {
   const char *name; /* "openai", "anthropic", "gemini", "ollama", "deepseek" */
   enum csr_llm_wire wire;
-  const char *base_url; /* default base URL (no trailing slash) */
-  const char *model;    /* default model */
-  const char *key_env;  /* environment variable holding the key, NULL: none needed */
+  const char *base_url;  /* default base URL (no trailing slash) */
+  const char *model;     /* default model */
+  const char *key_env;   /* environment variable holding the key, NULL: none needed */
+  const char *model_env; /* the variable CodeShield users set for its model: OPENAI_MODEL... */
 };
 
 /* The provider called NAME (case-sensitive), or NULL. */
@@ -86,12 +87,18 @@ struct csr_llm_select
  * GEMINI_API_KEY, DEEPSEEK_API_KEY, OLLAMA_HOST (host[:port] or a URL).  The
  * process environment wins over the --env-file, which fills in what it lacks.
  * Order: --no-llm; --llm; CSRUN_LLM; else the first provider (csr_llm_providers
- * order) whose key variable is set (ollama: OLLAMA_HOST is set); else no LLM
- * (C->provider NULL, returns 0).  A model after ':' wins over CSRUN_LLM_MODEL,
- * which wins over the provider's default.  Errors (-1, one line): unknown
- * provider, empty model, a provider that needs a key and has none ("--llm
- * anthropic needs ANTHROPIC_API_KEY in the environment or the --env-file"),
- * an unreadable or malformed env file, a base URL that is not http(s)://. */
+ * order) whose key variable is set (ollama: OLLAMA_HOST is set); else, when a
+ * base URL is given (--llm-base-url or CSRUN_LLM_BASE_URL), openai (the
+ * format every local server speaks); else no LLM (C->provider NULL, returns
+ * 0).  A model after ':' wins over CSRUN_LLM_MODEL, which wins over the
+ * provider's own variable (OPENAI_MODEL, ANTHROPIC_MODEL, GEMINI_MODEL,
+ * DEEPSEEK_MODEL, OLLAMA_MODEL), which wins over the provider's default.
+ * With a base URL given, the key is optional: none set means no key header
+ * (local servers; a remote one then answers 401, which the reply reports).
+ * Errors (-1, one line): unknown provider, empty model, a provider that
+ * needs a key and has none and no base URL ("--llm anthropic needs
+ * ANTHROPIC_API_KEY in the environment or the --env-file"), an unreadable or
+ * malformed env file, a base URL that is not http(s)://. */
 int csr_llm_config_resolve (const struct csr_llm_select *sel, struct csr_llm_config *c,
                             csr_error **err);
 
@@ -147,6 +154,9 @@ struct csr_llm_reply
                            at most 300 bytes, no control characters, key scrubbed */
   long input_tokens;    /* -1: not reported */
   long output_tokens;   /* -1: not reported */
+  char *model;          /* CSR_LLM_OK: the model the reply says made it ("model";
+                           Gemini: "modelVersion"), one line, at most 200 bytes; NULL:
+                           not reported */
   double retry_after_s; /* the provider's hint (Retry-After header or Gemini
                            RetryInfo.retryDelay "13s"), -1: none */
 };
@@ -198,6 +208,7 @@ struct csr_llm_budget
 struct csr_llm_result
 {
   char *text;        /* the reply text (CSR_LLM_OK) */
+  char *model;       /* with TEXT: the model the provider says it used, or NULL */
   long input_tokens; /* summed over the requests of this completion, -1 if never reported */
   long output_tokens;
   double latency_ms; /* wall time of this completion, backoff waits included */

@@ -6,14 +6,16 @@
 
 /* In the order of automatic selection from the environment. */
 static const struct csr_llm_provider providers[] = {
-  { "openai", CSR_LLM_WIRE_OPENAI, "https://api.openai.com", "gpt-4.1-mini", "OPENAI_API_KEY" },
+  { "openai", CSR_LLM_WIRE_OPENAI, "https://api.openai.com", "gpt-4.1-mini", "OPENAI_API_KEY",
+    "OPENAI_MODEL" },
   { "anthropic", CSR_LLM_WIRE_ANTHROPIC, "https://api.anthropic.com", "claude-sonnet-4-5",
-    "ANTHROPIC_API_KEY" },
+    "ANTHROPIC_API_KEY", "ANTHROPIC_MODEL" },
   { "gemini", CSR_LLM_WIRE_GEMINI, "https://generativelanguage.googleapis.com", "gemini-2.5-flash",
-    "GEMINI_API_KEY" },
+    "GEMINI_API_KEY", "GEMINI_MODEL" },
   { "deepseek", CSR_LLM_WIRE_OPENAI, "https://api.deepseek.com", "deepseek-chat",
-    "DEEPSEEK_API_KEY" },
-  { "ollama", CSR_LLM_WIRE_OLLAMA, "http://localhost:11434", "qwen2.5-coder:7b", NULL },
+    "DEEPSEEK_API_KEY", "DEEPSEEK_MODEL" },
+  { "ollama", CSR_LLM_WIRE_OLLAMA, "http://localhost:11434", "qwen2.5-coder:7b", NULL,
+    "OLLAMA_MODEL" },
 };
 
 #define N_PROVIDERS (sizeof providers / sizeof providers[0])

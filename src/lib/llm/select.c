@@ -167,6 +167,11 @@ csr_llm_config_resolve (const struct csr_llm_select *sel, struct csr_llm_config 
       origin_sep = '=';
     }
 
+  /* A base URL named by the user: a server of their own, which may take no
+   * key (llama.cpp, vLLM, LiteLLM without auth...). */
+  const char *env_base = lookup (&l, "CSRUN_LLM_BASE_URL");
+  bool explicit_base = sel->base_url != NULL || env_base != NULL;
+
   const struct csr_llm_provider *p = NULL;
   const char *spec_model = NULL;
   if (spec)
@@ -217,15 +222,23 @@ csr_llm_config_resolve (const struct csr_llm_select *sel, struct csr_llm_config 
           else if (all[i].wire == CSR_LLM_WIRE_OLLAMA && lookup (&l, "OLLAMA_HOST"))
             p = &all[i];
         }
+      /* A base URL and no provider: the openai format, which every local
+       * server speaks (not silently no LLM). */
+      if (p == NULL && explicit_base)
+        p = csr_llm_provider_find ("openai");
       if (p == NULL)
         return 0; /* no LLM */
       origin = NULL;
     }
 
-  /* The model: after ':', else CSRUN_LLM_MODEL, else the default. */
+  /* The model: after ':', else CSRUN_LLM_MODEL, else the provider's own
+   * variable (OPENAI_MODEL, ...: what CodeShield users have), else the
+   * default. */
   const char *model = spec_model;
   if (model == NULL)
     model = lookup (&l, "CSRUN_LLM_MODEL");
+  if (model == NULL && p->model_env)
+    model = lookup (&l, p->model_env);
   if (model == NULL)
     model = p->model;
   if (model == NULL || *model == '\0')
@@ -238,7 +251,9 @@ csr_llm_config_resolve (const struct csr_llm_select *sel, struct csr_llm_config 
   if (p->key_env)
     {
       key = lookup (&l, p->key_env);
-      if (key == NULL)
+      /* No key for a base URL of the user's own: send none (a server that
+       * wants one answers 401, and the reply says so). */
+      if (key == NULL && !explicit_base)
         {
           if (origin)
             return csr_error_set (err, 0, "%s%c%s needs %s in the environment or the --env-file",
@@ -247,7 +262,7 @@ csr_llm_config_resolve (const struct csr_llm_select *sel, struct csr_llm_config 
                                 p->key_env);
         }
       /* It goes into a header line: a line break would inject headers. */
-      if (has_control (key))
+      if (key != NULL && has_control (key))
         return csr_error_set (err, 0, "%s contains a control character", p->key_env);
     }
 
@@ -257,7 +272,7 @@ csr_llm_config_resolve (const struct csr_llm_select *sel, struct csr_llm_config 
   const char *v;
   if (sel->base_url)
     base = base_url_dup ("--llm-base-url", sel->base_url, err);
-  else if ((v = lookup (&l, "CSRUN_LLM_BASE_URL")) != NULL)
+  else if ((v = env_base) != NULL)
     base = base_url_dup ("CSRUN_LLM_BASE_URL", v, err);
   else if (p->wire == CSR_LLM_WIRE_OLLAMA && (v = lookup (&l, "OLLAMA_HOST")) != NULL)
     base = ollama_host_url (v, err);

@@ -607,6 +607,7 @@ csr_llm_reply_release (struct csr_llm_reply *r)
     return;
   free (r->text);
   free (r->message);
+  free (r->model);
   reply_init (r);
 }
 
@@ -711,6 +712,28 @@ parse_error (const struct csr_llm_wire_ops *ops, long status, const char *retry_
   r->retry_after_s = header >= 0 ? header : hint;
 }
 
+/* The longest model name kept from a reply. */
+#define REPLY_MODEL_MAX 200
+
+/* The model a reply says made it: "model" (openai, deepseek, anthropic,
+ * ollama) or "modelVersion" (gemini); NULL when absent, not a string, empty,
+ * too long, not UTF-8 or holding a control character (it goes into the
+ * result as reported, so it must be one clean line). */
+static char *
+reply_model (yajl_val doc, enum csr_llm_wire w)
+{
+  const char *m = csr_wjson_get_str (doc, w == CSR_LLM_WIRE_GEMINI ? "modelVersion" : "model");
+  if (m == NULL || *m == '\0')
+    return NULL;
+  size_t n = strlen (m);
+  if (n > REPLY_MODEL_MAX || !csr_utf8_valid (m, n))
+    return NULL;
+  for (const char *c = m; *c; c++)
+    if ((unsigned char)*c < 0x20 || *c == 0x7f)
+      return NULL;
+  return strdup (m);
+}
+
 void
 csr_llm_parse (enum csr_llm_wire w, long http_status, const char *retry_after, const char *body,
                size_t len, const char *key, struct csr_llm_reply *r)
@@ -738,5 +761,9 @@ csr_llm_parse (enum csr_llm_wire w, long http_status, const char *retry_after, c
   else if (!YAJL_IS_OBJECT (doc))
     csr_wreply_malformed (r, w, key, "not a JSON object");
   else
-    ops->parse_ok (doc, key, r);
+    {
+      ops->parse_ok (doc, key, r);
+      if (r->outcome == CSR_LLM_OK)
+        r->model = reply_model (doc, w);
+    }
 }

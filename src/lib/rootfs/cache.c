@@ -26,10 +26,8 @@
 #include "../util/log.h"
 #include "../util/trust.h"
 
-#define LOCK_NAME ".lock"
-#define INDEX_DIR "by-stat"
-#define TMP_PREFIX ".tmp-"
-#define EMPTY_DIR ".empty"
+#include "cache-internal.h"
+
 /* An index temporary older than this was left by a crash. */
 #define STALE_INDEX_TMP_SEC 600
 
@@ -97,6 +95,8 @@ csr_rootfs_free (struct csr_rootfs *r)
 {
   if (r == NULL)
     return;
+  if (r->use_fd >= 0)
+    close (r->use_fd);
   free (r->source);
   free (r->dir);
   free (r->sha256);
@@ -304,8 +304,6 @@ space_error (csr_error **err, const char *dir, const char *what, uint64_t need)
   return csr_rootfs_nospace (dir, what, need, err);
 }
 
-#define MANIFEST_SUFFIX ".manifest"
-
 /* Unpack SOURCE (whose digest is HEX and whose stat was ST when hashed) into
  * a temporary directory of the cache, read-only and with a manifest; check
  * every entry against the manifest, flush it all to disk, write
@@ -436,14 +434,38 @@ resolve_tarball (struct csr_rootfs *r, int fd, const struct stat *st, const char
   if (cache_open (&c, cache_dir, err) < 0)
     goto out;
   stat_key (st, key, sizeof key);
-  if (index_lookup (&c, key, hex))
+  /* The use lock comes before the tree is trusted to be there: `csrun cache
+   * prune` may have removed it since the index named it. */
+  char locked[CSR_SHA256_HEX_LEN + 1] = "";
+  bool found = index_lookup (&c, key, hex);
+  if (found)
+    {
+      r->use_fd = csr_rootfs_use_lock (c.fd, c.dir, hex);
+      memcpy (locked, hex, sizeof locked);
+      found = tree_exists (&c, hex);
+    }
+  if (found)
     r->unpacked_now = false;
   else
     {
       if (csr_sha256_fd (fd, hex, err) < 0)
         goto out;
-      if (ensure_tree (&c, r->source, st, hex, &r->unpacked_now, err) < 0)
-        goto out;
+      /* Locked once the tree is there (a failed unpack leaves no lock file);
+       * a prune between the two is seen by the check after the lock. */
+      for (int k = 0;; k++)
+        {
+          if (ensure_tree (&c, r->source, st, hex, &r->unpacked_now, err) < 0)
+            goto out;
+          if (strcmp (locked, hex) != 0)
+            {
+              if (r->use_fd >= 0)
+                close (r->use_fd);
+              r->use_fd = csr_rootfs_use_lock (c.fd, c.dir, hex);
+              memcpy (locked, hex, sizeof locked);
+            }
+          if (tree_exists (&c, hex) || k == 2)
+            break;
+        }
       index_add (&c, key, hex);
     }
   r->sha256 = strdup (hex);
@@ -474,6 +496,8 @@ csr_rootfs_resolve (const char *source, const char *cache_dir, struct csr_rootfs
     return csr_error_errno (err, "rootfs '%s'", source);
 
   cleanup_rootfs struct csr_rootfs *r = calloc (1, sizeof *r);
+  if (r != NULL)
+    r->use_fd = -1;
   if (r == NULL || (r->source = strdup (source)) == NULL)
     return csr_error_errno (err, "rootfs '%s'", source);
   if (S_ISDIR (st.st_mode))

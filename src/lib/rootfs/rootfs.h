@@ -16,6 +16,7 @@ struct csr_rootfs
   char *dir;         /* absolute path of the tree to use as / */
   char *sha256;      /* hex digest of the tarball; NULL when source is a directory */
   bool unpacked_now; /* this call unpacked the tarball (cold cache) */
+  int use_fd;        /* the tree's use lock (cache-internal.h), held until freed; -1: none */
 };
 
 /* Default cache directory: $CSRUN_CACHE_DIR, else $XDG_CACHE_HOME/csrun/rootfs, else
@@ -133,6 +134,45 @@ int csr_rootfs_check_repair (const struct csr_rootfs *r, struct csr_tree_damage 
                              csr_error **err);
 
 /* ---------------------------------------------------------------- cache maintenance (cache.c) */
+
+/* ---------------------------------------------------------------- cache entries (cache-entries.c)
+ */
+
+enum csr_cache_kind
+{
+  CSR_CACHE_ROOTFS,  /* CACHE_DIR/<sha256>: an unpacked tree (+ .manifest, .use) */
+  CSR_CACHE_GATE,    /* CACHE_DIR/gate/<key>.bin: a compiled gate */
+  CSR_CACHE_SECCOMP, /* CACHE_DIR/seccomp/<key>.bpf: a compiled seccomp program */
+};
+const char *csr_cache_kind_name (enum csr_cache_kind k); /* "rootfs", "gate", "seccomp" */
+
+struct csr_cache_entry
+{
+  enum csr_cache_kind kind;
+  char *name;          /* "<sha256>", "gate/<key>.bin", "seccomp/<key>.bpf" */
+  char *path;          /* absolute */
+  uint64_t bytes;      /* disk usage (blocks): a tree with its manifest */
+  int64_t last_use;    /* seconds since the epoch: the mtime of a tree's .use stamp (refreshed
+                          by runs at most hourly) or of the tree; a file's mtime */
+  bool in_use;         /* a tree whose use lock a running csrun holds */
+  bool removed;        /* csr_cache_prune removed it */
+  const char *skipped; /* csr_cache_prune kept it: why ("in use by a running csrun", ...) */
+};
+
+/* What CACHE_DIR (trust-checked, never created; missing: nothing) holds
+ * that csrun made: trees owned by us with a digest for a name, and our
+ * regular files in gate/ and seccomp/; sorted by kind and name.  No symlink
+ * is followed. */
+int csr_cache_list (const char *cache_dir, struct csr_cache_entry **out, size_t *n,
+                    csr_error **err);
+/* Remove those entries (OLDER_THAN_S >= 0: only those whose last use is at
+ * least that old), under the cache lock; a tree is removed only when no
+ * running csrun holds its use lock (taken without waiting), renamed aside
+ * first, then its manifest, use lock and by-stat links.  *OUT lists every
+ * entry with removed or skipped set. */
+int csr_cache_prune (const char *cache_dir, int64_t older_than_s, struct csr_cache_entry **out,
+                     size_t *n, csr_error **err);
+void csr_cache_entries_release (struct csr_cache_entry *v, size_t n);
 
 /* The digests of the trees in CACHE_DIR (NULL: the default), sorted. */
 int csr_rootfs_cache_trees (const char *cache_dir, char ***hexes, size_t *n, csr_error **err);

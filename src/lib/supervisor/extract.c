@@ -133,6 +133,14 @@ find_block (const char *p, const char *end, bool want_python, struct span *body,
 char *
 csr_extract_code (const char *reply, size_t len)
 {
+  return csr_extract_code_ex (reply, len, NULL);
+}
+
+char *
+csr_extract_code_ex (const char *reply, size_t len, bool *fenced)
+{
+  if (fenced)
+    *fenced = true;
   if (reply == NULL)
     len = 0;
   /* CRLF -> LF first. */
@@ -156,6 +164,8 @@ csr_extract_code (const char *reply, size_t len)
       body.s = text;
       body.len = n;
       indent = 0;
+      if (fenced)
+        *fenced = false;
     }
 
   /* Copy the lines, without the fence's indentation, and without leading

@@ -198,6 +198,9 @@ csr_gate_code_fd (const struct jail_snippet *base, const char *cache_dir, int *f
       snprintf (name, sizeof name, "%.32s.bin", keyhex);
       if (dirfd >= 0)
         data = cache_read (dirfd, name, keyhex, &len);
+      /* Its last use, for `csrun cache prune --older-than` (hourly). */
+      if (data != NULL)
+        csr_touch_if_older (dirfd, name, 3600);
     }
   if (data == NULL)
     {

@@ -26,6 +26,7 @@ csr_patch_release (struct csr_patch *p)
   free (p->diff);
   free (p->provider);
   free (p->model);
+  free (p->model_used);
   memset (p, 0, sizeof *p);
 }
 

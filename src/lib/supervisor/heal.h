@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "../util/error.h"
+#include "bbuf.h"
 #include "classify.h"
 #include "gate.h"
 
@@ -57,8 +58,9 @@ struct csr_patch
   char *source; /* "local", "llm" or "patch-cmd" */
   char *diff;   /* unified diff snippet.py -> snippet.py */
   /* source "llm": who made it and what it cost. */
-  char *provider; /* "openai", "anthropic", "gemini", "ollama", "deepseek" */
-  char *model;
+  char *provider;    /* "openai", "anthropic", "gemini", "ollama", "deepseek" */
+  char *model;       /* the model requested */
+  char *model_used;  /* the model the provider's reply names, or NULL: not reported */
   int requests;      /* HTTP requests of this healing step (discarded replies included) */
   int discarded;     /* replies thrown away: no code, unchanged, blocked by the gate */
   long input_tokens; /* summed; -1 when the provider reported none */
@@ -107,6 +109,9 @@ char *csr_unified_diff_ex (const char *a, const char *b, const char *name, uint6
 /* Take code out of a model's or a program's reply: a ```python fence, else a
  * plain ``` fence, else the raw text (trimmed).  Returns malloc'ed code. */
 char *csr_extract_code (const char *reply, size_t len);
+/* The same; *FENCED (may be NULL) says whether the code came from a fence
+ * (false: the raw text, which may be prose rather than code). */
+char *csr_extract_code_ex (const char *reply, size_t len, bool *fenced);
 
 /* The largest patch accepted from a model or --patch-cmd for a snippet of
  * CODE_LEN bytes: max(64 KiB, 4 x CODE_LEN + 16 KiB), and at most MAX_CODE
@@ -133,5 +138,36 @@ const char *csr_patch_problem (const char *code, const char *patch, size_t max_c
 int csr_patchcmd_run (const char *program, double timeout_s, const char *code,
                       const struct csr_diagnosis *d, int attempt, char **out, const char **why,
                       csr_error **err);
+
+/* The last this many bytes of each output stream go into the request. */
+#define CSR_PATCHCMD_TAIL_MAX 4096
+
+/* What the attempt that failed gives the program, besides its code. */
+struct csr_patchcmd_input
+{
+  const char *code;
+  const struct csr_diagnosis *diagnosis; /* may be NULL */
+  int attempt;                           /* the number of the attempt to come */
+  const struct csr_gate_verdict *gate;   /* may be NULL; its violations when blocked */
+  const struct csr_bbuf *out, *err;      /* may be NULL: the attempt's output */
+};
+
+/* The same, with the whole input: the request also carries "violations"
+ * ([{"rule","line","col","message"}], empty unless the gate blocked the
+ * code) and "stdout_tail"/"stderr_tail" (the last CSR_PATCHCMD_TAIL_MAX
+ * bytes of each stream, cut on a UTF-8 character boundary, invalid bytes
+ * replaced) with "stdout_truncated"/"stderr_truncated" (the tail is not all
+ * the stream wrote). */
+int csr_patchcmd_run_ex (const char *program, double timeout_s, const struct csr_patchcmd_input *in,
+                         char **out, const char **why, csr_error **err);
+
+/* Check before the first attempt that PROGRAM's first word (what /bin/sh
+ * will run) exists: with a '/', an executable file at that path; else an
+ * executable on PATH (the host's, or /usr/local/bin:/usr/bin:/bin as the
+ * program gets), or a shell keyword or builtin.  A first word with shell
+ * syntax in it (quotes, $, `, redirections, a variable assignment) is left
+ * to the shell.  -1 with a one-line error ("--patch-cmd: fixer.sh: not
+ * found on PATH"). */
+int csr_patchcmd_check (const char *program, csr_error **err);
 
 #endif

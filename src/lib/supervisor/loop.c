@@ -254,7 +254,9 @@ heal_llm (const struct csr_loop_opts *o, const char *code, const struct csr_diag
           csr_llm_result_release (&res);
           return rc;
         }
-      char *fixed = csr_extract_code (res.text, strlen (res.text));
+      bool fenced = true;
+      char *fixed = csr_extract_code_ex (res.text, strlen (res.text), &fenced);
+      cleanup_free char *model_used = steal_pointer (&res.model);
       csr_llm_result_release (&res);
       if (fixed == NULL)
         return csr_error_set (err, ENOMEM, "copy the reply");
@@ -262,7 +264,7 @@ heal_llm (const struct csr_loop_opts *o, const char *code, const struct csr_diag
       struct csr_gate_verdict gv;
       memset (&gv, 0, sizeof gv);
       if (fixed[0] == '\0')
-        bad = "the reply held no code";
+        bad = "no code in the reply";
       else if (same_code (fixed, code))
         bad = "the reply was the unchanged program";
       else if ((bad = csr_patch_problem (code, fixed, o->max_code)) == NULL)
@@ -272,12 +274,23 @@ heal_llm (const struct csr_loop_opts *o, const char *code, const struct csr_diag
               free (fixed);
               return -1;
             }
-          if (gv.outcome != CSR_GATE_PASS)
+          if (gv.outcome == CSR_GATE_SYNTAX_ERROR && !fenced)
+            {
+              /* No ``` block and the text is not Python: prose, not a
+               * patch that fails to parse. */
+              snprintf (rejbuf, sizeof rejbuf,
+                        "no code in the reply (no ``` block, and the text is not Python: line "
+                        "%d: %s)",
+                        gv.line, gv.message ? gv.message : "syntax error");
+              bad = rejbuf;
+            }
+          else if (gv.outcome != CSR_GATE_PASS)
             bad = gate_refusal (&gv);
         }
       if (bad)
         {
-          snprintf (rejbuf, sizeof rejbuf, "%s", bad);
+          if (bad != rejbuf)
+            snprintf (rejbuf, sizeof rejbuf, "%s", bad);
           rejected = rejbuf;
           discarded++;
           csr_gate_verdict_release (&gv);
@@ -292,6 +305,7 @@ heal_llm (const struct csr_loop_opts *o, const char *code, const struct csr_diag
       p->diff = csr_unified_diff (code, fixed, "snippet.py");
       p->provider = strdup (c->provider->name);
       p->model = strdup (c->model);
+      p->model_used = steal_pointer (&model_used);
       p->requests = requests;
       p->discarded = discarded;
       p->input_tokens = in_tok;
@@ -311,7 +325,8 @@ heal_llm (const struct csr_loop_opts *o, const char *code, const struct csr_diag
  * filled, 0 with *why set, -1 on a csrun error. */
 static int
 heal (const struct csr_loop_opts *o, int attempt, const char *code, const struct csr_diagnosis *d,
-      const struct csr_gate_verdict *v, struct csr_patch *p, const char **why, csr_error **err)
+      const struct csr_gate_verdict *v, const struct csr_attempt *a, struct csr_patch *p,
+      const char **why, csr_error **err)
 {
   *why = "no local rule applies, and no LLM or --patch-cmd is configured";
   if (o->no_heal_why)
@@ -341,7 +356,10 @@ heal (const struct csr_loop_opts *o, int attempt, const char *code, const struct
   if (o->patch_cmd == NULL)
     return 0;
   char *fixed = NULL;
-  int rc = csr_patchcmd_run (o->patch_cmd, o->patch_timeout_s, code, d, attempt, &fixed, why, err);
+  struct csr_patchcmd_input in = {
+    .code = code, .diagnosis = d, .attempt = attempt, .gate = v, .out = &a->out, .err = &a->err
+  };
+  int rc = csr_patchcmd_run_ex (o->patch_cmd, o->patch_timeout_s, &in, &fixed, why, err);
   const char *bad = rc > 0 ? csr_patch_problem (code, fixed, o->max_code) : NULL;
   if (bad)
     {
@@ -559,7 +577,7 @@ csr_loop_run (struct csr_loop *l, const char *code, size_t len, const struct csr
         }
       const char *why = NULL;
       int64_t h0 = csr_mono_ns ();
-      int rc = heal (o, i + 1, cur, d, v, &l->patches[i], &why, err);
+      int rc = heal (o, i + 1, cur, d, v, a, &l->patches[i], &why, err);
       a->healing = true;
       a->heal_ms = (uint64_t)((csr_mono_ns () - h0) / 1000000);
       if (rc < 0)

@@ -2,7 +2,8 @@
  *
  * PROGRAM runs through /bin/sh -c outside the jail, in its own process
  * group, with a clean environment (PATH, HOME, LANG from the host).  It gets
- * {"code","diagnosis","attempt"} on stdin and answers with the patched
+ * {"code","diagnosis","attempt","violations","stdout_tail","stderr_tail",...}
+ * on stdin and answers with the patched
  * program on stdout (a fenced markdown block is fine).  The whole group is
  * killed on timeout and after the program exits, so nothing is left behind. */
 #include "config.h"
@@ -54,10 +55,54 @@ gen_string (yajl_gen g, const char *s)
 
 #define KEY(g, k) gen_string ((g), (k))
 
+/* The gate's violations: [{"rule","line","col","message"}], empty unless it
+ * blocked the code. */
 static int
-build_request (const char *code, const struct csr_diagnosis *d, int attempt, char **out,
-               size_t *len)
+gen_violations (yajl_gen g, const struct csr_gate_verdict *v)
 {
+  int r = yajl_gen_array_open (g) != yajl_gen_status_ok;
+  for (size_t i = 0; v && v->outcome == CSR_GATE_BLOCKED && i < v->n_violations; i++)
+    {
+      const struct csr_violation *x = &v->violations[i];
+      r |= yajl_gen_map_open (g) != yajl_gen_status_ok;
+      r |= KEY (g, "rule") || gen_string (g, x->rule);
+      r |= KEY (g, "line") || yajl_gen_integer (g, x->line) != yajl_gen_status_ok;
+      r |= KEY (g, "col") || yajl_gen_integer (g, x->col) != yajl_gen_status_ok;
+      r |= KEY (g, "message") || gen_string (g, x->message);
+      r |= yajl_gen_map_close (g) != yajl_gen_status_ok;
+    }
+  r |= yajl_gen_array_close (g) != yajl_gen_status_ok;
+  return r;
+}
+
+/* "NAME_tail": the last CSR_PATCHCMD_TAIL_MAX bytes of B, from a character
+ * boundary on (invalid bytes become U+FFFD in gen_string), and
+ * "NAME_truncated": whether the stream wrote more than that. */
+static int
+gen_tail (yajl_gen g, const char *name, const struct csr_bbuf *b)
+{
+  size_t len = 0;
+  cleanup_free char *all = b ? csr_bbuf_contents (b, &len) : strdup ("");
+  if (all == NULL)
+    return -1;
+  size_t start = len > CSR_PATCHCMD_TAIL_MAX ? len - CSR_PATCHCMD_TAIL_MAX : 0;
+  /* Skip the continuation bytes of a character cut at the start (at most 3). */
+  for (int k = 0; k < 3 && start < len && ((unsigned char)all[start] & 0xc0) == 0x80; k++)
+    start++;
+  char key[32];
+  snprintf (key, sizeof key, "%s_tail", name);
+  int r = KEY (g, key) || gen_string (g, all + start);
+  snprintf (key, sizeof key, "%s_truncated", name);
+  bool cut = start > 0 || (b && b->total > len);
+  r |= KEY (g, key) || yajl_gen_bool (g, cut) != yajl_gen_status_ok;
+  return r;
+}
+
+static int
+build_request (const struct csr_patchcmd_input *in, char **out, size_t *len)
+{
+  const char *code = in->code;
+  const struct csr_diagnosis *d = in->diagnosis;
   yajl_gen g = yajl_gen_alloc (NULL);
   if (g == NULL)
     return -1;
@@ -76,7 +121,10 @@ build_request (const char *code, const struct csr_diagnosis *d, int attempt, cha
       r |= KEY (g, "context") || gen_string (g, d->context);
       r |= yajl_gen_map_close (g) != yajl_gen_status_ok;
     }
-  r |= KEY (g, "attempt") || yajl_gen_integer (g, attempt) != yajl_gen_status_ok;
+  r |= KEY (g, "attempt") || yajl_gen_integer (g, in->attempt) != yajl_gen_status_ok;
+  r |= KEY (g, "violations") || gen_violations (g, in->gate);
+  r |= gen_tail (g, "stdout", in->out);
+  r |= gen_tail (g, "stderr", in->err);
   r |= yajl_gen_map_close (g) != yajl_gen_status_ok;
   const unsigned char *buf = NULL;
   size_t n = 0;
@@ -404,7 +452,7 @@ judge_reply (const struct run *r, int status, bool timed_out, double timeout_s, 
         return csr_error_set (err, ENOMEM, "patch command: cannot allocate the reply");
       if (patched[0] == '\0')
         {
-          *why = "empty reply";
+          *why = "no code in the reply";
           free (patched);
         }
       else if (same_code (patched, code))
@@ -426,16 +474,25 @@ csr_patchcmd_run (const char *program, double timeout_s, const char *code,
                   const struct csr_diagnosis *d, int attempt, char **out, const char **why,
                   csr_error **err)
 {
+  struct csr_patchcmd_input in = { .code = code, .diagnosis = d, .attempt = attempt };
+  return csr_patchcmd_run_ex (program, timeout_s, &in, out, why, err);
+}
+
+int
+csr_patchcmd_run_ex (const char *program, double timeout_s, const struct csr_patchcmd_input *in,
+                     char **out, const char **why, csr_error **err)
+{
   *out = NULL;
   *why = NULL;
   if (program == NULL || *program == '\0')
     return csr_error_set (err, EINVAL, "patch command: empty program");
-  if (code == NULL)
-    code = "";
+  const char *code = in->code ? in->code : "";
+  struct csr_patchcmd_input req_in = *in;
+  req_in.code = code;
 
   cleanup_free char *req = NULL;
   size_t req_len = 0;
-  if (build_request (code, d, attempt, &req, &req_len) < 0)
+  if (build_request (&req_in, &req, &req_len) < 0)
     return csr_error_set (err, ENOMEM, "patch command: cannot build the request");
 
   struct env env;

@@ -414,6 +414,8 @@ w_attempt (struct writer *w, const struct csr_attempt *a)
           w_str (w, p->provider);
           w_key (w, "model");
           w_str_or_null (w, p->model);
+          w_key (w, "model_used");
+          w_str_or_null (w, p->model_used);
           w_key (w, "requests");
           w_int (w, p->requests);
           w_key (w, "discarded_replies");

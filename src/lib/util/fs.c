@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -475,4 +476,15 @@ csr_write_file_atomic (const char *path, const void *data, size_t len, mode_t mo
 fail:
   unlink (tmp);
   return -1;
+}
+
+void
+csr_touch_if_older (int dirfd, const char *name, long age_s)
+{
+  struct stat st;
+  if (fstatat (dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG (st.st_mode))
+    return;
+  if (time (NULL) - st.st_mtim.tv_sec < age_s)
+    return;
+  (void)utimensat (dirfd, name, NULL, AT_SYMLINK_NOFOLLOW);
 }

@@ -18,6 +18,11 @@ int csr_mkdir_p (const char *path, mode_t mode, csr_error **err);
 /* rm -rf PATH (does not follow symlinks; stays on one file system). */
 int csr_rm_rf (const char *path, csr_error **err);
 
+/* Best effort: set the mtime of NAME in DIRFD (no symlink followed) to now
+ * when it is at least AGE_S seconds old: a cache entry's "last use" (csrun
+ * cache ls/prune), one write per AGE_S rather than one per run. */
+void csr_touch_if_older (int dirfd, const char *name, long age_s);
+
 /* Write a file atomically: tmp file in the same directory, fsync, rename. */
 int csr_write_file_atomic (const char *path, const void *data, size_t len, mode_t mode,
                            csr_error **err);
