@@ -28,6 +28,10 @@ struct run_opts
   const char *net; /* "none" (default) or "host" (req.host_net) */
   bool allow_host_net;
   const char *file; /* FILE or "-" */
+  /* issue 14: standard input and live output. */
+  const char *stdin_file; /* --stdin FILE or "-" (-i) */
+  bool live, no_live;
+  void (*after_read) (void); /* called once FILE was read (csr_run_snippet_file) */
 };
 
 /* Parse ARGV (ARGV[0] is "csrun run" or "csrun check").  Prints --help and
