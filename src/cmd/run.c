@@ -148,6 +148,17 @@ choose_stdin (struct run_opts *o, int *fd)
   return 0;
 }
 
+/* The last byte the live stream wrote of B (-1: none). */
+static int
+last_byte (const struct csr_bbuf *b)
+{
+  size_t n = 0;
+  cleanup_free char *t = csr_bbuf_tail (b, &n);
+  if (t && n > 0)
+    return (unsigned char)t[n - 1];
+  return b->head_len > 0 ? (unsigned char)b->head[b->head_len - 1] : -1;
+}
+
 /* Before a healed attempt runs, while the output streams live: one line
  * naming the patch. */
 static void
@@ -166,20 +177,9 @@ say_next_attempt (void *data, const struct csr_attempt *failed, int next)
   else
     snprintf (what, sizeof what, "healed by %s", p->rules ? p->rules : "a local rule");
   const struct csr_diagnosis *d = failed->diagnosis;
-  csr_say_after (failed->out.total ? '\n' : -1, -1);
+  csr_say_after (last_byte (&failed->out), last_byte (&failed->err));
   csr_say ("csrun run", "---- attempt %d failed (%s); %s: attempt %d ----", failed->number,
            d && d->error_type ? d->error_type : "failed", what, next);
-}
-
-/* The last byte the live stream wrote of B (-1: none). */
-static int
-last_byte (const struct csr_bbuf *b)
-{
-  size_t n = 0;
-  cleanup_free char *t = csr_bbuf_tail (b, &n);
-  if (t && n > 0)
-    return (unsigned char)t[n - 1];
-  return b->head_len > 0 ? (unsigned char)b->head[b->head_len - 1] : -1;
 }
 
 /* The run's output: the final attempt's, stdout and stderr in the order
