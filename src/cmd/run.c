@@ -144,6 +144,10 @@ choose_stdin (struct run_opts *o, int *fd)
     return 0;
   if (o->stdin_file == NULL && isatty (STDIN_FILENO))
     return 0; /* never read a terminal unless asked */
+  struct stat in, null;
+  if (fstat (STDIN_FILENO, &in) == 0 && S_ISCHR (in.st_mode) && stat ("/dev/null", &null) == 0
+      && S_ISCHR (null.st_mode) && in.st_rdev == null.st_rdev)
+    return 0; /* /dev/null: the snippet gets its own, no pipe to feed */
   *fd = STDIN_FILENO;
   return 0;
 }

@@ -639,9 +639,9 @@ csr_result_to_json (const struct csr_run_result *r, char **out, size_t *len, csr
       w_close (w);
     }
   /* issue 14: the kept standard input, the signal that interrupted the run. */
-  w_key (w, "stdin");
   if (r->stdin_store)
     {
+      w_key (w, "stdin");
       w_open (w);
       w_key (w, "bytes");
       w_u64 (w, r->stdin_store->len);
@@ -653,8 +653,6 @@ csr_result_to_json (const struct csr_run_result *r, char **out, size_t *len, csr
       w_bool (w, r->stdin_store->spill >= 0);
       w_close (w);
     }
-  else
-    w_null (w);
   if (r->interrupt_signal)
     {
       char sig[32];
