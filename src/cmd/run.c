@@ -266,6 +266,9 @@ cmd_run (struct csr_global *g, int argc, char **argv)
              (unsigned long long)r->stdin_store->max);
   if (r->status == CSR_STATUS_INTERRUPTED)
     {
+      /* A terminal echoed ^C after the output: start a new line. */
+      if (r->interrupt_signal == SIGINT && csr_stream_is_terminal (STDERR_FILENO))
+        csr_say_after (-1, 'C');
       const char *abbrev = sigabbrev_np (r->interrupt_signal);
       csr_say ("csrun run", "interrupted by SIG%s: the jail was stopped%s", abbrev ? abbrev : "?",
                r->n_attempts > 0 ? "" : " before the first attempt");

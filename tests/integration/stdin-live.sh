@@ -222,6 +222,44 @@ else
   ok "no process of the jail survives the interrupt"
 fi
 
+# Ctrl-C typed on csrun's controlling terminal (SIGINT to its foreground process group: csrun
+# and the jail's init, which forwards it to the snippet): still status interrupted, exit 130.
+cat > "$T/ctrlc.py" <<'PY'
+import fcntl, os, pty, subprocess, sys, termios
+
+out, argv = sys.argv[1], sys.argv[2:]
+master, slave = pty.openpty()
+
+def ctty():
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+p = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, preexec_fn=ctty)
+os.close(slave)
+data = b""
+sent = False
+while True:
+    try:
+        chunk = os.read(master, 65536)
+    except OSError:
+        break
+    if not chunk:
+        break
+    data += chunk
+    if not sent and b"marker" in data:
+        os.write(master, b"\x03")
+        sent = True
+rc = p.wait()
+with open(out, "wb") as f:
+    f.write(data)
+sys.exit(rc)
+PY
+python3 "$T/ctrlc.py" "$T/ctrlc.out" "$CSRUN" run "$T/slow.py" "$token-c"
+rc=$?
+[ $rc = 130 ] && grep -q "interrupted by SIGINT" "$T/ctrlc.out" && [ "$(grep -c marker "$T/ctrlc.out")" = 1 ] \
+  && ok "Ctrl-C on the terminal: the jail is stopped, exit 130, the output is not printed twice" \
+  || not_ok "Ctrl-C on a pty" "exit $rc" "$(cat -v "$T/ctrlc.out")"
+
 # 11. SIGTERM: what was captured is printed, exit 143.
 interrupt TERM "$T/term.out" "$T/term.err" run --live "$T/slow.py" "$token-t"
 rc=$?
@@ -237,5 +275,12 @@ kill -HUP $pid
 wait $pid
 rc=$?
 [ $rc = 129 ] && ok "SIGHUP: exit 129" || not_ok "SIGHUP" "exit $rc" "$(cat "$T/hup.err")"
+
+sleep 0.5
+if ps -eo args | grep -v grep | grep -q -- "$token"; then
+  not_ok "no process of any interrupted jail survives" "$(ps -eo pid,args | grep -- "$token")"
+else
+  ok "no process of any interrupted jail survives"
+fi
 
 done_testing

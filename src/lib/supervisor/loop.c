@@ -489,18 +489,28 @@ judge_attempt (struct csr_loop *l, const struct csr_loop_opts *o, int i, const c
   return false;
 }
 
-/* A signal reached csrun between attempts (or during healing): stop before
- * the next one. */
-static bool
-interrupted_before (struct csr_loop *l, const struct csr_loop_opts *o)
+/* The signal that reached csrun and the capture loop did not see (it came
+ * between attempts, during healing, or as the jail ended), or 0. */
+static int
+pending_interrupt (const struct csr_loop_opts *o)
 {
   int fd = o->capture.interrupt_fd;
   struct pollfd p = { .fd = fd, .events = POLLIN };
   if (fd < 0 || poll (&p, 1, 0) != 1 || !(p.revents & POLLIN))
-    return false;
+    return 0;
   unsigned char sig = 0;
   if (read (fd, &sig, 1) != 1 || sig == 0)
     sig = SIGINT;
+  return sig;
+}
+
+/* Stop before the next attempt when a signal came. */
+static bool
+interrupted_before (struct csr_loop *l, const struct csr_loop_opts *o)
+{
+  int sig = pending_interrupt (o);
+  if (sig == 0)
+    return false;
   l->result.status = CSR_STATUS_INTERRUPTED;
   l->result.interrupt_signal = sig;
   return true;
@@ -559,6 +569,8 @@ csr_loop_run (struct csr_loop *l, const char *code, size_t len, const struct csr
       a->gate = v;
       struct csr_diagnosis *d = &l->diagnoses[i];
 
+      if (!a->interrupted)
+        a->interrupted = pending_interrupt (o); /* e.g. Ctrl-C also ended the snippet */
       if (a->interrupted)
         {
           /* Stopped by a signal to csrun: no diagnosis, no healing. */
