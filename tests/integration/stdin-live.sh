@@ -143,6 +143,19 @@ rc=$?
   && ok "live output on a terminal is neutralised" || not_ok "live termsafe" "$(cat -v "$T/live")"
 [ "$(grep -c 'out0' "$T/live")" = 1 ] && ok "live output is not printed again at the end" \
   || not_ok "live printed twice" "$(cat -v "$T/live")"
+# A UTF-8 character cut between two writes is shown whole; a truncated one at the end as \xNN.
+cat > "$T/split.py" <<'PY'
+import sys, time
+w = sys.stdout.buffer
+for part in (b"caf\xc3", b"\xa9 \xe2\x82", b"\xac\n", b"end\xc3"):
+    w.write(part)
+    w.flush()
+    time.sleep(0.1)
+PY
+ptyrun "$T/split" "" "$CSRUN" run --quiet "$T/split.py"
+python3 -c 'import sys; d = open(sys.argv[1], "rb").read(); sys.exit(0 if d == "café €\n".encode() + b"end\\xc3" else 1)' "$T/split" \
+  && ok "live on a terminal: a UTF-8 character cut between writes is shown whole" \
+  || not_ok "live utf-8 carry" "$(od -c "$T/split" | head)"
 
 # Without a terminal (both streams to one file), the buffered print keeps the order too.
 csrun run --quiet "$T/order.py" > "$T/buf" 2>&1

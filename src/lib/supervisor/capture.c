@@ -41,6 +41,14 @@ stream_out (int fd, const char *data, size_t len)
 
 static void print_piece (int fd, const char *data, size_t len, bool safe, int *last);
 
+/* Live and neutralised, a UTF-8 character cut between two reads would show
+ * as \xNN bytes: its first bytes wait for the next read (at most 3). */
+struct live_carry
+{
+  char b[4];
+  size_t n;
+};
+
 /* One stream of the payload: its pipe, what is kept, where it goes live. */
 struct stream
 {
@@ -49,7 +57,59 @@ struct stream
   enum csr_stream id;
   int passthrough;
   bool termsafe;
+  struct live_carry *carry;
 };
+
+/* How many bytes at the end of S[0..LEN) start a UTF-8 character that is
+ * not complete yet (0-3). */
+static size_t
+incomplete_utf8 (const char *s, size_t len)
+{
+  for (size_t k = 1; k <= 3 && k <= len; k++)
+    {
+      unsigned char c = (unsigned char)s[len - k];
+      if ((c & 0xc0) == 0x80)
+        continue; /* a continuation byte: look further back */
+      size_t need = c >= 0xf0 && c <= 0xf4  ? 4
+                    : c >= 0xe0 && c < 0xf0 ? 3
+                    : c >= 0xc2 && c < 0xe0 ? 2
+                                            : 1;
+      return k < need ? k : 0;
+    }
+  return 0;
+}
+
+/* Stream DATA live to the stream's terminal or file. */
+static void
+stream_live (const struct stream *st, const char *data, size_t len)
+{
+  int last = -1;
+  if (!st->termsafe || st->carry == NULL)
+    {
+      print_piece (st->passthrough, data, len, st->termsafe, &last);
+      return;
+    }
+  struct live_carry *c = st->carry;
+  char joined[CHUNK + sizeof c->b];
+  size_t n = c->n;
+  memcpy (joined, c->b, n);
+  memcpy (joined + n, data, len);
+  n += len;
+  size_t keep = incomplete_utf8 (joined, n);
+  memcpy (c->b, joined + n - keep, keep);
+  c->n = keep;
+  print_piece (st->passthrough, joined, n - keep, true, &last);
+}
+
+/* The end of the live stream: what waited for the rest of a character. */
+static void
+flush_carry (int fd, struct live_carry *c)
+{
+  int last = -1;
+  if (fd >= 0 && c->n > 0)
+    print_piece (fd, c->b, c->n, true, &last);
+  c->n = 0;
+}
 
 /* Read what is available on the stream's pipe into its buffer (and the
  * order into SEQ); close it at EOF. */
@@ -74,9 +134,8 @@ pump (const struct stream *st, struct csr_outseq *seq)
         }
       csr_outseq_add (seq, st->id, b->total, (uint64_t)r);
       size_t head = csr_bbuf_append (b, buf, (size_t)r);
-      int last = -1;
-      if (st->passthrough >= 0)
-        print_piece (st->passthrough, buf, head, st->termsafe, &last);
+      if (st->passthrough >= 0 && head > 0)
+        stream_live (st, buf, head);
     }
 }
 
@@ -246,6 +305,7 @@ struct capture_io
   char *vbuf; /* VERDICT_MAX + 1 bytes when ver is open */
   size_t *vlen;
   struct csr_stdin_feed *feed; /* NULL: stdin is /dev/null */
+  struct live_carry *carry;    /* [2]: stdout's and stderr's */
 };
 
 /* The interrupt fd is readable: which signal (SIGINT when the byte is not one). */
@@ -340,11 +400,11 @@ watch (struct csr_jail *jail, const struct csr_capture_opts *o, struct csr_attem
         pump_verdict (io->ver, io->vbuf, io->vlen);
       if (i_out >= 0 && (pfd[i_out].revents & (POLLIN | POLLHUP | POLLERR)))
         pump (&(struct stream){ io->out, &a->out, CSR_STREAM_OUT, o->passthrough_out,
-                                o->passthrough_termsafe_out },
+                                o->passthrough_termsafe_out, &io->carry[0] },
               &a->seq);
       if (i_err >= 0 && (pfd[i_err].revents & (POLLIN | POLLHUP | POLLERR)))
         pump (&(struct stream){ io->err, &a->err, CSR_STREAM_ERR, o->passthrough_err,
-                                o->passthrough_termsafe_err },
+                                o->passthrough_termsafe_err, &io->carry[1] },
               &a->seq);
       if (i_in >= 0 && pfd[i_in].revents
           && csr_stdin_feed_step (io->feed, pfd[i_in].revents, err) < 0)
@@ -462,8 +522,9 @@ csr_capture_run_gated (const struct jail_snippet *spec, const struct csr_capture
 
   struct csr_jail_exit ex;
   memset (&ex, 0, sizeof ex);
+  struct live_carry carry[2] = { { .n = 0 }, { .n = 0 } };
   const struct capture_io io
-      = { &out_r, &err_r, &ver_r, vbuf, &vlen, o->stdin_store ? &feed : NULL };
+      = { &out_r, &err_r, &ver_r, vbuf, &vlen, o->stdin_store ? &feed : NULL, carry };
   if (watch (&jail, o, a, &io, start, &ex, err) < 0)
     {
       csr_stdin_feed_close (&feed);
@@ -480,6 +541,8 @@ csr_capture_run_gated (const struct jail_snippet *spec, const struct csr_capture
     }
   struct csr_cgroup_stats cst;
   csr_limits_finish (&a->limits, &cst);
+  flush_carry (o->passthrough_out, &carry[0]);
+  flush_carry (o->passthrough_err, &carry[1]);
   stream_tail (o->passthrough_out, &a->out, o->passthrough_termsafe_out);
   stream_tail (o->passthrough_err, &a->err, o->passthrough_termsafe_err);
   a->exited = ex.exited;
