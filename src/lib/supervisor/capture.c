@@ -487,6 +487,7 @@ csr_capture_run_gated (const struct jail_snippet *spec, const struct csr_capture
         {
           close (po[1]);
           close (pe[1]);
+          csr_stdin_feed_close (&feed);
           return vbuf ? -1 : csr_error_set (err, ENOMEM, "allocate the verdict buffer");
         }
       ver_r = pv[0];
