@@ -58,6 +58,13 @@ got=$(jq_ "$T/big.json" '(j["attempts"][0]["stdout"].strip(), j["stdin"]["spille
 [ "$got" = "('3000000 $(sha "$T/big")', True, False)" ] \
   && ok "a 3 MB stdin is spilled to a temporary file and arrives exactly" || not_ok "spill" "$got"
 
+# A snippet that closes its stdin without reading it is normal (no EPIPE, no SIGPIPE for csrun).
+printf 'import sys\nsys.stdin.close()\nprint("closed")\n' > "$T/close.py"
+out=$(csrun run "$T/close.py" < "$T/big" 2>&1)
+rc=$?
+[ $rc = 0 ] && [ "$out" = closed ] && ok "a snippet that closes a large stdin unread succeeds" \
+  || not_ok "close stdin" "exit $rc" "$out"
+
 # 5. --stdin-max: the snippet sees end-of-file at the cap; a warning and the JSON say so.
 csrun run --stdin-max 1000 "$T/sum.py" < "$T/big" > "$T/cap.out" 2>"$T/cap.err"
 rc=$?
@@ -280,7 +287,29 @@ rc=$?
   && grep -q "interrupted by SIGTERM" "$T/term.err" \
   && ok "SIGTERM: the output so far is printed, exit 143" \
   || not_ok "SIGTERM" "exit $rc" "$(cat "$T/term.out")" "$(cat "$T/term.err")"
-# Buffered (not live): the captured output is printed at the end; SIGHUP gives 129.
+# Buffered (not live): the captured output is printed when csrun is interrupted.  The snippet
+# prints its marker, then reads 300 kB from stdin, a FIFO: the test's write of them can only
+# finish once the snippet is reading (the FIFO, csrun's read and the jail's pipe hold far less).
+cat > "$T/reader.py" <<'PY'
+import sys, time
+print("marker", flush=True)
+print("on-stderr", file=sys.stderr, flush=True)
+sys.stdin.buffer.read(300000)
+time.sleep(120)
+PY
+mkfifo "$T/fifo"
+"$CSRUN" run "$T/reader.py" "$token-b" <"$T/fifo" >"$T/buf.out" 2>"$T/buf.err" &
+pid=$!
+head -c 300000 /dev/zero > "$T/fifo"
+kill -TERM $pid
+wait $pid
+rc=$?
+[ $rc = 143 ] && [ "$(cat "$T/buf.out")" = marker ] && grep -q on-stderr "$T/buf.err" \
+  && grep -q "interrupted by SIGTERM" "$T/buf.err" \
+  && ok "SIGTERM, buffered: what was captured is printed, exit 143" \
+  || not_ok "SIGTERM buffered" "exit $rc" "$(cat "$T/buf.out")" "$(cat "$T/buf.err")"
+
+# SIGHUP gives 129.
 "$CSRUN" run --json --live "$T/slow.py" "$token-h" >/dev/null 2>"$T/hup.err" </dev/null &
 pid=$!
 for i in $(seq 600); do grep -q marker "$T/hup.err" && break; sleep 0.1; done
