@@ -71,13 +71,22 @@ warn_limits (const struct csr_limits *l)
 
 /* SIGINT, SIGTERM and SIGHUP write their number here; the capture loop polls
  * the read end, stops the jail and the loop heals nothing more.  A second
- * signal while the output is printed only adds a byte. */
+ * signal while the output is printed only adds a byte; a third ends csrun. */
 static int interrupt_pipe[2] = { -1, -1 };
 static struct run_opts *signal_opts; /* its req.interrupt_fd gets the read end */
 
 static void
 on_interrupt (int sig)
 {
+  /* The third signal ends csrun at once, as without this handler: the way
+   * out while csrun waits for a model or --patch-cmd (the jail's init dies
+   * with csrun: its parent-death signal). */
+  static volatile sig_atomic_t count;
+  if (++count >= 3)
+    {
+      signal (sig, SIG_DFL);
+      raise (sig);
+    }
   int saved = errno;
   unsigned char b = (unsigned char)sig;
   if (interrupt_pipe[1] >= 0 && write (interrupt_pipe[1], &b, 1) < 0)
