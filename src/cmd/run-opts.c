@@ -150,7 +150,7 @@ static struct argp_option run_options[] = {
   /* issue 14: standard input, live output */
   { "stdin", OPT_STDIN, "FILE|-", 0,
     "The snippet's standard input: FILE, or - for csrun's own even when it is a terminal "
-    "(default: csrun's stdin unless it is a terminal or FILE is -; then /dev/null)",
+    "(default: csrun's stdin, unless it is a terminal or carries the code; then /dev/null)",
     0 },
   { "interactive", OPT_INTERACTIVE, NULL, 0, "The same as --stdin -", 0 },
   { "stdin-max", OPT_STDIN_MAX, "SIZE", 0,
