@@ -166,6 +166,7 @@ compile_in_jail (const struct jail_snippet *base, size_t *len, csr_error **err)
     }
   csr_bbuf_release (&a.out);
   csr_bbuf_release (&a.err);
+  csr_outseq_release (&a.seq);
   return out;
 }
 
