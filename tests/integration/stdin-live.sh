@@ -60,7 +60,7 @@ got=$(jq_ "$T/big.json" '(j["attempts"][0]["stdout"].strip(), j["stdin"]["spille
 
 # A snippet that closes its stdin without reading it is normal (no EPIPE, no SIGPIPE for csrun).
 printf 'import sys\nsys.stdin.close()\nprint("closed")\n' > "$T/close.py"
-out=$(csrun run "$T/close.py" < "$T/big" 2>&1)
+out=$(csrun run --quiet "$T/close.py" < "$T/big" 2>&1)
 rc=$?
 [ $rc = 0 ] && [ "$out" = closed ] && ok "a snippet that closes a large stdin unread succeeds" \
   || not_ok "close stdin" "exit $rc" "$out"
