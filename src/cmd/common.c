@@ -58,6 +58,8 @@ csr_run_snippet_file (const char *prog, struct run_opts *o, struct csr_snippet_r
   size_t len = 0;
   if (read_snippet (o, name, &code, &len, err) < 0)
     return CSR_EXIT_USAGE;
+  if (o->after_read) /* issue 14: csrun run catches signals from here on */
+    o->after_read ();
   o->req.name = name;
   o->req.code = code;
   o->req.code_len = len;
@@ -89,6 +91,8 @@ csr_exit_code_for (const struct csr_run_result *r)
       return CSR_EXIT_TIMEOUT;
     case CSR_STATUS_ERROR:
       return CSR_EXIT_INTERNAL;
+    case CSR_STATUS_INTERRUPTED: /* issue 14: as a shell reports a signal */
+      return 128 + (r->interrupt_signal > 0 ? r->interrupt_signal : 2);
     case CSR_STATUS_FAILED:
     default:
       return CSR_EXIT_FAILED;

@@ -52,6 +52,12 @@ enum
   OPT_LLM_TIMEOUT,
   OPT_RAW_OUTPUT,
   OPT_LABEL,
+  /* issue 14 */
+  OPT_STDIN,
+  OPT_INTERACTIVE = 'i',
+  OPT_STDIN_MAX = 1100,
+  OPT_LIVE,
+  OPT_NO_LIVE,
 };
 
 /* Options shared by run and check. */
@@ -154,6 +160,21 @@ static struct argp_option run_options[] = {
     "Print the snippet's output to a terminal byte for byte (by default escape sequences and "
     "other controls are shown as text there; pipes and files always get the exact bytes)",
     0 },
+  /* issue 14: standard input, live output */
+  { "stdin", OPT_STDIN, "FILE|-", 0,
+    "The snippet's standard input: FILE, or - for csrun's own even when it is a terminal "
+    "(default: csrun's stdin, unless it is a terminal or carries the code; then /dev/null)",
+    0 },
+  { "interactive", OPT_INTERACTIVE, NULL, 0, "The same as --stdin -", 0 },
+  { "stdin-max", OPT_STDIN_MAX, "SIZE", 0,
+    "Keep at most SIZE bytes of standard input (the snippet sees end-of-file there; default "
+    "256M)",
+    0 },
+  { "live", OPT_LIVE, NULL, 0,
+    "Stream each attempt's output as it comes (the default when stdout is a terminal); with "
+    "--json both streams go to stderr",
+    0 },
+  { "no-live", OPT_NO_LIVE, NULL, 0, "Print only the final attempt's output, at the end", 0 },
   { NULL, 0, NULL, 0, NULL, 0 },
 };
 
@@ -163,8 +184,8 @@ static const char run_doc[]
       "is a snippet even next to a config.json: the OCI run of a bundle is `csrun run -b "
       "BUNDLE ID`, see csrun-oci(8)).\n\n"
       "Exit status: 0 the snippet succeeded (possibly after healing), 1 it still fails, 2 usage "
-      "or input error, 3 blocked by the gate, 124 timed out, 125 csrun itself failed. See "
-      "csrun-run(1).";
+      "or input error, 3 blocked by the gate, 124 timed out, 125 csrun itself failed, 129/130/143 "
+      "interrupted by SIGHUP/SIGINT/SIGTERM. See csrun-run(1).";
 
 static const char check_doc[]
     = "Run only the AST gate on a snippet (inside the jail) and print its verdict.\v"
@@ -463,6 +484,25 @@ parse_run (int key, char *arg, struct argp_state *state)
       break;
     case OPT_RAW_OUTPUT:
       o->raw_output = true;
+      break;
+    /* issue 14 */
+    case OPT_STDIN:
+      o->stdin_file = arg;
+      break;
+    case OPT_INTERACTIVE:
+      o->stdin_file = "-";
+      break;
+    case OPT_STDIN_MAX:
+      if (csr_parse_size (arg, 1ULL << 40, &o->req.stdin_max, &e) < 0)
+        bad_value (state, "stdin-max", e);
+      break;
+    case OPT_LIVE:
+      o->live = true;
+      o->no_live = false;
+      break;
+    case OPT_NO_LIVE:
+      o->no_live = true;
+      o->live = false;
       break;
     default:
       return ARGP_ERR_UNKNOWN;

@@ -31,6 +31,10 @@ struct run_opts
   /* --label TEXT: copied into the result document (at most 256 bytes of
    * UTF-8, no control characters). */
   const char *label;
+  /* issue 14: standard input and live output. */
+  const char *stdin_file; /* --stdin FILE or "-" (-i) */
+  bool live, no_live;
+  void (*after_read) (void); /* called once FILE was read (csr_run_snippet_file) */
 };
 
 /* Parse ARGV (ARGV[0] is "csrun run" or "csrun check").  Prints --help and

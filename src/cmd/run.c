@@ -1,8 +1,12 @@
 /* csrun run: gate, run, scan, diagnose, heal, retry; one result. */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -10,6 +14,7 @@
 #include "supervisor/capture.h"
 #include "supervisor/notice.h"
 #include "util/log.h"
+#include "util/cleanup.h"
 
 /* One line on stderr about how the run ended (not for a first-try success). */
 static void
@@ -98,6 +103,161 @@ warn_output (const struct csr_run_result *r)
            (unsigned long long)r->limits.max_output, what);
 }
 
+/* ---- issue 14: signals, standard input, live output ---- */
+
+/* SIGINT, SIGTERM and SIGHUP write their number here; the capture loop polls
+ * the read end, stops the jail and the loop heals nothing more.  A second
+ * signal while the output is printed only adds a byte; a third ends csrun. */
+static int interrupt_pipe[2] = { -1, -1 };
+static struct run_opts *signal_opts; /* its req.interrupt_fd gets the read end */
+
+static void
+on_interrupt (int sig)
+{
+  /* The third signal ends csrun at once, as without this handler: the way
+   * out while csrun waits for a model or --patch-cmd (the jail's init dies
+   * with csrun: its parent-death signal). */
+  static volatile sig_atomic_t count;
+  if (++count >= 3)
+    {
+      signal (sig, SIG_DFL);
+      raise (sig);
+    }
+  int saved = errno;
+  unsigned char b = (unsigned char)sig;
+  if (interrupt_pipe[1] >= 0 && write (interrupt_pipe[1], &b, 1) < 0)
+    {
+      /* full: an interrupt is already pending */
+    }
+  errno = saved;
+}
+
+static void
+on_sigpipe (int sig)
+{
+  (void)sig; /* a write to a closed pipe fails with EPIPE instead */
+}
+
+/* Called once the snippet's code was read (so a Ctrl-C while typing it at a
+ * terminal still ends csrun as before). */
+static void
+catch_signals (void)
+{
+  struct sigaction sa = { .sa_handler = on_interrupt, .sa_flags = SA_RESTART };
+  sigemptyset (&sa.sa_mask);
+  if (pipe2 (interrupt_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+    return; /* then signals end csrun as before */
+  sigaction (SIGINT, &sa, NULL);
+  sigaction (SIGTERM, &sa, NULL);
+  sigaction (SIGHUP, &sa, NULL);
+  signal_opts->req.interrupt_fd = interrupt_pipe[0];
+}
+
+/* The snippet's stdin (see csrun-run(1), STANDARD INPUT): --stdin FILE,
+ * --stdin - / -i (csrun's own, even a terminal), else csrun's own unless it
+ * is a terminal or holds the code.  *FD -1: /dev/null.  Returns 0 or an exit
+ * code after one line on stderr. */
+static int
+choose_stdin (struct run_opts *o, int *fd)
+{
+  *fd = -1;
+  bool code_on_stdin = strcmp (o->file, "-") == 0;
+  if (o->stdin_file && strcmp (o->stdin_file, "-") != 0)
+    {
+      int f = open (o->stdin_file, O_RDONLY | O_CLOEXEC);
+      struct stat st;
+      if (f >= 0 && fstat (f, &st) == 0 && S_ISDIR (st.st_mode))
+        {
+          close (f);
+          f = -1;
+          errno = EISDIR;
+        }
+      if (f < 0)
+        {
+          csr_say ("csrun run", "cannot read --stdin '%s': %s", o->stdin_file, strerror (errno));
+          return CSR_EXIT_USAGE;
+        }
+      *fd = f;
+      return 0;
+    }
+  if (o->stdin_file && code_on_stdin)
+    {
+      csr_say ("csrun run", "--stdin - (or -i) needs the code in a FILE: it is read from stdin");
+      return CSR_EXIT_USAGE;
+    }
+  if (code_on_stdin || fcntl (STDIN_FILENO, F_GETFD) < 0)
+    return 0;
+  if (o->stdin_file == NULL && isatty (STDIN_FILENO))
+    return 0; /* never read a terminal unless asked */
+  struct stat in, null;
+  if (fstat (STDIN_FILENO, &in) == 0 && S_ISCHR (in.st_mode) && stat ("/dev/null", &null) == 0
+      && S_ISCHR (null.st_mode) && in.st_rdev == null.st_rdev)
+    return 0; /* /dev/null: the snippet gets its own, no pipe to feed */
+  *fd = STDIN_FILENO;
+  return 0;
+}
+
+/* The last byte the live stream wrote of B (-1: none). */
+static int
+last_byte (const struct csr_bbuf *b)
+{
+  size_t n = 0;
+  cleanup_free char *t = csr_bbuf_tail (b, &n);
+  if (t && n > 0)
+    return (unsigned char)t[n - 1];
+  return b->head_len > 0 ? (unsigned char)b->head[b->head_len - 1] : -1;
+}
+
+/* Before a healed attempt runs, while the output streams live: one line
+ * naming the patch. */
+static void
+say_next_attempt (void *data, const struct csr_attempt *failed, int next)
+{
+  (void)data;
+  const struct csr_patch *p = failed->patch;
+  char what[200];
+  if (p == NULL)
+    snprintf (what, sizeof what, "the same code runs again");
+  else if (p->source && strcmp (p->source, "llm") == 0)
+    snprintf (what, sizeof what, "healed by the model%s%s%s%s", p->provider ? " " : "",
+              p->provider ? p->provider : "", p->model ? "/" : "", p->model ? p->model : "");
+  else if (p->source && strcmp (p->source, "patch-cmd") == 0)
+    snprintf (what, sizeof what, "healed by --patch-cmd");
+  else
+    snprintf (what, sizeof what, "healed by %s", p->rules ? p->rules : "a local rule");
+  const struct csr_diagnosis *d = failed->diagnosis;
+  csr_say_after (last_byte (&failed->out), last_byte (&failed->err));
+  csr_say ("csrun run", "---- attempt %d failed (%s); %s: attempt %d ----", failed->number,
+           d && d->error_type ? d->error_type : "failed", what, next);
+}
+
+/* The run's output: the final attempt's, stdout and stderr in the order
+ * written, unless it was streamed live. */
+static void
+print_output (const struct run_opts *o, const struct csr_run_result *r, bool live)
+{
+  if (r->n_attempts == 0)
+    return;
+  const struct csr_attempt *last = &r->attempts[r->n_attempts - 1];
+  int out_last, err_last;
+  if (live)
+    {
+      out_last = last_byte (&last->out);
+      err_last = last_byte (&last->err);
+    }
+  else
+    {
+      /* On a terminal the snippet's bytes are shown neutralised (it could
+       * otherwise set the title, write the clipboard, fake our lines...);
+       * pipes and files get them exactly. */
+      bool raw = o->raw_output;
+      csr_capture_print_ordered (
+          last, STDOUT_FILENO, STDERR_FILENO, !raw && csr_stream_is_terminal (STDOUT_FILENO),
+          !raw && csr_stream_is_terminal (STDERR_FILENO), &out_last, &err_last);
+    }
+  csr_say_after (out_last, err_last);
+}
+
 int
 cmd_run (struct csr_global *g, int argc, char **argv)
 {
@@ -107,12 +267,36 @@ cmd_run (struct csr_global *g, int argc, char **argv)
   struct csr_snippet_result s;
   memset (&s, 0, sizeof s);
   csr_error *e = NULL;
-  int rc = csr_run_snippet_file ("csrun run", &o, &s, &e);
+
+  /* issue 14: stdin, live output, interruption. */
+  int in_fd = -1;
+  int rc = choose_stdin (&o, &in_fd);
+  if (rc != 0)
+    return rc;
+  o.req.stdin_fd = in_fd;
+  bool live = o.live || (!o.no_live && !o.json && csr_stream_is_terminal (STDOUT_FILENO));
+  if (live)
+    {
+      o.req.live_out = o.json ? STDERR_FILENO : STDOUT_FILENO;
+      o.req.live_err = STDERR_FILENO;
+      o.req.live_termsafe_out = !o.raw_output && csr_stream_is_terminal (o.req.live_out);
+      o.req.live_termsafe_err = !o.raw_output && csr_stream_is_terminal (STDERR_FILENO);
+      o.req.on_next_attempt = say_next_attempt;
+    }
+  struct sigaction pipe_sa = { .sa_handler = on_sigpipe };
+  sigemptyset (&pipe_sa.sa_mask);
+  sigaction (SIGPIPE, &pipe_sa, NULL);
+  signal_opts = &o;
+  o.after_read = catch_signals;
+
+  rc = csr_run_snippet_file ("csrun run", &o, &s, &e);
   if (rc != 0)
     {
       rc = csr_report_failure ("csrun run", &o, &s.loop.result, e, rc);
       csr_error_free (e);
       csr_snippet_result_release (&s);
+      if (in_fd > STDIN_FILENO)
+        close (in_fd);
       return rc;
     }
   const struct csr_run_result *r = &s.loop.result;
@@ -120,20 +304,23 @@ cmd_run (struct csr_global *g, int argc, char **argv)
   if (o.json)
     json_failed = csr_print_json (r) < 0;
   else
+    print_output (&o, r, live);
+  if (r->stdin_store && r->stdin_store->truncated && !o.quiet)
+    csr_say ("csrun run",
+             "warning: the standard input was cut at --stdin-max (%llu bytes): the snippet saw "
+             "end-of-file there",
+             (unsigned long long)r->stdin_store->max);
+  if (r->status == CSR_STATUS_INTERRUPTED)
     {
-      if (r->n_attempts > 0)
-        {
-          const struct csr_attempt *last = &r->attempts[r->n_attempts - 1];
-          /* On a terminal the snippet's bytes are shown neutralised (it could
-           * otherwise set the title, write the clipboard, fake our lines...);
-           * pipes and files get them exactly. */
-          bool raw = o.raw_output;
-          int out_last = csr_capture_print (STDOUT_FILENO, &last->out,
-                                            !raw && csr_stream_is_terminal (STDOUT_FILENO));
-          int err_last = csr_capture_print (STDERR_FILENO, &last->err,
-                                            !raw && csr_stream_is_terminal (STDERR_FILENO));
-          csr_say_after (out_last, err_last);
-        }
+      /* A terminal echoed ^C after the output: start a new line. */
+      if (r->interrupt_signal == SIGINT && csr_stream_is_terminal (STDERR_FILENO))
+        csr_say_after (-1, 'C');
+      const char *abbrev = sigabbrev_np (r->interrupt_signal);
+      csr_say ("csrun run", "interrupted by SIG%s: the jail was stopped%s", abbrev ? abbrev : "?",
+               r->n_attempts > 0 ? "" : " before the first attempt");
+    }
+  else if (!o.json)
+    {
       if (!o.quiet)
         warn_output (r);
       if (!o.quiet)
@@ -143,5 +330,7 @@ cmd_run (struct csr_global *g, int argc, char **argv)
     }
   rc = json_failed ? CSR_EXIT_INTERNAL : csr_exit_code_for (r);
   csr_snippet_result_release (&s);
+  if (in_fd > STDIN_FILENO)
+    close (in_fd);
   return rc;
 }

@@ -241,3 +241,30 @@ Test (run_opts, label_with_newline_is_usage_error, .exit_code = 2)
   const char *argv[] = { "csrun run", "--label", "a\nb", "x.py", NULL };
   parse (&o, 4, argv);
 }
+
+/* issue 14: standard input and live output. */
+Test (run_opts, stdin_and_live)
+{
+  struct run_opts o;
+  const char *argv[]
+      = { "csrun run", "--stdin", "in.csv", "--stdin-max", "1k", "--live", "x.py", NULL };
+  parse (&o, 7, argv);
+  cr_assert_str_eq (o.stdin_file, "in.csv");
+  cr_assert_eq (o.req.stdin_max, 1024);
+  cr_assert (o.live && !o.no_live);
+  cr_assert_eq (o.req.stdin_fd, -1); /* cmd_run opens it */
+  const char *argv2[] = { "csrun run", "-i", "--no-live", "x.py", NULL };
+  parse (&o, 4, argv2);
+  cr_assert_str_eq (o.stdin_file, "-");
+  cr_assert_eq (o.req.stdin_max, 256ULL << 20);
+  cr_assert (!o.live && o.no_live);
+  cr_assert_eq (o.req.interrupt_fd, -1);
+  cr_assert_eq (o.req.live_out, -1);
+}
+
+Test (run_opts, bad_stdin_max_is_usage_error, .exit_code = 2)
+{
+  struct run_opts o;
+  const char *argv[] = { "csrun run", "--stdin-max", "lots", "x.py", NULL };
+  parse (&o, 4, argv);
+}

@@ -39,10 +39,85 @@ stream_out (int fd, const char *data, size_t len)
     }
 }
 
-/* Read what is available on *FD into B; close it at EOF. */
-static void
-pump (int *fd, struct csr_bbuf *b, int passthrough)
+static void print_piece (int fd, const char *data, size_t len, bool safe, int *last);
+
+/* Live and neutralised, a UTF-8 character cut between two reads would show
+ * as \xNN bytes: its first bytes wait for the next read (at most 3). */
+struct live_carry
 {
+  char b[4];
+  size_t n;
+};
+
+/* One stream of the payload: its pipe, what is kept, where it goes live. */
+struct stream
+{
+  int *fd;
+  struct csr_bbuf *b;
+  enum csr_stream id;
+  int passthrough;
+  bool termsafe;
+  struct live_carry *carry;
+};
+
+/* How many bytes at the end of S[0..LEN) start a UTF-8 character that is
+ * not complete yet (0-3). */
+static size_t
+incomplete_utf8 (const char *s, size_t len)
+{
+  for (size_t k = 1; k <= 3 && k <= len; k++)
+    {
+      unsigned char c = (unsigned char)s[len - k];
+      if ((c & 0xc0) == 0x80)
+        continue; /* a continuation byte: look further back */
+      size_t need = c >= 0xf0 && c <= 0xf4  ? 4
+                    : c >= 0xe0 && c < 0xf0 ? 3
+                    : c >= 0xc2 && c < 0xe0 ? 2
+                                            : 1;
+      return k < need ? k : 0;
+    }
+  return 0;
+}
+
+/* Stream DATA live to the stream's terminal or file. */
+static void
+stream_live (const struct stream *st, const char *data, size_t len)
+{
+  int last = -1;
+  if (!st->termsafe || st->carry == NULL)
+    {
+      print_piece (st->passthrough, data, len, st->termsafe, &last);
+      return;
+    }
+  struct live_carry *c = st->carry;
+  char joined[CHUNK + sizeof c->b];
+  size_t n = c->n;
+  memcpy (joined, c->b, n);
+  memcpy (joined + n, data, len);
+  n += len;
+  size_t keep = incomplete_utf8 (joined, n);
+  memcpy (c->b, joined + n - keep, keep);
+  c->n = keep;
+  print_piece (st->passthrough, joined, n - keep, true, &last);
+}
+
+/* The end of the live stream: what waited for the rest of a character. */
+static void
+flush_carry (int fd, struct live_carry *c)
+{
+  int last = -1;
+  if (fd >= 0 && c->n > 0)
+    print_piece (fd, c->b, c->n, true, &last);
+  c->n = 0;
+}
+
+/* Read what is available on the stream's pipe into its buffer (and the
+ * order into SEQ); close it at EOF. */
+static void
+pump (const struct stream *st, struct csr_outseq *seq)
+{
+  int *fd = st->fd;
+  struct csr_bbuf *b = st->b;
   char buf[CHUNK];
   for (int i = 0; i < 16; i++)
     {
@@ -57,8 +132,10 @@ pump (int *fd, struct csr_bbuf *b, int passthrough)
           *fd = -1;
           return;
         }
+      csr_outseq_add (seq, st->id, b->total, (uint64_t)r);
       size_t head = csr_bbuf_append (b, buf, (size_t)r);
-      stream_out (passthrough, buf, head);
+      if (st->passthrough >= 0 && head > 0)
+        stream_live (st, buf, head);
     }
 }
 
@@ -115,9 +192,9 @@ print_rest (int fd, const struct csr_bbuf *b, bool termsafe, int last)
 }
 
 static void
-stream_tail (int fd, const struct csr_bbuf *b)
+stream_tail (int fd, const struct csr_bbuf *b, bool termsafe)
 {
-  print_rest (fd, b, false, -1);
+  print_rest (fd, b, termsafe, -1);
 }
 
 int
@@ -128,6 +205,46 @@ csr_capture_print (int fd, const struct csr_bbuf *b, bool termsafe)
   return print_rest (fd, b, termsafe, last);
 }
 
+struct ordered_print
+{
+  int fd[2];
+  bool safe[2];
+  int last[2];
+};
+
+static void
+ordered_piece (void *data, enum csr_stream s, const char *bytes, uint64_t len)
+{
+  struct ordered_print *p = data;
+  if (p->fd[s] < 0)
+    return;
+  if (bytes)
+    {
+      print_piece (p->fd[s], bytes, (size_t)len, p->safe[s], &p->last[s]);
+      return;
+    }
+  char marker[96];
+  int n = snprintf (marker, sizeof marker, "%s[... csrun: %llu bytes dropped ...]\n",
+                    p->last[s] >= 0 && p->last[s] != '\n' ? "\n" : "", (unsigned long long)len);
+  print_piece (p->fd[s], marker, (size_t)n, false, &p->last[s]);
+}
+
+void
+csr_capture_print_ordered (const struct csr_attempt *a, int out_fd, int err_fd, bool safe_out,
+                           bool safe_err, int *out_last, int *err_last)
+{
+  struct ordered_print p = { { out_fd, err_fd }, { safe_out, safe_err }, { -1, -1 } };
+  /* The walk fails (ENOMEM) only before its first piece. */
+  if (a->seq.head == NULL || csr_outseq_walk (&a->seq, &a->out, &a->err, ordered_piece, &p) < 0)
+    {
+      /* No order recorded (or no memory to walk it): one stream after the other. */
+      p.last[0] = out_fd >= 0 ? csr_capture_print (out_fd, &a->out, safe_out) : -1;
+      p.last[1] = err_fd >= 0 ? csr_capture_print (err_fd, &a->err, safe_err) : -1;
+    }
+  *out_last = p.last[0];
+  *err_last = p.last[1];
+}
+
 static int
 make_pipe (int p[2], csr_error **err)
 {
@@ -135,6 +252,26 @@ make_pipe (int p[2], csr_error **err)
     return csr_error_errno (err, "pipe");
   if (fcntl (p[0], F_SETFL, O_NONBLOCK) < 0)
     return csr_error_errno (err, "fcntl O_NONBLOCK");
+  return 0;
+}
+
+/* The stdin pipe: the payload's end blocks as usual, ours doesn't; we keep
+ * a copy of the read end to count what the payload left unread. */
+static int
+open_feed (struct csr_stdin_feed *f, struct jail_snippet *s, csr_error **err)
+{
+  int p[2];
+  if (pipe2 (p, O_CLOEXEC) < 0)
+    return csr_error_errno (err, "pipe");
+  if (fcntl (p[1], F_SETFL, O_NONBLOCK) < 0)
+    {
+      close (p[0]);
+      close (p[1]);
+      return csr_error_errno (err, "fcntl O_NONBLOCK");
+    }
+  f->peek = p[0];
+  f->fd = p[1];
+  s->stdin_fd = p[0];
   return 0;
 }
 
@@ -167,7 +304,21 @@ struct capture_io
   int *out, *err, *ver;
   char *vbuf; /* VERDICT_MAX + 1 bytes when ver is open */
   size_t *vlen;
+  struct csr_stdin_feed *feed; /* NULL: stdin is /dev/null */
+  struct live_carry *carry;    /* [2]: stdout's and stderr's */
 };
+
+/* The interrupt fd is readable: which signal (SIGINT when the byte is not one). */
+static int
+read_interrupt (int fd)
+{
+  unsigned char sig = 0;
+  ssize_t r;
+  do
+    r = read (fd, &sig, 1);
+  while (r < 0 && errno == EINTR);
+  return r == 1 && sig > 0 ? sig : SIGINT;
+}
 
 /* Collect the jail's output until it exited and the pipes are drained (or
  * DRAIN_MS after the exit), killing it at the attempt's timeout.  *EX: how
@@ -182,7 +333,7 @@ watch (struct csr_jail *jail, const struct csr_capture_opts *o, struct csr_attem
   while (!reaped || *io->out >= 0 || *io->err >= 0 || *io->ver >= 0)
     {
       uint64_t now = (uint64_t)csr_mono_ms ();
-      if (!reaped && deadline && now >= deadline && !a->timed_out)
+      if (!reaped && deadline && now >= deadline && !a->timed_out && !a->interrupted)
         {
           /* Kill the payload first so init can account for it; init and
            * everything else follow when init sees it die. */
@@ -191,15 +342,27 @@ watch (struct csr_jail *jail, const struct csr_capture_opts *o, struct csr_attem
             csr_jail_kill (jail, SIGKILL);
           deadline = now + KILL_GRACE_MS;
         }
-      else if (!reaped && a->timed_out && deadline && now >= deadline)
+      else if (!reaped && (a->timed_out || a->interrupted) && deadline && now >= deadline)
         {
           csr_jail_kill (jail, SIGKILL);
           deadline = 0;
         }
       if (reaped && now >= drain_until)
         break;
-      struct pollfd pfd[4];
-      int n = 0, i_out = -1, i_err = -1, i_pid = -1, i_ver = -1;
+      struct pollfd pfd[6];
+      int n = 0, i_out = -1, i_err = -1, i_pid = -1, i_ver = -1, i_in = -1, i_int = -1;
+      short in_events = 0;
+      int in_fd = io->feed && !reaped ? csr_stdin_feed_poll_fd (io->feed, &in_events) : -1;
+      if (in_fd >= 0)
+        {
+          i_in = n;
+          pfd[n++] = (struct pollfd){ .fd = in_fd, .events = in_events };
+        }
+      if (!reaped && !a->interrupted && o->interrupt_fd >= 0)
+        {
+          i_int = n;
+          pfd[n++] = (struct pollfd){ .fd = o->interrupt_fd, .events = POLLIN };
+        }
       if (*io->ver >= 0)
         {
           i_ver = n;
@@ -236,9 +399,24 @@ watch (struct csr_jail *jail, const struct csr_capture_opts *o, struct csr_attem
       if (i_ver >= 0 && (pfd[i_ver].revents & (POLLIN | POLLHUP | POLLERR)))
         pump_verdict (io->ver, io->vbuf, io->vlen);
       if (i_out >= 0 && (pfd[i_out].revents & (POLLIN | POLLHUP | POLLERR)))
-        pump (io->out, &a->out, o->passthrough_out);
+        pump (&(struct stream){ io->out, &a->out, CSR_STREAM_OUT, o->passthrough_out,
+                                o->passthrough_termsafe_out, &io->carry[0] },
+              &a->seq);
       if (i_err >= 0 && (pfd[i_err].revents & (POLLIN | POLLHUP | POLLERR)))
-        pump (io->err, &a->err, o->passthrough_err);
+        pump (&(struct stream){ io->err, &a->err, CSR_STREAM_ERR, o->passthrough_err,
+                                o->passthrough_termsafe_err, &io->carry[1] },
+              &a->seq);
+      if (i_in >= 0 && pfd[i_in].revents
+          && csr_stdin_feed_step (io->feed, pfd[i_in].revents, err) < 0)
+        return -1;
+      if (i_int >= 0 && (pfd[i_int].revents & POLLIN) && !reaped)
+        {
+          /* Interrupted: stop the jail as at a timeout (no grace for the snippet). */
+          a->interrupted = read_interrupt (o->interrupt_fd);
+          if (csr_jail_kill_payload (jail) == 0)
+            csr_jail_kill (jail, SIGKILL);
+          deadline = (uint64_t)csr_mono_ms () + KILL_GRACE_MS;
+        }
       bool exited = i_pid >= 0 && (pfd[i_pid].revents & POLLIN);
       if (!reaped && jail->pidfd < 0)
         {
@@ -269,7 +447,8 @@ int
 csr_capture_run_gated (const struct jail_snippet *spec, const struct csr_capture_opts *o,
                        struct csr_attempt *a, char **verdict, size_t *verdict_len, csr_error **err)
 {
-  if (csr_bbuf_init (&a->out, o->max_output) < 0 || csr_bbuf_init (&a->err, o->max_output) < 0)
+  if (csr_bbuf_init (&a->out, o->max_output) < 0 || csr_bbuf_init (&a->err, o->max_output) < 0
+      || csr_outseq_init (&a->seq) < 0)
     return csr_error_set (err, ENOMEM, "allocate output buffers");
   int po[2] = { -1, -1 }, pe[2] = { -1, -1 };
   if (make_pipe (po, err) < 0 || make_pipe (pe, err) < 0)
@@ -292,6 +471,14 @@ csr_capture_run_gated (const struct jail_snippet *spec, const struct csr_capture
   struct jail_snippet s = *spec;
   s.stdout_fd = po[1];
   s.stderr_fd = pe[1];
+  /* The payload's stdin: a pipe fed from the kept input (issue 14). */
+  struct csr_stdin_feed feed = { .store = o->stdin_store, .fd = -1, .peek = -1 };
+  if (o->stdin_store && open_feed (&feed, &s, err) < 0)
+    {
+      close (po[1]);
+      close (pe[1]);
+      return -1;
+    }
   if (verdict)
     {
       int pv[2];
@@ -300,6 +487,7 @@ csr_capture_run_gated (const struct jail_snippet *spec, const struct csr_capture
         {
           close (po[1]);
           close (pe[1]);
+          csr_stdin_feed_close (&feed);
           return vbuf ? -1 : csr_error_set (err, ENOMEM, "allocate the verdict buffer");
         }
       ver_r = pv[0];
@@ -314,6 +502,7 @@ csr_capture_run_gated (const struct jail_snippet *spec, const struct csr_capture
     {
       close (po[1]);
       close (pe[1]);
+      csr_stdin_feed_close (&feed);
       return -1;
     }
   else if (o->limits == NULL)
@@ -327,24 +516,36 @@ csr_capture_run_gated (const struct jail_snippet *spec, const struct csr_capture
     close (steal_fd (&ver_w));
   if (rc < 0)
     {
+      csr_stdin_feed_close (&feed);
       csr_limits_finish (&a->limits, NULL);
       return -1;
     }
 
   struct csr_jail_exit ex;
   memset (&ex, 0, sizeof ex);
-  const struct capture_io io = { &out_r, &err_r, &ver_r, vbuf, &vlen };
+  struct live_carry carry[2] = { { .n = 0 }, { .n = 0 } };
+  const struct capture_io io
+      = { &out_r, &err_r, &ver_r, vbuf, &vlen, o->stdin_store ? &feed : NULL, carry };
   if (watch (&jail, o, a, &io, start, &ex, err) < 0)
     {
+      csr_stdin_feed_close (&feed);
       csr_jail_release (&jail);
       csr_limits_finish (&a->limits, NULL);
       return -1;
     }
   csr_jail_release (&jail);
+  if (o->stdin_store)
+    {
+      csr_stdin_feed_close (&feed);
+      a->stdin_given = true;
+      a->stdin_consumed = feed.consumed;
+    }
   struct csr_cgroup_stats cst;
   csr_limits_finish (&a->limits, &cst);
-  stream_tail (o->passthrough_out, &a->out);
-  stream_tail (o->passthrough_err, &a->err);
+  flush_carry (o->passthrough_out, &carry[0]);
+  flush_carry (o->passthrough_err, &carry[1]);
+  stream_tail (o->passthrough_out, &a->out, o->passthrough_termsafe_out);
+  stream_tail (o->passthrough_err, &a->err, o->passthrough_termsafe_err);
   a->exited = ex.exited;
   a->exit_code = ex.exit_code;
   a->signal = ex.signal;

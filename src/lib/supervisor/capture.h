@@ -10,6 +10,7 @@
 #include "../util/error.h"
 #include "limits.h"
 #include "result.h"
+#include "stdin.h"
 
 struct csr_capture_opts
 {
@@ -18,6 +19,11 @@ struct csr_capture_opts
   int passthrough_out; /* stream kept output live to these fds; -1 = don't */
   int passthrough_err;
   const struct csr_limits_request *limits; /* NULL: no resource limits */
+  /* issue 14: standard input, live output, interruption. */
+  struct csr_stdin *stdin_store; /* the payload's stdin (replayed per attempt); NULL: /dev/null */
+  bool passthrough_termsafe_out; /* render the live stream with csr_termsafe (a terminal) */
+  bool passthrough_termsafe_err;
+  int interrupt_fd; /* readable (one byte: the signal number) = stop the jail now; -1: none */
 };
 
 /* Runs SPEC (its stdout_fd/stderr_fd are replaced by capture pipes) and fills
@@ -41,5 +47,13 @@ int csr_capture_run_gated (const struct jail_snippet *spec, const struct csr_cap
  * sequence cut between them can't reach FD raw).  Returns the last byte
  * written (0-255), or -1 when nothing was. */
 int csr_capture_print (int fd, const struct csr_bbuf *b, bool termsafe);
+
+/* issue 14: what attempt A kept of its stdout and stderr, written to OUT_FD
+ * and ERR_FD in the order the payload wrote them (a.seq), each stream
+ * rendered with csr_termsafe when SAFE_OUT / SAFE_ERR, a "[... csrun: N bytes
+ * dropped ...]" line where a stream's dropped middle was.  *OUT_LAST and
+ * *ERR_LAST: the last byte written to each (-1: none). */
+void csr_capture_print_ordered (const struct csr_attempt *a, int out_fd, int err_fd, bool safe_out,
+                                bool safe_err, int *out_last, int *err_last);
 
 #endif

@@ -147,8 +147,11 @@ compile_in_jail (const struct jail_snippet *base, size_t *len, csr_error **err)
   spec.files = NULL;
   spec.n_files = 0;
   spec.n_extra_fds = 0;
-  struct csr_capture_opts co
-      = { .timeout_s = 30, .max_output = MAX_CODE, .passthrough_out = -1, .passthrough_err = -1 };
+  struct csr_capture_opts co = { .timeout_s = 30,
+                                 .max_output = MAX_CODE,
+                                 .passthrough_out = -1,
+                                 .passthrough_err = -1,
+                                 .interrupt_fd = -1 };
   struct csr_attempt a;
   memset (&a, 0, sizeof a);
   char *out = NULL;
@@ -163,6 +166,7 @@ compile_in_jail (const struct jail_snippet *base, size_t *len, csr_error **err)
     }
   csr_bbuf_release (&a.out);
   csr_bbuf_release (&a.err);
+  csr_outseq_release (&a.seq);
   return out;
 }
 

@@ -2,6 +2,8 @@
 #include "loop.h"
 
 #include <errno.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,9 +170,13 @@ gate_check (const struct csr_loop_opts *o, const char *code, struct csr_gate_ver
   memset (&a, 0, sizeof a);
   cleanup_free char *vtext = NULL;
   size_t vlen = 0;
-  int rc = csr_capture_run_gated (&spec, &o->capture, &a, &vtext, &vlen, err);
+  struct csr_capture_opts co = o->capture; /* nothing runs: no stdin, nothing live */
+  co.stdin_store = NULL;
+  co.passthrough_out = co.passthrough_err = -1;
+  int rc = csr_capture_run_gated (&spec, &co, &a, &vtext, &vlen, err);
   csr_bbuf_release (&a.out);
   csr_bbuf_release (&a.err);
+  csr_outseq_release (&a.seq);
   if (rc < 0)
     return -1;
   csr_gate_verdict_parse (vtext, vlen, v);
@@ -520,6 +526,33 @@ judge_attempt (struct csr_loop *l, const struct csr_loop_opts *o, int i, const c
   return false;
 }
 
+/* The signal that reached csrun and the capture loop did not see (it came
+ * between attempts, during healing, or as the jail ended), or 0. */
+static int
+pending_interrupt (const struct csr_loop_opts *o)
+{
+  int fd = o->capture.interrupt_fd;
+  struct pollfd p = { .fd = fd, .events = POLLIN };
+  if (fd < 0 || poll (&p, 1, 0) != 1 || !(p.revents & POLLIN))
+    return 0;
+  unsigned char sig = 0;
+  if (read (fd, &sig, 1) != 1 || sig == 0)
+    sig = SIGINT;
+  return sig;
+}
+
+/* Stop before the next attempt when a signal came. */
+static bool
+interrupted_before (struct csr_loop *l, const struct csr_loop_opts *o)
+{
+  int sig = pending_interrupt (o);
+  if (sig == 0)
+    return false;
+  l->result.status = CSR_STATUS_INTERRUPTED;
+  l->result.interrupt_signal = sig;
+  return true;
+}
+
 int
 csr_loop_run (struct csr_loop *l, const char *code, size_t len, const struct csr_loop_opts *o,
               csr_error **err)
@@ -539,6 +572,10 @@ csr_loop_run (struct csr_loop *l, const char *code, size_t len, const struct csr
     {
       const char *cur = l->codes[i];
       struct csr_attempt *a = &l->attempts[i];
+      if (interrupted_before (l, o))
+        break;
+      if (i > 0 && o->on_next_attempt)
+        o->on_next_attempt (o->on_next_attempt_data, &l->attempts[i - 1], i + 1);
       a->number = i + 1;
       csr_sha256_buf (cur, strlen (cur), a->code_sha256, NULL);
 
@@ -553,6 +590,7 @@ csr_loop_run (struct csr_loop *l, const char *code, size_t len, const struct csr
         {
           csr_bbuf_release (&a->out);
           csr_bbuf_release (&a->err);
+          csr_outseq_release (&a->seq);
           if (i == 0)
             return -1;
           /* A later attempt could not start: keep what we have, report it. */
@@ -568,6 +606,15 @@ csr_loop_run (struct csr_loop *l, const char *code, size_t len, const struct csr
       a->gate = v;
       struct csr_diagnosis *d = &l->diagnoses[i];
 
+      if (!a->interrupted)
+        a->interrupted = pending_interrupt (o); /* e.g. Ctrl-C also ended the snippet */
+      if (a->interrupted)
+        {
+          /* Stopped by a signal to csrun: no diagnosis, no healing. */
+          r->status = CSR_STATUS_INTERRUPTED;
+          r->interrupt_signal = a->interrupted;
+          break;
+        }
       if (judge_attempt (l, o, i, cur))
         break;
       if (i + 1 >= r->max_attempts)
@@ -633,6 +680,7 @@ csr_loop_release (struct csr_loop *l)
     {
       csr_bbuf_release (&l->attempts[i].out);
       csr_bbuf_release (&l->attempts[i].err);
+      csr_outseq_release (&l->attempts[i].seq);
       csr_gate_verdict_release (&l->verdicts[i]);
       csr_diagnosis_release (&l->diagnoses[i]);
       csr_patch_release (&l->patches[i]);

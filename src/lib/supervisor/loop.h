@@ -37,6 +37,12 @@ struct csr_loop_opts
 
   /* Non-NULL: heal nothing and say this (the code is not UTF-8). */
   const char *no_heal_why;
+
+  /* issue 14: called before attempt NEXT (2, 3, ...) runs, after attempt
+   * FAILED (its patch, or NULL when the same code runs again): a front end
+   * streaming the output live prints a separator.  NULL: nothing. */
+  void (*on_next_attempt) (void *data, const struct csr_attempt *failed, int next);
+  void *on_next_attempt_data;
 };
 
 struct csr_loop

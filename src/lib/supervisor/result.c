@@ -31,6 +31,8 @@ csr_status_name (enum csr_status s)
       return "timeout";
     case CSR_STATUS_ERROR:
       return "error";
+    case CSR_STATUS_INTERRUPTED:
+      return "interrupted";
     }
   return "unknown";
 }
@@ -232,6 +234,50 @@ w_stream (struct writer *w, const char *name, const struct csr_bbuf *b)
   w_bool (w, dropped > 0);
 }
 
+/* issue 14: the attempt's output in the order it was written (see
+ * outseq.h): [{"stream","text"} ..., {"stream","dropped_bytes"}]. */
+struct order_ctx
+{
+  struct writer *w;
+};
+
+static void
+w_order_piece (void *data, enum csr_stream s, const char *bytes, uint64_t len)
+{
+  struct writer *w = ((struct order_ctx *)data)->w;
+  if (ok (w))
+    check (w, yajl_gen_map_open (w->g));
+  w_key (w, "stream");
+  w_str (w, s == CSR_STREAM_OUT ? "stdout" : "stderr");
+  if (bytes)
+    {
+      w_key (w, "text");
+      w_strn (w, bytes, (size_t)len);
+    }
+  else
+    {
+      w_key (w, "dropped_bytes");
+      w_u64 (w, len);
+    }
+  if (ok (w))
+    check (w, yajl_gen_map_close (w->g));
+}
+
+static void
+w_output_order (struct writer *w, const struct csr_attempt *a)
+{
+  if (a->seq.head == NULL)
+    return;
+  w_key (w, "output");
+  if (ok (w))
+    check (w, yajl_gen_array_open (w->g));
+  struct order_ctx c = { w };
+  if (csr_outseq_walk (&a->seq, &a->out, &a->err, w_order_piece, &c) < 0)
+    w->oom = 1;
+  if (ok (w))
+    check (w, yajl_gen_array_close (w->g));
+}
+
 static void
 w_open (struct writer *w)
 {
@@ -379,6 +425,19 @@ w_attempt (struct writer *w, const struct csr_attempt *a)
   w_bool (w, a->oom_killed);
   w_stream (w, "stdout", &a->out);
   w_stream (w, "stderr", &a->err);
+  w_output_order (w, a);
+  if (a->stdin_given)
+    {
+      w_key (w, "stdin_consumed_bytes");
+      w_u64 (w, a->stdin_consumed);
+    }
+  if (a->interrupted)
+    {
+      char sig[32];
+      signal_name (a->interrupted, sig, sizeof sig);
+      w_key (w, "interrupted_by");
+      w_str (w, sig);
+    }
   if (a->gate)
     w_gate (w, a->gate);
   if (a->scanned)
@@ -607,6 +666,28 @@ csr_result_to_json (const struct csr_run_result *r, char **out, size_t *len, csr
       w_key (w, "max_calls");
       w_int (w, r->llm_max_calls);
       w_close (w);
+    }
+  /* issue 14: the kept standard input, the signal that interrupted the run. */
+  if (r->stdin_store)
+    {
+      w_key (w, "stdin");
+      w_open (w);
+      w_key (w, "bytes");
+      w_u64 (w, r->stdin_store->len);
+      w_key (w, "max_bytes");
+      w_u64 (w, r->stdin_store->max);
+      w_key (w, "truncated");
+      w_bool (w, r->stdin_store->truncated);
+      w_key (w, "spilled");
+      w_bool (w, r->stdin_store->spill >= 0);
+      w_close (w);
+    }
+  if (r->interrupt_signal)
+    {
+      char sig[32];
+      signal_name (r->interrupt_signal, sig, sizeof sig);
+      w_key (w, "interrupted_by");
+      w_str (w, sig);
     }
   if (r->diagnosis)
     w_diagnosis (w, r->diagnosis);

@@ -12,6 +12,8 @@
 #include "gate.h"
 #include "heal.h"
 #include "limits.h"
+#include "outseq.h"
+#include "stdin.h"
 
 enum csr_status
 {
@@ -21,6 +23,7 @@ enum csr_status
   CSR_STATUS_BLOCKED,
   CSR_STATUS_TIMEOUT,
   CSR_STATUS_ERROR,
+  CSR_STATUS_INTERRUPTED, /* csrun got SIGINT, SIGTERM or SIGHUP: the jail was stopped */
 };
 const char *csr_status_name (enum csr_status s);
 
@@ -52,6 +55,12 @@ struct csr_attempt
   bool healing;     /* a healing step ran after this attempt (heal_ms is set) */
   uint64_t heal_ms; /* its wall time: local rules, model requests, --patch-cmd, the gate's
                        check of a model's patch, the diff (not part of duration_ms) */
+
+  /* issue 14: standard input, interruption, the order of the output. */
+  bool stdin_given;        /* the payload read a kept stdin (not /dev/null) */
+  uint64_t stdin_consumed; /* bytes of it the payload read */
+  int interrupted;         /* the signal that stopped this attempt; 0: none */
+  struct csr_outseq seq;   /* stdout and stderr chunks in arrival order */
 };
 
 struct csr_limits
@@ -104,6 +113,10 @@ struct csr_run_result
   char *const *args;
   size_t n_args;
   const char *label;
+  /* issue 14: the kept standard input (NULL: the snippet had /dev/null),
+   * and the signal that interrupted the run (status "interrupted"). */
+  const struct csr_stdin *stdin_store;
+  int interrupt_signal;
 };
 
 /* Serialise to JSON (one object, newline-terminated).  Output bytes that are

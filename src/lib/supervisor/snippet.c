@@ -47,6 +47,10 @@ csr_snippet_request_init (struct csr_snippet_request *req)
   req->limits.memory = 512ULL << 20;
   req->limits.pids = 128;
   req->limits.cpu_millis = 1000;
+  req->stdin_fd = -1;
+  req->stdin_max = CSR_STDIN_DEFAULT_MAX;
+  req->live_out = req->live_err = -1;
+  req->interrupt_fd = -1;
 }
 
 int
@@ -430,9 +434,15 @@ csr_snippet_run (const struct csr_snippet_request *req, struct csr_snippet_resul
     .n_args = req->n_args,
     .capture = { .timeout_s = req->timeout_s,
                  .max_output = req->max_output,
-                 .passthrough_out = -1,
-                 .passthrough_err = -1,
+                 .passthrough_out = check ? -1 : req->live_out,
+                 .passthrough_err = check ? -1 : req->live_err,
+                 .passthrough_termsafe_out = req->live_termsafe_out,
+                 .passthrough_termsafe_err = req->live_termsafe_err,
+                 .stdin_store = NULL,
+                 .interrupt_fd = req->interrupt_fd,
                  .limits = &req->limits },
+    .on_next_attempt = req->on_next_attempt,
+    .on_next_attempt_data = req->on_next_attempt_data,
     .policy = &res->policy,
     .gate_code_fd = res->gate_code_fd,
     .check_only = check,
@@ -446,12 +456,20 @@ csr_snippet_run (const struct csr_snippet_request *req, struct csr_snippet_resul
     .max_attempts = req->max_attempts,
     .no_heal_why = res->no_heal_why[0] ? res->no_heal_why : NULL,
   };
+  if (req->stdin_fd >= 0 && !check)
+    {
+      csr_stdin_init (&res->stdin_store, req->stdin_fd, req->stdin_max);
+      res->has_stdin = true;
+      lo.capture.stdin_store = &res->stdin_store;
+    }
   csr_cgroup_cleanup_stale ();
   rc = csr_loop_run (&res->loop, req->code, req->code_len, &lo, err);
   if (res->rootfs->sha256 != NULL && failed_before_verdict (&res->loop.result, rc))
     repair_and_rerun (req, res, &spec, &lo, cache_dir, &rc, err);
   describe_outcome (res, &t0);
   res->cache_dir = steal_pointer (&cache_dir);
+  if (res->has_stdin)
+    res->loop.result.stdin_store = &res->stdin_store;
   return rc < 0 ? CSR_SNIPPET_INTERNAL : 0;
 }
 
@@ -472,4 +490,6 @@ csr_snippet_result_release (struct csr_snippet_result *res)
   free (res->damaged_first);
   free (res->repair_error);
   free (res->cache_dir);
+  if (res->has_stdin)
+    csr_stdin_release (&res->stdin_store);
 }

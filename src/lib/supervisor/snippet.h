@@ -75,6 +75,21 @@ struct csr_snippet_request
   uint64_t max_output;         /* per stream */
   uint64_t tmp_size;
   struct csr_limits_request limits;
+
+  /* issue 14.  STDIN_FD (borrowed; -1 by default: /dev/null) is read lazily
+   * and kept (at most STDIN_MAX bytes) so that every attempt reads the same
+   * input.  LIVE_OUT/LIVE_ERR (-1 by default): stream each attempt's
+   * stdout/stderr there as it comes (rendered by csr_termsafe when
+   * LIVE_TERMSAFE_*); ON_NEXT_ATTEMPT is called before a healed attempt.
+   * INTERRUPT_FD (-1: none): readable = stop the jail, heal nothing (see
+   * csr_capture_opts). */
+  int stdin_fd;
+  uint64_t stdin_max;
+  int live_out, live_err;
+  bool live_termsafe_out, live_termsafe_err;
+  void (*on_next_attempt) (void *data, const struct csr_attempt *failed, int next);
+  void *on_next_attempt_data;
+  int interrupt_fd;
 };
 
 /* What one call owns: the outcome is RES->loop.result, which points into
@@ -107,6 +122,8 @@ struct csr_snippet_result
   char *owned_env[CSR_SNIPPET_MAX_ENV + 1];
   char no_heal_why[160];
   char limits_warning[200];
+  struct csr_stdin stdin_store; /* when the request has a stdin_fd */
+  bool has_stdin;
 };
 
 /* The defaults of `csrun run`: 60 s, 512 MiB, 128 pids, one CPU, 1 MiB of
