@@ -9,6 +9,7 @@
 #include "../util/error.h"
 #include "bbuf.h"
 #include "classify.h"
+#include "files.h"
 #include "gate.h"
 #include "heal.h"
 #include "limits.h"
@@ -94,6 +95,8 @@ struct csr_run_result
   const char *llm_model;
   int llm_calls; /* HTTP requests made in this run */
   int llm_max_calls;
+  /* --in, --out: "inputs", "outputs", "outputs_skipped" (NULL: none asked). */
+  const struct csr_files_report *files;
 };
 
 /* Serialise to JSON (one object, newline-terminated).  Output bytes that are

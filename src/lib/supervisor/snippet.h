@@ -11,9 +11,12 @@
 #include <stdint.h>
 
 #include "../jail/seccomp.h"
+#include "../jail/spec.h"
 #include "../llm/llm.h"
 #include "../rootfs/rootfs.h"
 #include "../util/error.h"
+#include "../util/filearg.h"
+#include "files.h"
 #include "gate.h"
 #include "heal.h"
 #include "limits.h"
@@ -75,6 +78,19 @@ struct csr_snippet_request
   uint64_t max_output;         /* per stream */
   uint64_t tmp_size;
   struct csr_limits_request limits;
+
+  /* Files in and out (csrun-run(1), FILES IN AND OUT): --in copies, packed
+   * once; --mount binds; --out DIR gets the final attempt's /work (or what
+   * OUT_GLOBS select), at most OUT_MAX bytes. */
+  const struct csr_in_arg *inputs;
+  size_t n_inputs;
+  uint64_t in_max;
+  const struct csr_mount_arg *mounts;
+  size_t n_mounts;
+  const char *out_dir; /* NULL: nothing is copied out */
+  const char *const *out_globs;
+  size_t n_out_globs;
+  uint64_t out_max;
 };
 
 /* What one call owns: the outcome is RES->loop.result, which points into
@@ -105,6 +121,12 @@ struct csr_snippet_result
   char *envp[CSR_SNIPPET_MAX_ENV + 16];
   char *owned_env[CSR_SNIPPET_MAX_ENV + 1];
   char no_heal_why[160];
+  /* Files in and out: the report (the result points to it), the packs. */
+  struct csr_files_report files;
+  bool has_inputs_fd, has_outputs_fd;
+  int inputs_fd, outputs_fd;
+  struct csr_jail_bind binds[16];
+  char *outputs_error;
 };
 
 /* The defaults of `csrun run`: 60 s, 512 MiB, 128 pids, one CPU, 1 MiB of
