@@ -451,7 +451,15 @@ files_setup (const struct csr_snippet_request *req, struct csr_snippet_result *r
       res->has_outputs_fd = true;
       att->has_outputs = true;
       att->out_fd = res->outputs_fd;
-      att->out_globs = req->out_globs;
+      /* Copied: the jail's init reads them after it wiped its command
+       * line (init.c), where the caller's strings may live. */
+      res->out_globs = calloc (req->n_out_globs + 1, sizeof *res->out_globs);
+      if (res->out_globs == NULL)
+        return csr_error_set (err, ENOMEM, "copy --out-path"), CSR_SNIPPET_INTERNAL;
+      for (size_t i = 0; i < req->n_out_globs; i++)
+        if ((res->out_globs[i] = strdup (req->out_globs[i])) == NULL)
+          return csr_error_set (err, ENOMEM, "copy --out-path"), CSR_SNIPPET_INTERNAL;
+      att->out_globs = (const char *const *)res->out_globs;
       att->n_out_globs = req->n_out_globs;
       att->out_max = req->out_max;
     }
@@ -591,4 +599,7 @@ csr_snippet_result_release (struct csr_snippet_result *res)
     close (res->outputs_fd);
   csr_files_report_release (&res->files);
   free (res->outputs_error);
+  for (char **g = res->out_globs; g && *g; g++)
+    free (*g);
+  free (res->out_globs);
 }

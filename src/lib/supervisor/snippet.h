@@ -127,6 +127,7 @@ struct csr_snippet_result
   int inputs_fd, outputs_fd;
   struct csr_jail_bind binds[16];
   char *outputs_error;
+  char **out_globs; /* the request's, copied (NULL-terminated) */
 };
 
 /* The defaults of `csrun run`: 60 s, 512 MiB, 128 pids, one CPU, 1 MiB of
