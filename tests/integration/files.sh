@@ -158,6 +158,61 @@ expect_usage "--in DEST inside a --mount DST" "overlaps --mount" \
 expect_usage "--in DEST outside /work and /tmp" "DEST must be an absolute path below /work or /tmp" \
   csrun run --in "$T/data.csv:/etc/passwd" "$T/mnt.py"
 
+# ---------------------------------------------------------------- the packs never reach the snippet
+cat > "$T/fds.py" <<'EOF'
+import os
+links = []
+for f in os.listdir("/proc/self/fd"):
+    try:
+        links.append(os.readlink("/proc/self/fd/" + f))
+    except OSError:
+        pass
+print(sorted(set(l.split(":")[0] for l in links)))
+EOF
+out=$(csrun run --quiet --in "$T/data.csv" --out "$T/o8" "$T/fds.py" 2>&1)
+[ "$out" = "['/dev/null', 'pipe']" ] && ok "the inputs' and outputs' memory files are not among the snippet's fds" \
+  || not_ok "fds" "$out"
+
+# ---------------------------------------------------------------- refused inputs and DIRs
+mkdir -p "$T/withfifo"
+mkfifo "$T/withfifo/pipe"
+expect_usage "a fifo inside an --in directory" "withfifo/pipe is not a regular file, directory or symlink" \
+  csrun run --in "$T/withfifo" "$T/sum.py"
+expect_usage "--in of a missing path" "--in $T/nope: No such file" csrun run --in "$T/nope" "$T/sum.py"
+expect_usage "--out whose parent does not exist" "its parent directory .* does not exist" \
+  csrun run --out "$T/no/such/dir" "$T/sum.py"
+expect_usage "--out naming a file" "not a directory" csrun run --out "$T/data.csv" "$T/sum.py"
+expect_usage "--out-path without --out" "--out-path needs --out" csrun run --out-path '*' "$T/sum.py"
+
+# ---------------------------------------------------------------- --mount on /mnt and /data
+expect_usage "--mount below /mnt with a rootfs that has no /mnt" "this rootfs has no /mnt directory" \
+  csrun run --mount "$T/m:/mnt/in" "$T/mnt.py"
+tree=$(json_get "$T/sum.json" 'j["rootfs"]["dir"]')
+R=$(tmpdir)
+# A real copy (the cached tree is read-only and must stay as it is), with /mnt and /data.
+if cp -a "$tree" "$R/root" && chmod -R u+w "$R/root" && mkdir "$R/root/mnt" "$R/root/data"; then
+  cat > "$T/mnt2.py" <<'EOF'
+import os
+print(sorted(os.listdir("/mnt")), open("/mnt/in/data.txt").read().strip(), sorted(os.listdir("/data")))
+for p in ("/mnt/x", "/mnt/in/y", "/data/z"):
+    try:
+        open(p, "w")
+        print("wrote", p)
+    except OSError as e:
+        print("refused", p, e.errno)
+EOF
+  out=$(csrun run --quiet --rootfs "$R/root" --mount "$T/m:/mnt/in" --mount "$T/tree:/data" "$T/mnt2.py" 2>&1)
+  want="['in'] host data ['rel-link', 'sub']
+refused /mnt/x 30
+refused /mnt/in/y 30
+refused /data/z 30"
+  [ "$out" = "$want" ] \
+    && ok "--mount below /mnt: a read-only tmpfs holding only the mount point; --mount on /data itself" \
+    || not_ok "--mount /mnt /data" "$out"
+else
+  not_ok "--mount /mnt /data" "could not copy the rootfs $tree"
+fi
+
 # ---------------------------------------------------------------- healing: fresh inputs, final files
 echo "original" > "$T/in.txt"
 cat > "$T/heal.py" <<'EOF'

@@ -196,7 +196,7 @@ pack_entry (struct packer *p, int dfd, const char *name, const char *rel, int de
       if (st.st_dev != p->dev)
         return match ? put_skip (p, rel, CSR_SKIP_MOUNT, 0) : 0;
       if (depth >= MAX_DEPTH)
-        return put_skip (p, rel, CSR_SKIP_DEEP, 0);
+        return match ? put_skip (p, rel, CSR_SKIP_DEEP, 0) : 0;
       int fd = openat (dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (fd < 0)
         return match ? put_skip (p, rel, CSR_SKIP_UNREADABLE, 0) : 0;
@@ -253,7 +253,11 @@ pack_tree (struct packer *p, int dfd, const char *rel, int depth)
       char sub[CSR_PACK_PATH_MAX];
       if ((size_t)snprintf (sub, sizeof sub, "%s%s%s", rel, rel[0] ? "/" : "", de->d_name)
           >= sizeof sub)
-        continue;
+        {
+          if (rel[0] && put_skip (p, rel, CSR_SKIP_DEEP, 0) < 0)
+            return -1;
+          continue;
+        }
       if (pack_entry (p, dirfd (d), de->d_name, sub, depth) < 0)
         return -1;
     }

@@ -47,10 +47,12 @@ struct csr_files_report
  * now, once, so every attempt sees the same.  The top-level path is
  * followed, a symlink inside a directory is kept as a symlink; a fifo,
  * socket or device is refused, and so is more than MAX bytes in all or more
- * than TMP_SIZE bytes for the /work or the /tmp tmpfs.  Fills REP->inputs.
+ * than TMP_SIZE bytes or about TMP_INODES files for the /work or the /tmp
+ * tmpfs.  Fills REP->inputs.
  * -1 with *ERR: the inputs are wrong (a usage error) when *BAD_INPUT. */
 int csr_inputs_pack (const struct csr_in_arg *in, size_t n, uint64_t max, uint64_t tmp_size,
-                     struct csr_files_report *rep, int *fd, bool *bad_input, csr_error **err);
+                     uint64_t tmp_inodes, struct csr_files_report *rep, int *fd, bool *bad_input,
+                     csr_error **err);
 
 /* Deliver the pack in FD (the final attempt's /work, written by the jail's
  * init) to DIR, made when missing (its parent must exist), at most MAX

@@ -24,7 +24,8 @@ struct packer
   int fd;
   const char *name; /* the --in argument, for messages */
   uint64_t max, total, this_input;
-  bool bad; /* the error is the input's, not csrun's */
+  uint64_t entries; /* files, directories and symlinks of this input (inodes in the jail) */
+  bool bad;         /* the error is the input's, not csrun's */
 };
 
 /* The input's fault: "--in NAME: WHAT WHY". */
@@ -32,12 +33,14 @@ static int
 bad (struct packer *p, csr_error **err, int errnum, const char *what, const char *why)
 {
   p->bad = true;
-  return csr_error_set (err, errnum, "--in %s: %s %s", p->name, what, why);
+  (void)errnum; /* the message says it all: no strerror appended */
+  return csr_error_set (err, 0, "--in %s: %s%s %s", p->name, what[0] == '/' ? "" : "/", what, why);
 }
 
 static int
 count (struct packer *p, uint64_t size, csr_error **err)
 {
+  p->entries++;
   p->total += size;
   p->this_input += size;
   if (p->total > p->max)
@@ -84,6 +87,7 @@ pack_at (struct packer *p, int dfd, const char *name, const char *rel, int depth
       if (n < 0)
         return csr_error_errno (err, "--in %s: readlink %s", p->name, rel);
       e.link[n] = '\0';
+      p->entries++;
       return csr_pack_put (p->fd, &e, err);
     }
   if (!S_ISREG (st.st_mode) && !S_ISDIR (st.st_mode))
@@ -111,6 +115,7 @@ pack_dir (struct packer *p, int dfd, const char *rel, mode_t mode, int depth, cs
 {
   if (depth > MAX_DEPTH)
     return bad (p, err, ELOOP, rel, "is nested too deep");
+  p->entries++;
   struct csr_pack_entry e = { .type = CSR_PACK_DIR, .mode = (mode & 0777) | 0700 };
   snprintf (e.path, sizeof e.path, "%s", rel);
   if (csr_pack_put (p->fd, &e, err) < 0)
@@ -159,13 +164,16 @@ pack_input (struct packer *p, const struct csr_in_arg *in, csr_error **err)
   if (S_ISDIR (st.st_mode))
     return pack_dir (p, fd, rel, st.st_mode, 0, err);
   if (!S_ISREG (st.st_mode))
-    return bad (p, err, EINVAL, "the path", "is not a regular file or a directory");
+    return bad (p, err, EINVAL, in->dest,
+                "would not be a regular file or a directory (a fifo, "
+                "socket or device is not copied)");
   return pack_file (p, fd, &st, rel, err);
 }
 
 int
 csr_inputs_pack (const struct csr_in_arg *in, size_t n, uint64_t max, uint64_t tmp_size,
-                 struct csr_files_report *rep, int *fdp, bool *bad_input, csr_error **err)
+                 uint64_t tmp_inodes, struct csr_files_report *rep, int *fdp, bool *bad_input,
+                 csr_error **err)
 {
   *bad_input = false;
   *fdp = -1;
@@ -176,11 +184,12 @@ csr_inputs_pack (const struct csr_in_arg *in, size_t n, uint64_t max, uint64_t t
   if (fd < 0)
     return csr_error_errno (err, "memfd_create");
   struct packer p = { .fd = fd, .max = max };
-  uint64_t in_work = 0, in_tmp = 0;
+  uint64_t in_work = 0, in_tmp = 0, inodes_work = 0, inodes_tmp = 0;
   for (size_t i = 0; i < n; i++)
     {
       p.name = in[i].src;
       p.this_input = 0;
+      p.entries = 0;
       if (pack_input (&p, &in[i], err) < 0)
         {
           *bad_input = p.bad;
@@ -193,9 +202,22 @@ csr_inputs_pack (const struct csr_in_arg *in, size_t n, uint64_t max, uint64_t t
       if (r->path == NULL || r->dest == NULL)
         return csr_error_set (err, ENOMEM, "copy the inputs");
       if (csr_path_under (in[i].dest, "/work"))
-        in_work += p.this_input;
+        in_work += p.this_input, inodes_work += p.entries;
       else
-        in_tmp += p.this_input;
+        in_tmp += p.this_input, inodes_tmp += p.entries;
+      /* A few inodes stay for the tmpfs' root, snippet.py, DEST's parents. */
+      if (tmp_inodes > 0 && (inodes_work + 64 > tmp_inodes || inodes_tmp + 64 > tmp_inodes))
+        {
+          *bad_input = true;
+          return csr_error_set (
+              err, 0,
+              "--in %s: the inputs have too many files (%llu) for the jail's "
+              "%s tmpfs (at most %llu)",
+              in[i].src,
+              (unsigned long long)(inodes_work + 64 > tmp_inodes ? inodes_work : inodes_tmp),
+              inodes_work + 64 > tmp_inodes ? "/work" : "/tmp",
+              (unsigned long long)(tmp_inodes - 64));
+        }
       if (in_work > tmp_size || in_tmp > tmp_size)
         {
           *bad_input = true;

@@ -435,8 +435,8 @@ files_setup (const struct csr_snippet_request *req, struct csr_snippet_result *r
   if (req->n_inputs > 0)
     {
       bool bad = false;
-      if (csr_inputs_pack (req->inputs, req->n_inputs, req->in_max, req->tmp_size, &res->files,
-                           &res->inputs_fd, &bad, err)
+      if (csr_inputs_pack (req->inputs, req->n_inputs, req->in_max, req->tmp_size, att->tmp_inodes,
+                           &res->files, &res->inputs_fd, &bad, err)
           < 0)
         return bad ? CSR_SNIPPET_BAD_INPUT : CSR_SNIPPET_INTERNAL;
       res->has_inputs_fd = true;
@@ -445,6 +445,28 @@ files_setup (const struct csr_snippet_request *req, struct csr_snippet_result *r
     }
   if (req->out_dir)
     {
+      /* DIR, or its parent, must be there before anything runs. */
+      struct stat st;
+      if (stat (req->out_dir, &st) == 0 && !S_ISDIR (st.st_mode))
+        return csr_error_set (err, 0, "--out %s: not a directory", req->out_dir),
+               CSR_SNIPPET_BAD_INPUT;
+      if (stat (req->out_dir, &st) < 0)
+        {
+          cleanup_free char *parent = strdup (req->out_dir);
+          if (parent == NULL)
+            return csr_error_set (err, ENOMEM, "--out"), CSR_SNIPPET_INTERNAL;
+          char *slash = strrchr (parent, '/');
+          while (slash && slash > parent && slash[1] == '\0')
+            {
+              *slash = '\0';
+              slash = strrchr (parent, '/');
+            }
+          const char *pdir = slash == NULL ? "." : slash == parent ? "/" : (*slash = '\0', parent);
+          if (stat (pdir, &st) < 0 || !S_ISDIR (st.st_mode))
+            return csr_error_set (err, 0, "--out %s: its parent directory %s does not exist",
+                                  req->out_dir, pdir),
+                   CSR_SNIPPET_BAD_INPUT;
+        }
       res->outputs_fd = memfd_create ("csrun-outputs", MFD_CLOEXEC);
       if (res->outputs_fd < 0)
         return csr_error_errno (err, "memfd_create"), CSR_SNIPPET_INTERNAL;

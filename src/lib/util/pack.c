@@ -40,7 +40,7 @@ csr_pack_reason_text (enum csr_pack_reason r)
     case CSR_SKIP_UNREADABLE:
       return "unreadable";
     case CSR_SKIP_DEEP:
-      return "nested too deep";
+      return "nested too deep, or a path below it too long";
     case CSR_SKIP_NONE:
       break;
     }
