@@ -112,6 +112,15 @@ deliver_file (int in, int pfd, const char *leaf, const struct csr_pack_entry *e,
   return 1;
 }
 
+/* Record a skipped path; -1 with *ERR only when out of memory. */
+static int
+skip (struct csr_files_report *rep, const char *path, const char *reason, csr_error **err)
+{
+  if (csr_files_report_skip (rep, path, reason) < 0)
+    return csr_error_set (err, ENOMEM, "record a skipped output");
+  return 0;
+}
+
 static int
 deliver_entry (int in, int dirfd, const struct csr_pack_entry *e, uint64_t max,
                struct csr_files_report *rep, csr_error **err)
@@ -124,17 +133,17 @@ deliver_entry (int in, int dirfd, const struct csr_pack_entry *e, uint64_t max,
                   (unsigned long long)e->size);
       else
         snprintf (why, sizeof why, "%s", csr_pack_reason_text (e->reason));
-      return csr_files_report_skip (rep, e->path, why) < 0 ? csr_error_set (err, ENOMEM, "report")
-                                                           : 0;
+      return skip (rep, e->path, why, err);
     }
   if (e->type == CSR_PACK_LNK)
-    return csr_files_report_skip (rep, e->path, csr_pack_reason_text (CSR_SKIP_SYMLINK));
+    return skip (rep, e->path, csr_pack_reason_text (CSR_SKIP_SYMLINK), err);
   if (e->type == CSR_PACK_REG && rep->out_bytes + e->size > max)
     {
       char why[128];
       snprintf (why, sizeof why, "%s (%llu bytes)", csr_pack_reason_text (CSR_SKIP_OVER_CAP),
                 (unsigned long long)e->size);
-      csr_files_report_skip (rep, e->path, why);
+      if (skip (rep, e->path, why, err) < 0)
+        return -1;
       return csr_pack_skip_data (in, e->size, err);
     }
   const char *leaf;
@@ -146,7 +155,8 @@ deliver_entry (int in, int dirfd, const struct csr_pack_entry *e, uint64_t max,
       char r[512];
       snprintf (r, sizeof r, "can't be written below DIR: %s", csr_error_text (why));
       csr_error_free (why);
-      csr_files_report_skip (rep, e->path, r);
+      if (skip (rep, e->path, r, err) < 0)
+        return -1;
       return e->type == CSR_PACK_REG ? csr_pack_skip_data (in, e->size, err) : 0;
     }
   if (e->type == CSR_PACK_DIR)
@@ -161,7 +171,7 @@ deliver_entry (int in, int dirfd, const struct csr_pack_entry *e, uint64_t max,
   if (rc < 0)
     return -1;
   if (rc == 0)
-    return csr_files_report_skip (rep, e->path, reason);
+    return skip (rep, e->path, reason, err);
   if (add_output (rep, e->path, e->size, sha) < 0)
     return csr_error_set (err, ENOMEM, "report");
   return 0;
