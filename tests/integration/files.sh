@@ -213,6 +213,24 @@ else
   not_ok "--mount /mnt /data" "could not copy the rootfs $tree"
 fi
 
+# ---------------------------------------------------------------- --user: inputs owned by the jail's user
+cat > "$T/owner.py" <<'EOF'
+import os
+st = [os.stat(p) for p in ("/work/tree", "/work/tree/sub/blob.bin")]
+print(os.getuid(), [(s.st_uid, s.st_gid) for s in st])
+open("/work/mine.txt", "w").write("by uid %d" % os.getuid())
+EOF
+printf 'pass\n' > "$T/ok-user.py"
+if csrun run --quiet --user 1000:1000 "$T/ok-user.py" > /dev/null 2>&1; then
+  out=$(csrun run --quiet --user 1000:1000 --in "$T/tree" --out "$T/o9" "$T/owner.py" 2>&1)
+  [ "$out" = "1000 [(1000, 1000), (1000, 1000)]" ] && [ "$(cat "$T/o9/mine.txt" 2>/dev/null)" = "by uid 1000" ] \
+    && [ "$(stat -c %u "$T/o9/mine.txt")" = "$(id -u)" ] \
+    && ok "--user: the inputs are owned by the jail's user; --out files by the invoking user" \
+    || not_ok "--user ownership" "$out" "$(ls -ln "$T/o9" 2>&1)"
+else
+  skip "--user: the inputs are owned by the jail's user" "n/a: no subordinate ids for $(id -un) here"
+fi
+
 # ---------------------------------------------------------------- healing: fresh inputs, final files
 echo "original" > "$T/in.txt"
 cat > "$T/heal.py" <<'EOF'

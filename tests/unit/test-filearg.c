@@ -133,3 +133,13 @@ Test (filearg, pack_paths)
   cr_assert (!csr_pack_path_ok (""));
   cr_assert (!csr_pack_path_ok ("./a"));
 }
+
+Test (filearg, same_dest_refused)
+{
+  struct csr_in_arg in[2] = { { (char *)"a/x.csv", (char *)"/work/x.csv" },
+                              { (char *)"b/x.csv", (char *)"/work/x.csv" } };
+  csr_error *err = NULL;
+  cr_assert_lt (csr_files_args_check (in, 2, NULL, 0, &err), 0);
+  cr_assert_not_null (strstr (err->msg, "both go to /work/x.csv"));
+  csr_error_free (err);
+}

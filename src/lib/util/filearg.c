@@ -146,6 +146,11 @@ int
 csr_files_args_check (const struct csr_in_arg *in, size_t n_in, const struct csr_mount_arg *m,
                       size_t n_m, csr_error **err)
 {
+  for (size_t i = 0; i < n_in; i++)
+    for (size_t k = 0; k < i; k++)
+      if (strcmp (in[i].dest, in[k].dest) == 0)
+        return csr_error_set (err, EINVAL, "--in %s and --in %s both go to %s", in[k].src,
+                              in[i].src, in[i].dest);
   for (size_t j = 0; j < n_m; j++)
     {
       for (size_t i = 0; i < n_in; i++)

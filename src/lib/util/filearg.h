@@ -37,8 +37,9 @@ int csr_in_arg_parse (const char *arg, struct csr_in_arg *in, csr_error **err);
 /* Parse ARG into *M: DST below /work, or /data, /mnt or below them; ro by default. */
 int csr_mount_arg_parse (const char *arg, struct csr_mount_arg *m, csr_error **err);
 
-/* An --in DEST at or below a --mount DST (it would write into the host
- * directory), or a DST below a DEST: the clash, or -1 and *ERR. */
+/* Two --in with the same DEST, an --in DEST at or below a --mount DST (it
+ * would write into the host directory) or above it, overlapping --mount
+ * DSTs: -1 and *ERR names the clash; else 0. */
 int csr_files_args_check (const struct csr_in_arg *in, size_t n_in, const struct csr_mount_arg *m,
                           size_t n_m, csr_error **err);
 
