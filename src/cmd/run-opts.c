@@ -448,6 +448,15 @@ enum
   OPT_OUT_MAX,
 };
 
+/* The parsed --in and --mount (their strings are allocated: kept for the
+ * process's life, as the command line is) and the --out-path globs. */
+static struct
+{
+  struct csr_in_arg inputs[CSR_MAX_LIST];
+  struct csr_mount_arg mounts[16];
+  const char *out_globs[CSR_MAX_LIST];
+} files_args;
+
 static struct argp_option files_options[] = {
   { "in", OPT_IN, "PATH[:DEST]", 0,
     "Copy the host file or directory PATH into the jail at DEST (default /work/NAME; below /work "
@@ -481,7 +490,7 @@ parse_files (int key, char *arg, struct argp_state *state)
     case OPT_IN:
       if (o->req.n_inputs >= CSR_MAX_LIST)
         argp_failure (state, CSR_EXIT_USAGE, 0, "too many --in options (at most %d)", CSR_MAX_LIST);
-      else if (csr_in_arg_parse (arg, &o->inputs[o->req.n_inputs], &e) < 0)
+      else if (csr_in_arg_parse (arg, &files_args.inputs[o->req.n_inputs], &e) < 0)
         {
           argp_failure (state, CSR_EXIT_USAGE, 0, "%s", e->msg);
           csr_error_free (e);
@@ -490,10 +499,10 @@ parse_files (int key, char *arg, struct argp_state *state)
         o->req.n_inputs++;
       break;
     case OPT_MOUNT:
-      if (o->req.n_mounts >= sizeof o->mounts / sizeof o->mounts[0])
+      if (o->req.n_mounts >= sizeof files_args.mounts / sizeof files_args.mounts[0])
         argp_failure (state, CSR_EXIT_USAGE, 0, "too many --mount options (at most %zu)",
-                      sizeof o->mounts / sizeof o->mounts[0]);
-      else if (csr_mount_arg_parse (arg, &o->mounts[o->req.n_mounts], &e) < 0)
+                      sizeof files_args.mounts / sizeof files_args.mounts[0]);
+      else if (csr_mount_arg_parse (arg, &files_args.mounts[o->req.n_mounts], &e) < 0)
         {
           argp_failure (state, CSR_EXIT_USAGE, 0, "%s", e->msg);
           csr_error_free (e);
@@ -515,17 +524,24 @@ parse_files (int key, char *arg, struct argp_state *state)
       o->req.out_dir = arg;
       break;
     case OPT_OUT_PATH:
-      push (state, o->out_globs, &o->req.n_out_globs, "out-path", arg);
+      push (state, files_args.out_globs, &o->req.n_out_globs, "out-path", arg);
       break;
     case ARGP_KEY_INIT:
-      o->req.inputs = o->inputs;
-      o->req.mounts = o->mounts;
-      o->req.out_globs = o->out_globs;
+      /* A second parse in one process (the unit tests) starts afresh. */
+      for (size_t i = 0; i < CSR_MAX_LIST; i++)
+        csr_in_arg_release (&files_args.inputs[i]);
+      for (size_t i = 0; i < sizeof files_args.mounts / sizeof files_args.mounts[0]; i++)
+        csr_mount_arg_release (&files_args.mounts[i]);
+      o->req.inputs = files_args.inputs;
+      o->req.mounts = files_args.mounts;
+      o->req.out_globs = files_args.out_globs;
       break;
     case ARGP_KEY_END:
       if (o->req.n_out_globs > 0 && o->req.out_dir == NULL)
         argp_failure (state, CSR_EXIT_USAGE, 0, "--out-path needs --out DIR");
-      if (csr_files_args_check (o->inputs, o->req.n_inputs, o->mounts, o->req.n_mounts, &e) < 0)
+      if (csr_files_args_check (files_args.inputs, o->req.n_inputs, files_args.mounts,
+                                o->req.n_mounts, &e)
+          < 0)
         {
           argp_failure (state, CSR_EXIT_USAGE, 0, "%s", e->msg);
           csr_error_free (e);

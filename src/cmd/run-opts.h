@@ -28,10 +28,6 @@ struct run_opts
   const char *net; /* "none" (default) or "host" (req.host_net) */
   bool allow_host_net;
   const char *file; /* FILE or "-" */
-  /* Files in and out: req.inputs, req.mounts, req.out_globs. */
-  struct csr_in_arg inputs[CSR_MAX_LIST];
-  struct csr_mount_arg mounts[16];
-  const char *out_globs[CSR_MAX_LIST];
 };
 
 /* Parse ARGV (ARGV[0] is "csrun run" or "csrun check").  Prints --help and
