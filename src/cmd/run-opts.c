@@ -296,6 +296,7 @@ parse_run (int key, char *arg, struct argp_state *state)
     {
     case ARGP_KEY_INIT:
       state->child_inputs[0] = o;
+      state->child_inputs[1] = o; /* files in and out */
       break;
     case OPT_MEMORY:
       if (csr_parse_size (arg, 1ULL << 40, &o->req.limits.memory, &e) < 0)
@@ -522,10 +523,134 @@ parse_check (int key, char *arg, struct argp_state *state)
   return ARGP_ERR_UNKNOWN;
 }
 
+/* ---------------------------------------------------------------- files in and out */
+/* --in, --in-max, --mount, --out, --out-path, --out-max (csrun-run(1), FILES IN AND OUT):
+ * parsed and checked here, done by the library (supervisor/files.h). */
+enum
+{
+  OPT_IN = 1100,
+  OPT_IN_MAX,
+  OPT_MOUNT,
+  OPT_OUT,
+  OPT_OUT_PATH,
+  OPT_OUT_MAX,
+};
+
+/* The parsed --in and --mount (their strings are allocated: kept for the
+ * process's life, as the command line is) and the --out-path globs. */
+static struct
+{
+  struct csr_in_arg inputs[CSR_MAX_LIST];
+  struct csr_mount_arg mounts[16];
+  const char *out_globs[CSR_MAX_LIST];
+} files_args;
+
+static struct argp_option files_options[] = {
+  { "in", OPT_IN, "PATH[:DEST]", 0,
+    "Copy the host file or directory PATH into the jail at DEST (default /work/NAME; below /work "
+    "or /tmp), a fresh copy for every attempt; repeatable",
+    0 },
+  { "in-max", OPT_IN_MAX, "SIZE", 0, "At most SIZE bytes of --in files in all (default 256M)", 0 },
+  { "mount", OPT_MOUNT, "SRC:DST[:ro|rw]", 0,
+    "Bind the host directory SRC at DST (below /work, or /data, /mnt), read-only unless rw; "
+    "repeatable",
+    0 },
+  { "out", OPT_OUT, "DIR", 0,
+    "After the final attempt, copy the files the snippet wrote below /work to DIR (made if "
+    "missing; regular files and directories only)",
+    0 },
+  { "out-path", OPT_OUT_PATH, "GLOB", 0,
+    "Copy out only what matches GLOB (relative to /work, as fnmatch; a directory brings its "
+    "contents); repeatable",
+    0 },
+  { "out-max", OPT_OUT_MAX, "SIZE", 0,
+    "At most SIZE bytes copied out (default 256M); the rest is listed as skipped", 0 },
+  { NULL, 0, NULL, 0, NULL, 0 },
+};
+
+static error_t
+parse_files (int key, char *arg, struct argp_state *state)
+{
+  struct run_opts *o = state->input;
+  csr_error *e = NULL;
+  switch (key)
+    {
+    case OPT_IN:
+      if (o->req.n_inputs >= CSR_MAX_LIST)
+        argp_failure (state, CSR_EXIT_USAGE, 0, "too many --in options (at most %d)", CSR_MAX_LIST);
+      else if (csr_in_arg_parse (arg, &files_args.inputs[o->req.n_inputs], &e) < 0)
+        {
+          argp_failure (state, CSR_EXIT_USAGE, 0, "%s", e->msg);
+          csr_error_free (e);
+        }
+      else
+        o->req.n_inputs++;
+      break;
+    case OPT_MOUNT:
+      if (o->req.n_mounts >= sizeof files_args.mounts / sizeof files_args.mounts[0])
+        argp_failure (state, CSR_EXIT_USAGE, 0, "too many --mount options (at most %zu)",
+                      sizeof files_args.mounts / sizeof files_args.mounts[0]);
+      else if (csr_mount_arg_parse (arg, &files_args.mounts[o->req.n_mounts], &e) < 0)
+        {
+          argp_failure (state, CSR_EXIT_USAGE, 0, "%s", e->msg);
+          csr_error_free (e);
+        }
+      else
+        o->req.n_mounts++;
+      break;
+    case OPT_IN_MAX:
+      if (csr_parse_size (arg, 64ULL << 30, &o->req.in_max, &e) < 0)
+        bad_value (state, "in-max", e);
+      break;
+    case OPT_OUT_MAX:
+      if (csr_parse_size (arg, 64ULL << 30, &o->req.out_max, &e) < 0)
+        bad_value (state, "out-max", e);
+      break;
+    case OPT_OUT:
+      if (arg[0] == '\0')
+        argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --out: empty");
+      o->req.out_dir = arg;
+      break;
+    case OPT_OUT_PATH:
+      push (state, files_args.out_globs, &o->req.n_out_globs, "out-path", arg);
+      break;
+    case ARGP_KEY_INIT:
+      /* A second parse in one process (the unit tests) starts afresh. */
+      for (size_t i = 0; i < CSR_MAX_LIST; i++)
+        csr_in_arg_release (&files_args.inputs[i]);
+      for (size_t i = 0; i < sizeof files_args.mounts / sizeof files_args.mounts[0]; i++)
+        csr_mount_arg_release (&files_args.mounts[i]);
+      o->req.inputs = files_args.inputs;
+      o->req.mounts = files_args.mounts;
+      o->req.out_globs = files_args.out_globs;
+      break;
+    case ARGP_KEY_END:
+      if (o->req.n_out_globs > 0 && o->req.out_dir == NULL)
+        argp_failure (state, CSR_EXIT_USAGE, 0, "--out-path needs --out DIR");
+      if (csr_files_args_check (files_args.inputs, o->req.n_inputs, files_args.mounts,
+                                o->req.n_mounts, &e)
+          < 0)
+        {
+          argp_failure (state, CSR_EXIT_USAGE, 0, "%s", e->msg);
+          csr_error_free (e);
+        }
+      break;
+    default:
+      return ARGP_ERR_UNKNOWN;
+    }
+  return 0;
+}
+
+static struct argp files_argp = { files_options, parse_files, NULL, NULL, NULL, NULL, NULL };
+/* ---------------------------------------------------------------- end of files in and out */
+
 static struct argp common_argp = { common_options, parse_common, NULL, NULL, NULL, NULL, NULL };
 static struct argp_child children[] = { { &common_argp, 0, NULL, 0 }, { NULL, 0, NULL, 0 } };
+static struct argp_child run_children[] = { { &common_argp, 0, NULL, 0 },
+                                            { &files_argp, 0, "Files in and out:", 0 },
+                                            { NULL, 0, NULL, 0 } };
 static struct argp run_argp
-    = { run_options, parse_run, "FILE|- [ARGS...]", run_doc, children, NULL, NULL };
+    = { run_options, parse_run, "FILE|- [ARGS...]", run_doc, run_children, NULL, NULL };
 static struct argp check_argp = { NULL, parse_check, "FILE|-", check_doc, children, NULL, NULL };
 
 static const char *

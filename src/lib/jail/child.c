@@ -15,7 +15,9 @@
 #include <unistd.h>
 
 #include "../util/syscalls.h"
+#include "binds.h"
 #include "caps.h"
+#include "files.h"
 #include "init.h"
 #include "mounts.h"
 #include "net.h"
@@ -124,6 +126,12 @@ csr_snippet_entry (const struct jail_spec *jail, void *face, const struct csr_la
   const struct jail_snippet *spec = face;
   int syncfd = lc->syncfd;
   csr_error *e = NULL;
+  /* --out: no stale pack from an earlier attempt; --mount: the host's
+   * directories taken now, while the host's paths are still visible. */
+  csr_jail_outputs_reset (spec);
+  int bind_fds[CSR_MAX_BINDS];
+  if (csr_binds_open (spec, bind_fds, &e) < 0)
+    csr_launch_fail (syncfd, e);
   /* We are in our cgroup now (the launcher cloned us into it, we moved
    * ourselves, or the parent moved us before the go): make it the root of
    * a new cgroup namespace. */
@@ -143,7 +151,7 @@ csr_snippet_entry (const struct jail_spec *jail, void *face, const struct csr_la
   if (csr_mounts_bind_rootfs (jail->rootfs_dir, rootfs_fd, &e) < 0)
     csr_launch_fail (syncfd, e);
   close (rootfs_fd);
-  if (become_ns_root (&e) < 0 || csr_mounts_setup (spec, &e) < 0)
+  if (become_ns_root (&e) < 0 || csr_mounts_setup (spec, bind_fds, &e) < 0)
     csr_launch_fail (syncfd, e);
   /* Die with the supervisor (set after the credential change, which clears it). */
   if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
@@ -170,5 +178,14 @@ csr_snippet_entry (const struct jail_spec *jail, void *face, const struct csr_la
     }
   if (csr_mounts_write_files (spec, &e) < 0)
     csr_launch_fail (syncfd, e);
-  csr_init_run (syncfd, start_payload, (void *)spec);
+  /* --in: the inputs (a fresh copy for every attempt); what csrun wrote is
+   * not delivered back by --out unless the snippet changed it. */
+  for (size_t i = 0; spec->has_outputs && i < spec->n_files; i++)
+    csr_jail_note_written (spec->files[i].path);
+  if (csr_jail_unpack_inputs (spec, &e) < 0)
+    csr_launch_fail (syncfd, e);
+  struct csr_init_exit at_exit = { .fd = spec->has_outputs ? spec->out_fd : -1,
+                                   .fn = csr_jail_pack_outputs,
+                                   .arg = (void *)spec };
+  csr_init_run (syncfd, start_payload, (void *)spec, &at_exit);
 }

@@ -53,7 +53,7 @@ hide_cmdline (void)
 
 void
 csr_init_run (int syncfd, void (*start_payload) (void *arg, int syncfd, const sigset_t *oldmask),
-              void *arg)
+              void *arg, const struct csr_init_exit *at_exit)
 {
   sigset_t all, old;
   sigfillset (&all);
@@ -94,13 +94,25 @@ csr_init_run (int syncfd, void (*start_payload) (void *arg, int syncfd, const si
   close (execpipe[0]);
   csr_sync_send (syncfd, CSR_SYNC_READY, 0, NULL);
 
-  /* Init keeps nothing of the supervisor's: not its stdio, not the payload's pipes. */
+  /* Init keeps nothing of the supervisor's: not its stdio, not the payload's
+   * pipes; only the sync socket and AT_EXIT's fd (moved above 2 first). */
+  int keep = at_exit && at_exit->fd >= 0 ? fcntl (at_exit->fd, F_DUPFD_CLOEXEC, 3) : -1;
   int devnull = open ("/dev/null", O_RDWR | O_CLOEXEC);
   for (int fd = 0; fd < 3 && devnull >= 0; fd++)
     dup2 (devnull, fd);
-  if (syncfd > 3)
-    csr_close_range_between (3, (unsigned)syncfd - 1);
-  csr_close_range_between ((unsigned)syncfd + 1, ~0U);
+  {
+    unsigned lo = (unsigned)syncfd, hi = (unsigned)syncfd;
+    if (keep >= 0)
+      {
+        lo = (unsigned)keep < lo ? (unsigned)keep : lo;
+        hi = (unsigned)keep > hi ? (unsigned)keep : hi;
+      }
+    if (lo > 3)
+      csr_close_range_between (3, lo - 1);
+    if (hi > lo + 1)
+      csr_close_range_between (lo + 1, hi - 1);
+    csr_close_range_between (hi + 1, ~0U);
+  }
 
   /* Reap every process of the namespace; forward signals to the payload. */
   for (;;)
@@ -128,6 +140,8 @@ csr_init_run (int syncfd, void (*start_payload) (void *arg, int syncfd, const si
               int st;
               while (waitpid (-1, &st, 0) > 0 || errno == EINTR)
                 ;
+              if (keep >= 0 && at_exit->fn)
+                at_exit->fn (at_exit->arg, keep);
               csr_sync_send (syncfd, CSR_SYNC_EXIT, status, NULL);
               _exit (0);
             }

@@ -20,6 +20,7 @@
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/syscalls.h"
+#include "binds.h"
 
 /* Where the new root is assembled: the rootfs is bind-mounted over the host's
  * /tmp inside the jail's own mount namespace (the host never sees it), so no
@@ -368,7 +369,7 @@ csr_mounts_bind_rootfs (const char *rootfs_dir, int rootfs_fd, csr_error **err)
 }
 
 int
-csr_mounts_setup (const struct jail_snippet *spec, csr_error **err)
+csr_mounts_setup (const struct jail_snippet *spec, const int *bind_fds, csr_error **err)
 {
   cleanup_close int rootfd = open (NEWROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (rootfd < 0)
@@ -379,6 +380,9 @@ csr_mounts_setup (const struct jail_snippet *spec, csr_error **err)
     return -1;
   const char *cwd = spec->cwd ? spec->cwd : "/work";
   if (strcmp (cwd, "/tmp") != 0 && setup_tmpfs (rootfd, cwd + 1, "0755", spec, err) < 0)
+    return -1;
+  /* --mount: the host directories opened earlier (binds.c). */
+  if (csr_binds_attach (spec, bind_fds, NEWROOT, err) < 0)
     return -1;
   if (pivot (err) < 0)
     return -1;

@@ -15,7 +15,7 @@ int csr_mounts_bind_rootfs (const char *rootfs_dir, int rootfs_fd, csr_error **e
 
 /* Step 2, as root of the user namespace: /proc, /dev, the tmpfs mounts,
  * pivot_root, and the rootfs made read-only. */
-int csr_mounts_setup (const struct jail_snippet *spec, csr_error **err);
+int csr_mounts_setup (const struct jail_snippet *spec, const int *bind_fds, csr_error **err);
 
 /* Hide P: an empty read-only tmpfs over a directory, /dev/null over anything
  * else; nothing when P does not exist. */

@@ -18,6 +18,14 @@ struct csr_idmap
 
 #define CSR_MAX_IDMAPS 8
 
+/* A host directory bound into the jail (--mount): SRC as the host sees it. */
+struct csr_jail_bind
+{
+  const char *src;
+  const char *dst; /* /work/..., /data[/...] or /mnt[/...] (checked by the caller) */
+  bool rw;
+};
+
 struct csr_file
 {
   const char *path; /* path inside the jail, relative to the working directory or absolute */
@@ -71,6 +79,17 @@ struct jail_snippet
   /* Files written into the working directory before exec (e.g. snippet.py). */
   const struct csr_file *files;
   size_t n_files;
+
+  /* Files in and out (csrun run --in, --mount, --out; see supervisor/files.h). */
+  bool has_inputs; /* in_fd: a file pack (util/pack.h) unpacked below / before exec */
+  int in_fd;
+  bool has_outputs; /* out_fd: init packs /work there after the payload's end */
+  int out_fd;
+  const char *const *out_globs; /* --out-path: only what matches (none: everything) */
+  size_t n_out_globs;
+  uint64_t out_max; /* bytes of file data packed at most; the rest is listed as skipped */
+  const struct csr_jail_bind *binds;
+  size_t n_binds;
 
   /* rlimits applied to the payload. 0 = leave the default below. */
   uint64_t rlimit_nofile; /* default 1024 */

@@ -166,6 +166,10 @@ gate_check (const struct csr_loop_opts *o, const char *code, struct csr_gate_ver
     return csr_error_set (err, ENOMEM, "allocate argv");
   struct csr_file snippet;
   struct jail_snippet spec = gated_spec (o, argv, code, &snippet);
+  /* Files in and out: only for attempts (a check must not replace the
+   * outputs' pack). */
+  spec.has_inputs = spec.has_outputs = false;
+  spec.n_binds = 0;
   struct csr_attempt a;
   memset (&a, 0, sizeof a);
   cleanup_free char *vtext = NULL;

@@ -575,6 +575,65 @@ gen_status_text (yajl_gen_status st)
     }
 }
 
+/* --in and --out: "inputs", "outputs_dir", "outputs", "outputs_skipped". */
+static void
+w_files (struct writer *w, const struct csr_files_report *f)
+{
+  if (f->n_inputs > 0)
+    {
+      w_key (w, "inputs");
+      if (ok (w))
+        check (w, yajl_gen_array_open (w->g));
+      for (size_t i = 0; i < f->n_inputs; i++)
+        {
+          w_open (w);
+          w_key (w, "path");
+          w_str (w, f->inputs[i].path);
+          w_key (w, "dest");
+          w_str (w, f->inputs[i].dest);
+          w_key (w, "size");
+          w_u64 (w, f->inputs[i].size);
+          w_close (w);
+        }
+      if (ok (w))
+        check (w, yajl_gen_array_close (w->g));
+    }
+  if (f->out_dir == NULL)
+    return;
+  w_key (w, "outputs_dir");
+  w_str (w, f->out_dir);
+  w_key (w, "outputs");
+  if (ok (w))
+    check (w, yajl_gen_array_open (w->g));
+  for (size_t i = 0; i < f->n_outputs; i++)
+    {
+      w_open (w);
+      w_key (w, "path");
+      w_str (w, f->outputs[i].path);
+      w_key (w, "size");
+      w_u64 (w, f->outputs[i].size);
+      w_key (w, "sha256");
+      w_str (w, f->outputs[i].sha256);
+      w_close (w);
+    }
+  if (ok (w))
+    check (w, yajl_gen_array_close (w->g));
+  w_key (w, "outputs_skipped");
+  if (ok (w))
+    check (w, yajl_gen_array_open (w->g));
+  for (size_t i = 0; i < f->n_skipped; i++)
+    {
+      w_open (w);
+      w_key (w, "path");
+      w_str (w, f->skipped[i].path);
+      w_key (w, "reason");
+      w_str (w, f->skipped[i].reason);
+      w_close (w);
+    }
+  if (ok (w))
+    check (w, yajl_gen_array_close (w->g));
+}
+
 int
 csr_result_to_json (const struct csr_run_result *r, char **out, size_t *len, csr_error **err)
 {
@@ -696,6 +755,8 @@ csr_result_to_json (const struct csr_run_result *r, char **out, size_t *len, csr
       w_key (w, "final_code");
       w_str (w, r->final_code);
     }
+  if (r->files)
+    w_files (w, r->files);
 
   w_key (w, "attempts");
   if (ok (w))

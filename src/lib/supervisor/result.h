@@ -9,6 +9,7 @@
 #include "../util/error.h"
 #include "bbuf.h"
 #include "classify.h"
+#include "files.h"
 #include "gate.h"
 #include "heal.h"
 #include "limits.h"
@@ -117,6 +118,8 @@ struct csr_run_result
    * and the signal that interrupted the run (status "interrupted"). */
   const struct csr_stdin *stdin_store;
   int interrupt_signal;
+  /* --in, --out: "inputs", "outputs", "outputs_skipped" (NULL: none asked). */
+  const struct csr_files_report *files;
 };
 
 /* Serialise to JSON (one object, newline-terminated).  Output bytes that are

@@ -6,6 +6,9 @@
 #include "snippet.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +54,8 @@ csr_snippet_request_init (struct csr_snippet_request *req)
   req->stdin_max = CSR_STDIN_DEFAULT_MAX;
   req->live_out = req->live_err = -1;
   req->interrupt_fd = -1;
+  req->in_max = 256ULL << 20;
+  req->out_max = 256ULL << 20;
 }
 
 int
@@ -392,6 +397,134 @@ repair_and_rerun (const struct csr_snippet_request *req, struct csr_snippet_resu
   *rc = csr_loop_run (&res->loop, req->code, req->code_len, lo, err);
 }
 
+/* --in, --mount, --out: check what the request names, pack the inputs once,
+ * give every attempt (*ATT, a copy of the base spec) the packs and binds. */
+static int
+files_setup (const struct csr_snippet_request *req, struct csr_snippet_result *res,
+             struct jail_snippet *att, csr_error **err)
+{
+  if (req->n_mounts > sizeof res->binds / sizeof res->binds[0])
+    return csr_error_set (err, E2BIG, "at most %zu --mount",
+                          sizeof res->binds / sizeof res->binds[0]),
+           CSR_SNIPPET_BAD_INPUT;
+  if (csr_files_args_check (req->inputs, req->n_inputs, req->mounts, req->n_mounts, err) < 0)
+    return CSR_SNIPPET_BAD_INPUT;
+  for (size_t i = 0; i < req->n_mounts; i++)
+    {
+      const struct csr_mount_arg *m = &req->mounts[i];
+      struct stat st;
+      if (stat (m->src, &st) < 0)
+        return csr_error_errno (err, "--mount %s", m->src), CSR_SNIPPET_BAD_INPUT;
+      if (!S_ISDIR (st.st_mode))
+        return csr_error_set (err, ENOTDIR, "--mount %s: not a directory", m->src),
+               CSR_SNIPPET_BAD_INPUT;
+      /* /data and /mnt must exist in the read-only rootfs to be mounted on. */
+      const char *top = csr_path_under (m->dst, "/data")  ? "data"
+                        : csr_path_under (m->dst, "/mnt") ? "mnt"
+                                                          : NULL;
+      if (top)
+        {
+          cleanup_free char *p = NULL;
+          if (asprintf (&p, "%s/%s", res->rootfs->dir, top) < 0)
+            return csr_error_set (err, ENOMEM, "--mount"), CSR_SNIPPET_INTERNAL;
+          if (lstat (p, &st) < 0 || !S_ISDIR (st.st_mode))
+            return csr_error_set (err, 0,
+                                  "--mount %s:%s: this rootfs has no /%s directory to mount on: "
+                                  "use a DST below /work",
+                                  m->src, m->dst, top),
+                   CSR_SNIPPET_BAD_INPUT;
+        }
+      res->binds[i] = (struct csr_jail_bind){ m->src, m->dst, m->rw };
+    }
+  att->binds = res->binds;
+  att->n_binds = req->n_mounts;
+  if (req->n_inputs > 0)
+    {
+      bool bad = false;
+      if (csr_inputs_pack (req->inputs, req->n_inputs, req->in_max, req->tmp_size, att->tmp_inodes,
+                           &res->files, &res->inputs_fd, &bad, err)
+          < 0)
+        return bad ? CSR_SNIPPET_BAD_INPUT : CSR_SNIPPET_INTERNAL;
+      res->has_inputs_fd = true;
+      att->has_inputs = true;
+      att->in_fd = res->inputs_fd;
+    }
+  if (req->out_dir)
+    {
+      /* DIR, or its parent, must be there before anything runs. */
+      struct stat st;
+      if (stat (req->out_dir, &st) == 0 && !S_ISDIR (st.st_mode))
+        return csr_error_set (err, 0, "--out %s: not a directory", req->out_dir),
+               CSR_SNIPPET_BAD_INPUT;
+      if (stat (req->out_dir, &st) < 0)
+        {
+          cleanup_free char *parent = strdup (req->out_dir);
+          if (parent == NULL)
+            return csr_error_set (err, ENOMEM, "--out"), CSR_SNIPPET_INTERNAL;
+          char *slash = strrchr (parent, '/');
+          while (slash && slash > parent && slash[1] == '\0')
+            {
+              *slash = '\0';
+              slash = strrchr (parent, '/');
+            }
+          const char *pdir = slash == NULL ? "." : slash == parent ? "/" : (*slash = '\0', parent);
+          if (stat (pdir, &st) < 0 || !S_ISDIR (st.st_mode))
+            return csr_error_set (err, 0, "--out %s: its parent directory %s does not exist",
+                                  req->out_dir, pdir),
+                   CSR_SNIPPET_BAD_INPUT;
+        }
+      res->outputs_fd = memfd_create ("csrun-outputs", MFD_CLOEXEC);
+      if (res->outputs_fd < 0)
+        return csr_error_errno (err, "memfd_create"), CSR_SNIPPET_INTERNAL;
+      res->has_outputs_fd = true;
+      att->has_outputs = true;
+      att->out_fd = res->outputs_fd;
+      /* Copied: the jail's init reads them after it wiped its command
+       * line (init.c), where the caller's strings may live. */
+      res->out_globs = calloc (req->n_out_globs + 1, sizeof *res->out_globs);
+      if (res->out_globs == NULL)
+        return csr_error_set (err, ENOMEM, "copy --out-path"), CSR_SNIPPET_INTERNAL;
+      for (size_t i = 0; i < req->n_out_globs; i++)
+        if ((res->out_globs[i] = strdup (req->out_globs[i])) == NULL)
+          return csr_error_set (err, ENOMEM, "copy --out-path"), CSR_SNIPPET_INTERNAL;
+      att->out_globs = (const char *const *)res->out_globs;
+      att->n_out_globs = req->n_out_globs;
+      att->out_max = req->out_max;
+    }
+  return 0;
+}
+
+/* After the loop: the final attempt's files to --out DIR.  A DIR that can't
+ * be written makes the run an error (status "error", exit 125). */
+static void
+files_deliver (const struct csr_snippet_request *req, struct csr_snippet_result *res)
+{
+  struct csr_run_result *r = &res->loop.result;
+  if (!res->has_outputs_fd || r->n_attempts == 0 || r->status == CSR_STATUS_ERROR)
+    {
+      if (req->out_dir)
+        res->files.out_dir = req->out_dir;
+      return;
+    }
+  csr_error *e = NULL;
+  if (csr_outputs_deliver (res->outputs_fd, req->out_dir, req->out_max, &res->files, &e) < 0)
+    {
+      res->outputs_error = strdup (csr_error_text (e));
+      csr_error_free (e);
+      r->status = CSR_STATUS_ERROR;
+      r->error = res->outputs_error;
+      return;
+    }
+  size_t over = 0;
+  for (size_t i = 0; i < res->files.n_skipped; i++)
+    if (strstr (res->files.skipped[i].reason, "--out-max"))
+      over++;
+  if (over > 0)
+    csr_warn ("--out: %zu file%s over --out-max (%llu bytes) not delivered (see outputs_skipped "
+              "in --json)",
+              over, over == 1 ? "" : "s", (unsigned long long)req->out_max);
+}
+
 int
 csr_snippet_run (const struct csr_snippet_request *req, struct csr_snippet_result *res,
                  csr_error **err)
@@ -427,9 +560,18 @@ csr_snippet_run (const struct csr_snippet_request *req, struct csr_snippet_resul
       snprintf (res->no_heal_why, sizeof res->no_heal_why,
                 "the snippet is not UTF-8 (coding: %s): csrun heals UTF-8 source only", enc);
     }
+  /* Every attempt's jail: the base one with the files in and out. */
+  struct jail_snippet att = spec;
+  if (!req->check_only)
+    {
+      rc = files_setup (req, res, &att, err);
+      res->loop.result.files = &res->files;
+      if (rc < 0)
+        return rc;
+    }
   bool check = req->check_only;
   struct csr_loop_opts lo = {
-    .base = &spec,
+    .base = &att,
     .args = req->args,
     .n_args = req->n_args,
     .capture = { .timeout_s = req->timeout_s,
@@ -466,6 +608,11 @@ csr_snippet_run (const struct csr_snippet_request *req, struct csr_snippet_resul
   rc = csr_loop_run (&res->loop, req->code, req->code_len, &lo, err);
   if (res->rootfs->sha256 != NULL && failed_before_verdict (&res->loop.result, rc))
     repair_and_rerun (req, res, &spec, &lo, cache_dir, &rc, err);
+  if (rc >= 0 && !check)
+    {
+      files_deliver (req, res);
+      res->loop.result.files = &res->files;
+    }
   describe_outcome (res, &t0);
   res->cache_dir = steal_pointer (&cache_dir);
   if (res->has_stdin)
@@ -492,4 +639,13 @@ csr_snippet_result_release (struct csr_snippet_result *res)
   free (res->cache_dir);
   if (res->has_stdin)
     csr_stdin_release (&res->stdin_store);
+  if (res->has_inputs_fd)
+    close (res->inputs_fd);
+  if (res->has_outputs_fd)
+    close (res->outputs_fd);
+  csr_files_report_release (&res->files);
+  free (res->outputs_error);
+  for (char **g = res->out_globs; g && *g; g++)
+    free (*g);
+  free (res->out_globs);
 }

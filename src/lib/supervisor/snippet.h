@@ -11,9 +11,12 @@
 #include <stdint.h>
 
 #include "../jail/seccomp.h"
+#include "../jail/spec.h"
 #include "../llm/llm.h"
 #include "../rootfs/rootfs.h"
 #include "../util/error.h"
+#include "../util/filearg.h"
+#include "files.h"
 #include "gate.h"
 #include "heal.h"
 #include "limits.h"
@@ -90,6 +93,18 @@ struct csr_snippet_request
   void (*on_next_attempt) (void *data, const struct csr_attempt *failed, int next);
   void *on_next_attempt_data;
   int interrupt_fd;
+  /* Files in and out (csrun-run(1), FILES IN AND OUT): --in copies, packed
+   * once; --mount binds; --out DIR gets the final attempt's /work (or what
+   * OUT_GLOBS select), at most OUT_MAX bytes. */
+  const struct csr_in_arg *inputs;
+  size_t n_inputs;
+  uint64_t in_max;
+  const struct csr_mount_arg *mounts;
+  size_t n_mounts;
+  const char *out_dir; /* NULL: nothing is copied out */
+  const char *const *out_globs;
+  size_t n_out_globs;
+  uint64_t out_max;
 };
 
 /* What one call owns: the outcome is RES->loop.result, which points into
@@ -124,6 +139,13 @@ struct csr_snippet_result
   char limits_warning[200];
   struct csr_stdin stdin_store; /* when the request has a stdin_fd */
   bool has_stdin;
+  /* Files in and out: the report (the result points to it), the packs. */
+  struct csr_files_report files;
+  bool has_inputs_fd, has_outputs_fd;
+  int inputs_fd, outputs_fd;
+  struct csr_jail_bind binds[16];
+  char *outputs_error;
+  char **out_globs; /* the request's, copied (NULL-terminated) */
 };
 
 /* The defaults of `csrun run`: 60 s, 512 MiB, 128 pids, one CPU, 1 MiB of
