@@ -169,7 +169,8 @@ for f in os.listdir("/proc/self/fd"):
         pass
 print(sorted(set(l.split(":")[0] for l in links)))
 EOF
-out=$(csrun run --quiet --in "$T/data.csv" --out "$T/o8" "$T/fds.py" 2>&1)
+# (stdin from /dev/null: csrun's own stdin would reach the snippet as a pipe)
+out=$(csrun run --quiet --in "$T/data.csv" --out "$T/o8" "$T/fds.py" 2>&1 </dev/null)
 [ "$out" = "['/dev/null', 'pipe']" ] && ok "the inputs' and outputs' memory files are not among the snippet's fds" \
   || not_ok "fds" "$out"
 
