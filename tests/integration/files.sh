@@ -186,13 +186,8 @@ expect_usage "--out naming a file" "not a directory" csrun run --out "$T/data.cs
 expect_usage "--out-path without --out" "--out-path needs --out" csrun run --out-path '*' "$T/sum.py"
 
 # ---------------------------------------------------------------- --mount on /mnt and /data
-expect_usage "--mount below /mnt with a rootfs that has no /mnt" "this rootfs has no /mnt directory" \
-  csrun run --mount "$T/m:/mnt/in" "$T/mnt.py"
-tree=$(json_get "$T/sum.json" 'j["rootfs"]["dir"]')
-R=$(tmpdir)
-# A real copy (the cached tree is read-only and must stay as it is), with /mnt and /data.
-if cp -a "$tree" "$R/root" && chmod -R u+w "$R/root" && mkdir "$R/root/mnt" "$R/root/data"; then
-  cat > "$T/mnt2.py" <<'EOF'
+# The builder's rootfs has empty /mnt and /data.
+cat > "$T/mnt2.py" <<'EOF'
 import os
 print(sorted(os.listdir("/mnt")), open("/mnt/in/data.txt").read().strip(), sorted(os.listdir("/data")))
 for p in ("/mnt/x", "/mnt/in/y", "/data/z"):
@@ -202,16 +197,22 @@ for p in ("/mnt/x", "/mnt/in/y", "/data/z"):
     except OSError as e:
         print("refused", p, e.errno)
 EOF
-  out=$(csrun run --quiet --rootfs "$R/root" --mount "$T/m:/mnt/in" --mount "$T/tree:/data" "$T/mnt2.py" 2>&1)
-  want="['in'] host data ['rel-link', 'sub']
+out=$(csrun run --quiet --mount "$T/m:/mnt/in" --mount "$T/tree:/data" "$T/mnt2.py" 2>&1)
+want="['in'] host data ['rel-link', 'sub']
 refused /mnt/x 30
 refused /mnt/in/y 30
 refused /data/z 30"
-  [ "$out" = "$want" ] \
-    && ok "--mount below /mnt: a read-only tmpfs holding only the mount point; --mount on /data itself" \
-    || not_ok "--mount /mnt /data" "$out"
+[ "$out" = "$want" ] \
+  && ok "--mount below /mnt: a read-only tmpfs holding only the mount point; --mount on /data itself" \
+  || not_ok "--mount /mnt /data" "$out"
+# A rootfs without /mnt (a directory tree: a copy of the cached one, less /mnt).
+tree=$(json_get "$T/sum.json" 'j["rootfs"]["dir"]')
+R=$(tmpdir)
+if cp -a "$tree" "$R/root" && chmod -R u+w "$R/root" && rmdir "$R/root/mnt"; then
+  expect_usage "--mount below /mnt with a rootfs that has no /mnt" "this rootfs has no /mnt directory" \
+    csrun run --rootfs "$R/root" --mount "$T/m:/mnt/in" "$T/mnt.py"
 else
-  not_ok "--mount /mnt /data" "could not copy the rootfs $tree"
+  not_ok "--mount below /mnt without /mnt" "could not copy the rootfs $tree without /mnt"
 fi
 
 # ---------------------------------------------------------------- --user: inputs owned by the jail's user
