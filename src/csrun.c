@@ -39,6 +39,7 @@ static const struct command commands[] = {
   { "run", cmd_run_either, "run a Python snippet in a disposable jail" },
   { "check", cmd_check, "run only the AST gate on a snippet" },
   { "cache", cmd_cache, "verify (and repair) the unpacked rootfs trees" },
+  { "rootfs", cmd_rootfs, "add Debian packages to the rootfs as a cached layer" },
   { "create", cmd_oci_create, "OCI: create a container from a bundle" },
   { "start", cmd_oci_start, "OCI: start a created container" },
   { "state", cmd_oci_state, "OCI: print a container's state" },
@@ -113,7 +114,8 @@ static const char global_doc[]
       "Commands:\n"
       "  run        gate, run and heal a Python snippet in a disposable jail\n"
       "  check      run only the AST gate on a snippet (in the jail)\n"
-      "  cache verify [--repair]  check the cached rootfs trees against their manifests\n\n"
+      "  cache verify [--repair]  check the cached rootfs trees against their manifests\n"
+      "  rootfs add PKG...        add Debian packages as a cached layer (run --with PKG)\n\n"
       "OCI runtime commands (runc/crun compatible; see csrun-oci(8)):\n"
       "  create, start, state, kill, delete, run (with a bundle), list, ps, spec,\n"
       "  features, pause, resume, exec, update, events\n"

@@ -12,6 +12,7 @@
 
 #include "../jail/seccomp.h"
 #include "../llm/llm.h"
+#include "../rootfs/layer.h"
 #include "../rootfs/rootfs.h"
 #include "../util/error.h"
 #include "gate.h"
@@ -75,6 +76,11 @@ struct csr_snippet_request
   uint64_t max_output;         /* per stream */
   uint64_t tmp_size;
   struct csr_limits_request limits;
+
+  /* --with: Debian packages in a layer above the rootfs (rootfs/layer.h),
+   * built on a cache miss; a package apt can't get is CSR_SNIPPET_BAD_INPUT. */
+  const char *const *with;
+  size_t n_with;
 };
 
 /* What one call owns: the outcome is RES->loop.result, which points into
@@ -96,6 +102,7 @@ struct csr_snippet_result
   struct csr_scan scan;
   struct csr_heal_conf heal;
   struct csr_rootfs *rootfs;
+  struct csr_layer *layer; /* --with's, or NULL */
   struct csr_seccomp *seccomp;
   const char *seccomp_shown; /* its digest, "unconfined", NULL: not decided yet */
   struct csr_llm_config llm;
