@@ -39,9 +39,11 @@ print_outcome (const struct csr_run_result *r)
   /* Only the message's first line: this is one line. */
   const char *msg = d && d->message ? d->message : "";
   int mlen = (int)strcspn (msg, "\n");
-  csr_say ("csrun run", "%s after %zu attempt%s: %s%s%.*s%s%s%s", csr_status_name (r->status), n,
-           n == 1 ? "" : "s", d ? d->error_type : "UnknownError", mlen ? ": " : "", mlen, msg,
-           where, last->patch_none ? "; " : "", last->patch_none ? last->patch_none : "");
+  const char *hint = d && d->hint ? d->hint : NULL;
+  csr_say ("csrun run", "%s after %zu attempt%s: %s%s%.*s%s%s%s%s%s", csr_status_name (r->status),
+           n, n == 1 ? "" : "s", d ? d->error_type : "UnknownError", mlen ? ": " : "", mlen, msg,
+           where, hint ? "; " : "", hint ? hint : "", last->patch_none ? "; " : "",
+           last->patch_none ? last->patch_none : "");
 }
 
 /* Limits that were asked for (by default or explicitly) but are weaker than a

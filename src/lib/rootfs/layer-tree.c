@@ -466,11 +466,9 @@ csr_layer_seal (int layer_fd, struct csr_manifest *m, csr_error **err)
   if (csr_manifest_add (m, 'd', 0555, 0, NULL, ".", err) < 0)
     return -1;
   struct seal_ctx c = { .m = m };
-  if (walk (layer_fd, "", seal_one, seal_dir, &c, err) < 0)
-    return -1;
-  if (fchmod (layer_fd, 0555) < 0)
-    return csr_error_errno (err, "layer: chmod");
-  return 0;
+  /* The top stays writable until it is renamed into place (moving a
+   * directory to another parent writes its ".."): the caller makes it 0555. */
+  return walk (layer_fd, "", seal_one, seal_dir, &c, err);
 }
 
 /* ---------------------------------------------------------------- the check before use */

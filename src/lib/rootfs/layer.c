@@ -404,6 +404,11 @@ build_and_publish (int lfd, const char *ldir, const char *base_dir, struct csr_l
         csr_error_errno (err, "rename the layer into '%s/%s'", ldir, l->key);
         goto out;
       }
+    if (fchmodat (lfd, l->key, 0555, 0) < 0)
+      {
+        csr_error_errno (err, "chmod '%s/%s'", ldir, l->key);
+        goto out;
+      }
   }
   if (fsync (lfd) < 0)
     csr_debug ("layer: fsync '%s': %s", ldir, strerror (errno));
@@ -447,7 +452,7 @@ csr_layer_ensure (const char *base_dir, const char *base_sha256, const char *cac
            CSR_LAYER_BAD_PACKAGE;
   for (size_t i = 0; i < n; i++)
     if (!csr_layer_valid_name (pkgs[i]))
-      return csr_error_set (err, EINVAL, "'%s' is not a Debian package name", pkgs[i]),
+      return csr_error_set (err, 0, "'%s' is not a Debian package name", pkgs[i]),
              CSR_LAYER_BAD_PACKAGE;
   if (base_sha256 == NULL || strlen (base_sha256) != CSR_SHA256_HEX_LEN)
     return csr_error_set (err, EINVAL,

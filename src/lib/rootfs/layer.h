@@ -130,7 +130,8 @@ int csr_layer_merge (int base_fd, int scratch_fd, int layer_fd, csr_error **err)
  * target exists. */
 int csr_layer_add_alternative (int base_fd, int layer_fd, const char *link, const char *target,
                                csr_error **err);
-/* Make the finished layer read-only and record every entry in M. */
+/* Make the finished layer read-only (but its top, which the caller makes
+ * 0555 once it is in place) and record every entry in M. */
 int csr_layer_seal (int layer_fd, struct csr_manifest *m, csr_error **err);
 /* The check before use: 0 (intact), 1 (*WHY says what is wrong) or -1. */
 int csr_layer_check (int layer_fd, const struct csr_manifest *m, char **why, csr_error **err);

@@ -13,6 +13,7 @@
 #include "../util/digest.h"
 #include "gatecode.h"
 #include "launch.h"
+#include "pkghint.h"
 #include "prompt.h"
 
 #define JAIL_PYTHON "/usr/bin/python3"
@@ -479,6 +480,7 @@ judge_attempt (struct csr_loop *l, const struct csr_loop_opts *o, int i, const c
   else
     diagnose_run (d, a, cur);
   a->diagnosis = d;
+  csr_diagnosis_hint_module (d, NULL); /* ModuleNotFoundError: the Debian package (--with) */
   r->status = fail_status;
   return false;
 }

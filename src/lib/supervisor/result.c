@@ -269,6 +269,11 @@ w_diagnosis (struct writer *w, const struct csr_diagnosis *d)
     w_null (w);
   w_key (w, "context");
   w_str_or_null (w, d->context);
+  if (d->hint)
+    {
+      w_key (w, "hint");
+      w_str (w, d->hint);
+    }
   w_close (w);
 }
 
