@@ -111,7 +111,7 @@ static void
 check_full (const char *code, const char *type, const char *msg, int line,
             const struct undef *undef, const char *root, const char *want, const char *rules)
 {
-  struct csr_diagnosis d = { (char *)type, (char *)msg, line, NULL };
+  struct csr_diagnosis d = { (char *)type, (char *)msg, line, NULL, NULL };
   struct csr_undefined_name names[16];
   struct csr_gate_verdict v;
   memset (&v, 0, sizeof v);
@@ -262,7 +262,7 @@ Test (heal_conf, load_missing_file)
 Test (missing_import, module_from_nameerror)
 {
   const char *code = "print(math.sqrt(16))\n";
-  struct csr_diagnosis d = { "NameError", NAMEERR ("math"), 1, NULL };
+  struct csr_diagnosis d = { "NameError", NAMEERR ("math"), 1, NULL, NULL };
   struct csr_patch p;
   csr_error *err = NULL;
   cr_assert_eq (csr_heal_local (code, &d, NULL, &conf, NULL, &p, &err), 1);

@@ -97,7 +97,7 @@ have_python (void)
 }
 
 static struct csr_diagnosis diag
-    = { "NameError", "name 'math' is not defined", 1, "1: print(math.pi)" };
+    = { "NameError", "name 'math' is not defined", 1, "1: print(math.pi)", NULL };
 
 static int
 run (const char *program, double timeout, const char *code, char **out, const char **why)
@@ -369,7 +369,8 @@ Test (patchcmd, request_fields)
   const char *p = script ("fields.sh", body);
   free (body);
   const char *code = "print(\"h\xc3\xa9\", '\\\\')\n\tprint(math.pi)\n";
-  struct csr_diagnosis d = { "NameError", "name \"math\" is not defined \xff", 2, "1: x\n2: y" };
+  struct csr_diagnosis d
+      = { "NameError", "name \"math\" is not defined \xff", 2, "1: x\n2: y", NULL };
   char *out = NULL;
   const char *why = NULL;
   int rc = csr_patchcmd_run (p, 10, code, &d, 2, &out, &why, &err);

@@ -18,7 +18,7 @@
 #include "rootfs.h"
 
 int csr_layer_build (int base_fd, const char *base_dir, const char *tmp, struct csr_layer *l,
-                     struct csr_manifest *m, csr_error **err);
+                     struct csr_manifest *m, char **known, csr_error **err);
 
 /* ---------------------------------------------------------------- alternatives */
 
@@ -237,9 +237,46 @@ add_one (int base_fd, int layer_fd, const char *debs, const char *x, size_t i, b
   return 0;
 }
 
+/* ---------------------------------------------------------------- what the base has, memoised */
+
+/* KNOWN is the text of LAYERS/base-<sha256>.known: "NAME VERSION ARCH in"
+ * (or "out") lines, the verdicts of earlier builds over the same base, so
+ * that a package the base has is not downloaded again just to see that. */
+static bool
+known_in (const char *known, const struct csr_layer_pkg *p)
+{
+  if (known == NULL)
+    return false;
+  char line[1024];
+  snprintf (line, sizeof line, "\n%s %s %s in\n", p->name, p->version, p->arch);
+  return strstr (known, line) != NULL;
+}
+
+/* KNOWN with the verdicts of L's packages added (those not in it yet). */
+static int
+known_update (char **known, const struct csr_layer *l, csr_error **err)
+{
+  for (size_t i = 0; i < l->n_pkgs; i++)
+    {
+      const struct csr_layer_pkg *p = &l->pkgs[i];
+      char line[1024];
+      snprintf (line, sizeof line, "\n%s %s %s ", p->name, p->version, p->arch);
+      if (*known && strstr (*known, line))
+        continue;
+      char *n = NULL;
+      if (asprintf (&n, "%s%s %s %s %s\n", *known ? *known : "\n", p->name, p->version, p->arch,
+                    p->in_base ? "in" : "out")
+          < 0)
+        return csr_error_errno (err, "layer");
+      free (*known);
+      *known = n;
+    }
+  return 0;
+}
+
 int
 csr_layer_build (int base_fd, const char *base_dir, const char *tmp, struct csr_layer *l,
-                 struct csr_manifest *m, csr_error **err)
+                 struct csr_manifest *m, char **known, csr_error **err)
 {
   cleanup_free char *tree = NULL, *debs = NULL, *x = NULL, *cache = NULL, *status = NULL;
   if (mkdir_in (tmp, "tree", &tree, err) < 0 || mkdir_in (tmp, "debs", &debs, err) < 0
@@ -251,7 +288,13 @@ csr_layer_build (int base_fd, const char *base_dir, const char *tmp, struct csr_
   int r = csr_layer_apt_resolve (tmp, status, l->asked, l->n_asked, &l->pkgs, &l->n_pkgs, err);
   if (r < 0)
     return r;
-  csr_debug ("layer %.16s: %zu packages to fetch", l->key, l->n_pkgs);
+  size_t fetch = 0;
+  for (size_t i = 0; i < l->n_pkgs; i++)
+    {
+      l->pkgs[i].in_base = !has_status && known_in (*known, &l->pkgs[i]);
+      fetch += !l->pkgs[i].in_base;
+    }
+  csr_debug ("layer %.16s: %zu packages, %zu to fetch", l->key, l->n_pkgs, fetch);
   r = csr_layer_apt_download (tmp, debs, l->pkgs, l->n_pkgs, err);
   if (r < 0)
     return r;
@@ -261,8 +304,11 @@ csr_layer_build (int base_fd, const char *base_dir, const char *tmp, struct csr_
   struct alts alts = { 0 };
   int ret = -1;
   for (size_t i = 0; i < l->n_pkgs; i++)
-    if (add_one (base_fd, layer_fd, debs, x, i, has_status, &l->pkgs[i], &alts, err) < 0)
+    if (!l->pkgs[i].in_base
+        && add_one (base_fd, layer_fd, debs, x, i, has_status, &l->pkgs[i], &alts, err) < 0)
       goto out;
+  if (!has_status && known_update (known, l, err) < 0)
+    goto out;
   if (apply_alts (base_fd, layer_fd, &alts, err) < 0 || csr_layer_seal (layer_fd, m, err) < 0)
     goto out;
   ret = 0;

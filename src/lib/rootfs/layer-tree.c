@@ -124,8 +124,12 @@ is_doc (const char *path)
   static const char *const prefixes[]
       = { "usr/share/man/", "usr/share/info/", "usr/share/lintian/", "usr/share/bug/" };
   for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
-    if (strncmp (path, prefixes[i], strlen (prefixes[i])) == 0)
-      return true;
+    {
+      size_t n = strlen (prefixes[i]);
+      /* The directory itself too ("usr/share/man"). */
+      if (strncmp (path, prefixes[i], n - 1) == 0 && (path[n - 1] == '/' || path[n - 1] == '\0'))
+        return true;
+    }
   if (strncmp (path, "usr/share/doc/", 14) == 0)
     {
       const char *base = strrchr (path, '/') + 1;

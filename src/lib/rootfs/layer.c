@@ -347,7 +347,7 @@ remove_stale (int lfd, const char *ldir)
 /* ---------------------------------------------------------------- ensure */
 
 int csr_layer_build (int base_fd, const char *base_dir, const char *tmp, struct csr_layer *l,
-                     struct csr_manifest *m, csr_error **err);
+                     struct csr_manifest *m, char **known, csr_error **err);
 
 /* Build L into a temporary directory of LAYERS and publish it (lock held). */
 static int
@@ -364,7 +364,20 @@ build_and_publish (int lfd, const char *ldir, const char *base_dir, struct csr_l
     return csr_error_errno (err, "create a directory in '%s'", ldir);
   struct csr_manifest m;
   memset (&m, 0, sizeof m);
-  int ret = csr_layer_build (base_fd, base_dir, tmp, l, &m, err);
+  /* What earlier builds found in this base (a miss of any kind: none). */
+  char kname[CSR_SHA256_HEX_LEN + 16];
+  snprintf (kname, sizeof kname, "base-%s.known", l->base_sha256);
+  cleanup_free char *known = NULL;
+  size_t klen = 0;
+  csr_error *ke = NULL;
+  if (csr_trust_read_at (lfd, kname, 4u << 20, &known, &klen, &ke) < 0)
+    csr_error_freep (&ke);
+  int ret = csr_layer_build (base_fd, base_dir, tmp, l, &m, &known, err);
+  if (ret == 0 && known && csr_trust_write_at (lfd, kname, known, strlen (known), 0644, &ke) < 0)
+    {
+      csr_debug ("layer: %s", csr_error_text (ke));
+      csr_error_freep (&ke);
+    }
   char name[CSR_SHA256_HEX_LEN + 16];
   cleanup_free char *mtext = NULL, *jtext = NULL;
   size_t mlen = 0, jlen = 0;

@@ -658,7 +658,6 @@ csr_diagnosis_release (struct csr_diagnosis *d)
   free (d->error_type);
   free (d->message);
   free (d->context);
-  free (d->hint_buf);
   memset (d, 0, sizeof *d);
 }
 

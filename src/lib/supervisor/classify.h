@@ -17,7 +17,6 @@ struct csr_diagnosis
                        each line is "  N: text\n", the failing one "> N: text\n", numbers
                        right-aligned to the widest */
   const char *hint; /* advice about the jail itself (static: CSR_HINT_NO_NETWORK), or NULL */
-  char *hint_buf;   /* a hint made for this diagnosis (pkghint.c), owned; hint may point here */
 };
 
 /* Parse STDERR (the bounded text of the attempt) for the last traceback:

@@ -480,7 +480,9 @@ judge_attempt (struct csr_loop *l, const struct csr_loop_opts *o, int i, const c
   else
     diagnose_run (d, a, cur);
   a->diagnosis = d;
-  csr_diagnosis_hint_module (d, NULL); /* ModuleNotFoundError: the Debian package (--with) */
+  /* ModuleNotFoundError: the Debian package that has it (--with); the first hint wins. */
+  if (d->hint == NULL && l->hints[i] == NULL && (l->hints[i] = csr_module_hint (d, NULL)) != NULL)
+    d->hint = l->hints[i];
   r->status = fail_status;
   return false;
 }
@@ -603,6 +605,7 @@ csr_loop_release (struct csr_loop *l)
       csr_patch_release (&l->patches[i]);
       free (l->silent_lines[i]);
       free (l->codes[i]);
+      free (l->hints[i]);
     }
   free (l->error);
 }

@@ -71,13 +71,13 @@ csr_module_package (const char *conf, size_t len, const char *module, char *pkg,
   pkg[j] = '\0';
 }
 
-bool
-csr_diagnosis_hint_module (struct csr_diagnosis *d, const char *conf_path)
+char *
+csr_module_hint (const struct csr_diagnosis *d, const char *conf_path)
 {
   char mod[128], pkg[160];
   if (d->error_type == NULL || strcmp (d->error_type, "ModuleNotFoundError") != 0
       || !csr_missing_module (d->message, mod, sizeof mod))
-    return false;
+    return NULL;
   cleanup_free char *dflt = conf_path ? NULL : csr_find_policy ("packages.conf");
   cleanup_free char *conf = NULL;
   size_t len = 0;
@@ -98,10 +98,6 @@ csr_diagnosis_hint_module (struct csr_diagnosis *d, const char *conf_path)
           "...` (or add it once: `csrun rootfs add %s`)",
           mod, listed ? "it is in the" : "it is probably in the", pkg, pkg, pkg)
       < 0)
-    return false;
-  free (d->hint_buf);
-  d->hint_buf = hint;
-  if (d->hint == NULL)
-    d->hint = d->hint_buf;
-  return true;
+    return NULL;
+  return hint;
 }

@@ -19,10 +19,9 @@ bool csr_missing_module (const char *message, char *mod, size_t size);
 void csr_module_package (const char *conf, size_t len, const char *module, char *pkg, size_t size,
                          bool *listed);
 
-/* A ModuleNotFoundError diagnosis D gets its hint (D->hint_buf, and
- * D->hint when no other hint was set first), CONF_PATH being
- * packages.conf (NULL: the default one; an unreadable file means the
- * default names only).  Returns true when a hint was made. */
-bool csr_diagnosis_hint_module (struct csr_diagnosis *d, const char *conf_path);
+/* The hint for the diagnosis D when it is a ModuleNotFoundError (malloc'ed;
+ * NULL otherwise), CONF_PATH being packages.conf (NULL: the default one;
+ * an unreadable file means the default names only). */
+char *csr_module_hint (const struct csr_diagnosis *d, const char *conf_path);
 
 #endif
