@@ -297,7 +297,15 @@ csr_layer_build (int base_fd, const char *base_dir, const char *tmp, struct csr_
   csr_debug ("layer %.16s: %zu packages, %zu to fetch", l->key, l->n_pkgs, fetch);
   r = csr_layer_apt_download (tmp, debs, l->pkgs, l->n_pkgs, err);
   if (r < 0)
-    return r;
+    {
+      /* Name what was asked for, not only the dependency that failed first. */
+      char asked[512] = "";
+      for (size_t i = 0; i < l->n_asked; i++)
+        snprintf (asked + strlen (asked), sizeof asked - strlen (asked), "%s%s", i ? " " : "",
+                  l->asked[i]);
+      csr_error_wrap (err, "%s", asked);
+      return r;
+    }
   cleanup_close int layer_fd = open (tree, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (layer_fd < 0)
     return csr_error_errno (err, "open '%s'", tree);
