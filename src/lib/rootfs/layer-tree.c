@@ -353,7 +353,17 @@ merge_one (void *vctx, int dfd, const char *name, const char *path, const struct
           csr_debug ("layer: the base has a non-directory at '%s': left out", where);
           return 1;
         }
-      return mkdirs_at (c->layer_fd, where, true, err);
+      csr_error *e = NULL;
+      if (mkdirs_at (c->layer_fd, where, true, &e) == 0)
+        return 0;
+      if (e->status != ENOTDIR)
+        {
+          *err = e;
+          return -1;
+        }
+      csr_debug ("layer: '%s' left out: %s", path, csr_error_text (e));
+      csr_error_free (e);
+      return 1;
     }
   if (!S_ISREG (st->st_mode) && !S_ISLNK (st->st_mode))
     {
@@ -368,8 +378,21 @@ merge_one (void *vctx, int dfd, const char *name, const char *path, const struct
   if (st->st_uid != geteuid ()
       && fchownat (dfd, name, geteuid (), getegid (), AT_SYMLINK_NOFOLLOW) < 0)
     return csr_error_errno (err, "layer: chown '%s'", path);
-  if (mkdirs_at (c->layer_fd, where, false, err) < 0)
-    return -1;
+  /* Every directory on the way is a real directory of the layer (never a
+   * symbolic link, which renameat would follow out of it). */
+  csr_error *e = NULL;
+  if (mkdirs_at (c->layer_fd, where, false, &e) < 0)
+    {
+      bool notdir = e->status == ENOTDIR;
+      if (!notdir)
+        {
+          *err = e;
+          return -1;
+        }
+      csr_debug ("layer: '%s' left out: %s", path, csr_error_text (e));
+      csr_error_free (e);
+      return 0;
+    }
   if (renameat (dfd, name, c->layer_fd, where) < 0)
     {
       if (errno == EISDIR || errno == ENOTDIR || errno == ENOTEMPTY)
