@@ -212,9 +212,19 @@ printf 'import yaml.constructor\n' >"$T/h2.py"
 csrun run --cache-dir "$C" "$T/h2.py" >"$T/h2.out" 2>"$T/h2.err" </dev/null
 rc=$?
 if [ "$rc" = 1 ] && grep -q "Debian package python3-yaml: run with \`csrun run --with python3-yaml" "$T/h2.err"; then
-  ok "a submodule's ModuleNotFoundError: the top module's package (yaml -> python3-yaml), on stderr too"
+  ok "import yaml.constructor without yaml: the hint names python3-yaml, on stderr too"
 else
   not_ok "the hint for yaml.constructor" "rc=$rc" "$(cat "$T/h2.err")"
+fi
+
+printf 'import numpy.nosuchmodule\n' >"$T/h3.py"
+csrun run --cache-dir "$C" --json --with python3-numpy "$T/h3.py" >"$T/h3.json" 2>"$T/h3.err" </dev/null
+rc=$?
+if [ "$rc" = 1 ] && [ "$(json_get "$T/h3.json" 'j["diagnosis"]["message"]')" = "No module named 'numpy.nosuchmodule'" ] &&
+  [ "$(json_get "$T/h3.json" 'j["diagnosis"].get("hint")')" = None ]; then
+  ok "a missing submodule of a module the layer has: no package hint"
+else
+  not_ok "a missing submodule: no hint" "rc=$rc" "$(json_get "$T/h3.json" 'j.get("diagnosis")')"
 fi
 
 # The cache verifier still sees only the rootfs trees.

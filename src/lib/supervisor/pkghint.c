@@ -18,8 +18,11 @@ csr_missing_module (const char *message, char *mod, size_t size)
   if (message == NULL || strncmp (message, prefix, sizeof prefix - 1) != 0)
     return false;
   const char *s = message + sizeof prefix - 1;
+  /* A dotted name means its parent was found (Python names the first part
+   * that is missing: `import yaml.constructor` without yaml says 'yaml'):
+   * that is no missing package. */
   size_t n = strcspn (s, ".'");
-  if (n == 0 || n >= size || (s[n] != '.' && s[n] != '\''))
+  if (n == 0 || n >= size || s[n] != '\'' || s[n + 1] != '\0')
     return false;
   for (size_t i = 0; i < n; i++)
     {

@@ -9,8 +9,9 @@
 
 #include "classify.h"
 
-/* The top-level module of a "No module named 'X'" / "'X.sub'" MESSAGE into
- * MOD (SIZE bytes): true when MESSAGE is one and X is an identifier. */
+/* The module of a "No module named 'X'" MESSAGE into MOD (SIZE bytes): true
+ * when MESSAGE is one and X an identifier.  'X.sub' is not: Python names
+ * the first missing part, so X was found and only its submodule is not. */
 bool csr_missing_module (const char *message, char *mod, size_t size);
 
 /* The package of MODULE in the packages.conf text CONF[0..LEN): *LISTED
