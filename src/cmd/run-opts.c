@@ -21,6 +21,7 @@ enum
   OPT_ROOTFS,
   OPT_TMP_SIZE,
   OPT_CACHE_DIR,
+  OPT_WITH, /* --with (package layers) */
   OPT_MAX_CODE,
   OPT_POLICY,
   OPT_ALLOW,
@@ -49,8 +50,6 @@ enum
   OPT_LLM_MAX_CALLS,
   OPT_LLM_TIMEOUT,
   OPT_RAW_OUTPUT,
-  /* --with (package layers) */
-  OPT_WITH,
 };
 
 /* Options shared by run and check. */
