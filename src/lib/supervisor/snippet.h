@@ -66,6 +66,11 @@ struct csr_snippet_request
   uint64_t max_code; /* a patch is at most this (0: no bound) */
   int max_attempts;  /* 1..CSR_MAX_ATTEMPTS */
 
+  /* --with: Debian packages in a layer above the rootfs (rootfs/layer.h),
+   * built on a cache miss; a package apt can't get is CSR_SNIPPET_BAD_INPUT. */
+  const char *const *with;
+  size_t n_with;
+
   /* The jail. */
   const char *rootfs;          /* a tarball or a directory; NULL: csr_find_rootfs */
   const char *cache_dir;       /* NULL: csr_rootfs_cache_dir_from */
@@ -76,11 +81,6 @@ struct csr_snippet_request
   uint64_t max_output;         /* per stream */
   uint64_t tmp_size;
   struct csr_limits_request limits;
-
-  /* --with: Debian packages in a layer above the rootfs (rootfs/layer.h),
-   * built on a cache miss; a package apt can't get is CSR_SNIPPET_BAD_INPUT. */
-  const char *const *with;
-  size_t n_with;
 };
 
 /* What one call owns: the outcome is RES->loop.result, which points into
