@@ -39,7 +39,6 @@ static const struct command commands[] = {
   { "run", cmd_run_either, "run a Python snippet in a disposable jail" },
   { "check", cmd_check, "run only the AST gate on a snippet" },
   { "cache", cmd_cache, "verify (and repair) the unpacked rootfs trees" },
-  { "rootfs", cmd_rootfs, "add Debian packages to the rootfs as a cached layer" },
   { "create", cmd_oci_create, "OCI: create a container from a bundle" },
   { "start", cmd_oci_start, "OCI: start a created container" },
   { "state", cmd_oci_state, "OCI: print a container's state" },
@@ -55,6 +54,7 @@ static const struct command commands[] = {
   { "update", cmd_oci_update, "OCI: change a container's resource limits" },
   { "events", cmd_oci_events, "OCI: a container's cgroup statistics and OOM events" },
   { "hook", cmd_hook, "OCI hook: gate a container's Python, scan its log" },
+  { "rootfs", cmd_rootfs, "add Debian packages to the rootfs as a cached layer" },
   { "checkpoint", cmd_oci_unsupported, "OCI: not supported (no CRIU)" },
   { "restore", cmd_oci_unsupported, "OCI: not supported (no CRIU)" },
   { NULL, NULL, NULL },
@@ -113,9 +113,9 @@ static const char global_doc[]
     = "csrun: run untrusted Python in a disposable rootless jail.\v"
       "Commands:\n"
       "  run        gate, run and heal a Python snippet in a disposable jail\n"
+      "  rootfs add PKG...  add Debian packages to the rootfs as a cached layer (run --with)\n"
       "  check      run only the AST gate on a snippet (in the jail)\n"
-      "  cache verify [--repair]  check the cached rootfs trees against their manifests\n"
-      "  rootfs add PKG...        add Debian packages as a cached layer (run --with PKG)\n\n"
+      "  cache verify [--repair]  check the cached rootfs trees against their manifests\n\n"
       "OCI runtime commands (runc/crun compatible; see csrun-oci(8)):\n"
       "  create, start, state, kill, delete, run (with a bundle), list, ps, spec,\n"
       "  features, pause, resume, exec, update, events\n"
