@@ -18,19 +18,24 @@
  *     (nothing under /var is written; the host's apt lists are read);
  *  3. each .deb is extracted (dpkg-deb -x) into a scratch directory.  With
  *     no dpkg status in the base, a package counts as part of the base when
- *     one of its files (not under usr/share/{doc,man,info,lintian,locale})
- *     exists in the base tree, its directories resolved through the base's
- *     symlinks (lib -> usr/lib): it is dropped.  The others are merged into
- *     the layer: paths resolved the same way, nothing the base has is
- *     replaced (the base wins), documentation left out, setuid/setgid bits
- *     cleared, device nodes, FIFOs and sockets dropped, everything owned by
- *     the invoking user, directories 0555, files 0444 or 0555;
+ *     one of its files (not under usr/share/{doc,man,info,lintian,bug,locale};
+ *     a doc copyright file does not count either) exists in the base tree,
+ *     its directories resolved through the base's symlinks (lib ->
+ *     usr/lib): it is dropped.  The verdicts are kept in
+ *     layers/base-<sha256>.known, so that a later build does not download
+ *     a package the base has again.  The others are merged into the layer:
+ *     paths resolved the same way, nothing the base has is replaced (the
+ *     base wins), usr/share/{man,info,lintian,bug} and the documentation
+ *     but copyright files left out, setuid/setgid bits cleared, device
+ *     nodes, FIFOs and sockets dropped, everything owned by the invoking
+ *     user, directories 0555, files 0444 or 0555; the postinst scripts'
+ *     literal `update-alternatives --install` links are made;
  *  4. the tree, its manifest and json are flushed and renamed into place
- *     under the cache lock.
+ *     under the cache lock (CACHE_DIR/layers/.lock).
  * Maintainer scripts are not run (no postinst: no .pyc compiled, no
- * alternatives, no triggers).  Debian's python3-* packages need none of
- * them: their modules are in /usr/lib/python3/dist-packages, which the
- * gate puts on sys.path.
+ * triggers, no debconf; only the alternatives' links above are made).  Debian's python3-* packages
+ * need none of them: their modules are in /usr/lib/python3/dist-packages, which the gate puts on
+ * sys.path.
  *
  * Before every use the layer is checked: the tree, its manifest and every
  * entry owned by the effective uid, not writable by group or others, no
