@@ -33,9 +33,9 @@
  *  4. the tree, its manifest and json are flushed and renamed into place
  *     under the cache lock (CACHE_DIR/layers/.lock).
  * Maintainer scripts are not run (no postinst: no .pyc compiled, no
- * triggers, no debconf; only the alternatives' links above are made).  Debian's python3-* packages
- * need none of them: their modules are in /usr/lib/python3/dist-packages, which the gate puts on
- * sys.path.
+ * triggers, no debconf; only the alternatives' links above are made).
+ * Debian's python3-* packages need none of them: their modules are in
+ * /usr/lib/python3/dist-packages, which the gate puts on sys.path.
  *
  * Before every use the layer is checked: the tree, its manifest and every
  * entry owned by the effective uid, not writable by group or others, no
