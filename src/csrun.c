@@ -54,6 +54,7 @@ static const struct command commands[] = {
   { "update", cmd_oci_update, "OCI: change a container's resource limits" },
   { "events", cmd_oci_events, "OCI: a container's cgroup statistics and OOM events" },
   { "hook", cmd_hook, "OCI hook: gate a container's Python, scan its log" },
+  { "rootfs", cmd_rootfs, "add Debian packages to the rootfs as a cached layer" },
   { "checkpoint", cmd_oci_unsupported, "OCI: not supported (no CRIU)" },
   { "restore", cmd_oci_unsupported, "OCI: not supported (no CRIU)" },
   { NULL, NULL, NULL },
@@ -112,6 +113,7 @@ static const char global_doc[]
     = "csrun: run untrusted Python in a disposable rootless jail.\v"
       "Commands:\n"
       "  run        gate, run and heal a Python snippet in a disposable jail\n"
+      "  rootfs add PKG...  add Debian packages to the rootfs as a cached layer (run --with)\n"
       "  check      run only the AST gate on a snippet (in the jail)\n"
       "  cache verify [--repair]  check the cached rootfs trees against their manifests\n"
       "  cache ls | prune [--older-than D]  list or remove the cache's trees, gates, programs\n\n"

@@ -23,6 +23,7 @@ enum
   OPT_ROOTFS,
   OPT_TMP_SIZE,
   OPT_CACHE_DIR,
+  OPT_WITH, /* --with (package layers) */
   OPT_MAX_CODE,
   OPT_POLICY,
   OPT_ALLOW,
@@ -70,6 +71,11 @@ static struct argp_option common_options[] = {
     "Python rootfs: a tarball (unpacked once into the cache) or a directory", 0 },
   { "cache-dir", OPT_CACHE_DIR, "DIR", 0,
     "The cache: unpacked rootfs trees, compiled seccomp programs and gate (must be yours)", 0 },
+  /* --with (package layers, csrun-rootfs(1)) */
+  { "with", OPT_WITH, "PKG", 0,
+    "Run on the rootfs plus a layer of this Debian package and its dependencies (python3-numpy; "
+    "built once with apt, without root, then cached: csrun rootfs add); repeatable",
+    0 },
   { "policy", OPT_POLICY, "FILE", 0, "Gate policy to use instead of the default gate.conf", 0 },
   { "allow", OPT_ALLOW, "RULE", 0,
     "Switch a gate rule off (broad-except, undefined-name, ...), or allow one call with "
@@ -246,6 +252,9 @@ parse_common (int key, char *arg, struct argp_state *state)
       break;
     case OPT_CACHE_DIR:
       o->req.cache_dir = arg;
+      break;
+    case OPT_WITH: /* package layers */
+      push (state, o->with, &o->req.n_with, "with", arg);
       break;
     case OPT_POLICY:
       o->req.gate_conf = arg;
@@ -668,6 +677,7 @@ defaults (struct run_opts *o)
   csr_snippet_request_init (&o->req);
   o->req.env = o->env;
   o->req.allow = o->allow;
+  o->req.with = o->with; /* package layers */
   o->req.silent_patterns = o->silent_patterns;
   o->llm.max_calls = -1;
   o->llm.getenv_fn = lookup_env;

@@ -22,6 +22,7 @@ struct run_opts
   const char *env[CSR_MAX_ENV];    /* req.env: "KEY=VALUE" or "KEY" (copy from the host) */
   const char *allow[CSR_MAX_LIST]; /* req.allow */
   const char *silent_patterns[CSR_MAX_LIST]; /* req.silent_patterns */
+  const char *with[CSR_MAX_LIST];            /* req.with: package layers */
   bool json;
   bool quiet;
   bool raw_output; /* the snippet's output to a terminal as it is (not neutralised) */

@@ -148,7 +148,7 @@ csr_snippet_entry (const struct jail_spec *jail, void *face, const struct csr_la
       csr_error_errno (&e, "open the rootfs %s", jail->rootfs_dir);
       csr_launch_fail (syncfd, e);
     }
-  if (csr_mounts_bind_rootfs (jail->rootfs_dir, rootfs_fd, &e) < 0)
+  if (csr_mounts_bind_rootfs (jail->rootfs_dir, jail->layer_dir, rootfs_fd, &e) < 0)
     csr_launch_fail (syncfd, e);
   close (rootfs_fd);
   if (become_ns_root (&e) < 0 || csr_mounts_setup (spec, bind_fds, &e) < 0)

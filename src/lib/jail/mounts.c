@@ -309,56 +309,81 @@ pivot (csr_error **err)
  * system).  An overlay without an upper layer needs two lower layers: the
  * second one is PARENT/.empty, which the rootfs cache keeps (an empty
  * directory; a non-empty one is refused, its files would show through).
+ * With a package layer (LAYER_DIR, `csrun run --with`) the two lower layers
+ * are the package layer (upper-most) and the rootfs: "/layers/<key>:/<name>"
+ * when the layer is below the rootfs' parent (the cache), else the host
+ * paths.
  * Returns 1 when mounted, 0 when this rootfs can't be mounted this way
  * (no PARENT/.empty, an old kernel, no overlayfs in a user namespace), -1 on
- * an error that leaves the process in an unknown state. */
+ * an error that leaves the process in an unknown state.  With a layer every
+ * failure is -1: the rootfs without its packages is not what was asked. */
 static int
-overlay_rootfs (const char *rootfs_dir, csr_error **err)
+overlay_rootfs (const char *rootfs_dir, const char *layer_dir, csr_error **err)
 {
   const char *slash = strrchr (rootfs_dir, '/');
   if (slash == NULL || slash == rootfs_dir || slash[1] == '\0')
-    return 0;
+    return layer_dir ? csr_error_set (err, EINVAL, "rootfs %s: no place for a layer", rootfs_dir)
+                     : 0;
   cleanup_free char *parent = strndup (rootfs_dir, (size_t)(slash - rootfs_dir));
   if (parent == NULL)
     return csr_error_errno (err, "copy the rootfs path");
+  size_t plen = strlen (parent);
+  bool layer_below = layer_dir && strncmp (layer_dir, parent, plen) == 0 && layer_dir[plen] == '/';
   cleanup_close int pfd = open (parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (pfd < 0 || !empty_dir_at (pfd, ".empty"))
+  if (layer_dir == NULL && (pfd < 0 || !empty_dir_at (pfd, ".empty")))
     return 0;
+  if (layer_dir && layer_below && pfd < 0)
+    return csr_error_errno (err, "open %s", parent);
   cleanup_close int fsfd = fsopen ("overlay", FSOPEN_CLOEXEC);
   if (fsfd < 0)
-    return 0;
+    return layer_dir ? csr_error_errno (err, "overlayfs (needed by --with)") : 0;
   char lower[PATH_MAX];
-  if ((size_t)snprintf (lower, sizeof lower, "/%s:/.empty", slash + 1) >= sizeof lower
-      || strpbrk (slash + 1, ":,\\") != NULL)
-    return 0;
+  size_t n;
+  if (layer_dir == NULL)
+    n = (size_t)snprintf (lower, sizeof lower, "/%s:/.empty", slash + 1);
+  else if (layer_below)
+    n = (size_t)snprintf (lower, sizeof lower, "%s:/%s", layer_dir + plen, slash + 1);
+  else
+    n = (size_t)snprintf (lower, sizeof lower, "%s:%s", layer_dir, rootfs_dir);
+  bool bad = strpbrk (slash + 1, ":,\\") != NULL
+             || (layer_dir && strpbrk (layer_dir, ":,\\") != NULL)
+             || (layer_dir && !layer_below && strpbrk (rootfs_dir, ":,\\") != NULL);
+  if (n >= sizeof lower || bad)
+    return layer_dir
+               ? csr_error_set (err, EINVAL, "the layer %s: a path overlayfs can't take", layer_dir)
+               : 0;
   cleanup_close int oldroot = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (oldroot < 0)
     return csr_error_errno (err, "open /");
+  bool chrooted = layer_dir == NULL || layer_below;
   /* The layers are resolved (and recorded) inside the chroot. */
-  if (fchdir (pfd) < 0 || chroot (".") < 0)
-    return 0;
+  if (chrooted && (fchdir (pfd) < 0 || chroot (".") < 0))
+    return layer_dir ? csr_error_errno (err, "chroot into %s", parent) : 0;
   int rc = fsconfig (fsfd, FSCONFIG_SET_STRING, "lowerdir", lower, 0);
   if (rc == 0)
     rc = fsconfig (fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0);
-  if (fchdir (oldroot) < 0 || chroot (".") < 0 || chdir ("/") < 0)
+  int saved = errno;
+  if (chrooted && (fchdir (oldroot) < 0 || chroot (".") < 0 || chdir ("/") < 0))
     return csr_error_errno (err, "leave the chroot of the rootfs' parent");
+  errno = saved;
   if (rc < 0)
-    return 0;
+    return layer_dir ? csr_error_errno (err, "mount the overlay of the layer %s", layer_dir) : 0;
   cleanup_close int mfd = fsmount (fsfd, FSMOUNT_CLOEXEC, MOUNT_ATTR_RDONLY);
   if (mfd < 0)
-    return 0;
+    return layer_dir ? csr_error_errno (err, "mount the overlay of the layer %s", layer_dir) : 0;
   if (move_mount (mfd, "", AT_FDCWD, NEWROOT, MOVE_MOUNT_F_EMPTY_PATH) < 0)
     return csr_error_errno (err, "attach the rootfs overlay");
   return 1;
 }
 
 int
-csr_mounts_bind_rootfs (const char *rootfs_dir, int rootfs_fd, csr_error **err)
+csr_mounts_bind_rootfs (const char *rootfs_dir, const char *layer_dir, int rootfs_fd,
+                        csr_error **err)
 {
   /* Nothing we do here propagates back to the host. */
   if (do_mount (NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL, err) < 0)
     return -1;
-  int rc = overlay_rootfs (rootfs_dir, err);
+  int rc = overlay_rootfs (rootfs_dir, layer_dir, err);
   if (rc != 0)
     return rc < 0 ? -1 : 0;
   char src[64];

@@ -10,8 +10,10 @@
  * on the assembly point: a read-only overlay when ROOTFS_DIR's parent holds
  * an empty ".empty" directory (the rootfs cache does; mountinfo then shows no
  * host path), else a bind mount of ROOTFS_FD, an O_PATH descriptor of
- * ROOTFS_DIR opened in this mount namespace. */
-int csr_mounts_bind_rootfs (const char *rootfs_dir, int rootfs_fd, csr_error **err);
+ * ROOTFS_DIR opened in this mount namespace.  LAYER_DIR (NULL: none) is a
+ * package layer: the overlay's upper-most lower layer, read-only too. */
+int csr_mounts_bind_rootfs (const char *rootfs_dir, const char *layer_dir, int rootfs_fd,
+                            csr_error **err);
 
 /* Step 2, as root of the user namespace: /proc, /dev, the tmpfs mounts,
  * pivot_root, and the rootfs made read-only. */

@@ -44,6 +44,8 @@ struct jail_spec
 {
   /* Root filesystem: a directory (the snippet jail binds it read-only). */
   const char *rootfs_dir;
+  /* A package layer above it (csrun run --with; rootfs/layer.h), or NULL. */
+  const char *layer_dir;
 
   /* Identity: user-namespace maps; empty means "invoking user -> 0". */
   struct csr_idmap uid_map[CSR_MAX_IDMAPS];

@@ -15,6 +15,7 @@
 #include "../util/digest.h"
 #include "gatecode.h"
 #include "launch.h"
+#include "pkghint.h"
 #include "prompt.h"
 
 #define JAIL_PYTHON "/usr/bin/python3"
@@ -526,6 +527,9 @@ judge_attempt (struct csr_loop *l, const struct csr_loop_opts *o, int i, const c
       hint_network (d, o);
     }
   a->diagnosis = d;
+  /* ModuleNotFoundError: the Debian package that has it (--with); the first hint wins. */
+  if (d->hint == NULL && l->hints[i] == NULL && (l->hints[i] = csr_module_hint (d, NULL)) != NULL)
+    d->hint = l->hints[i];
   r->status = fail_status;
   return false;
 }
@@ -690,6 +694,7 @@ csr_loop_release (struct csr_loop *l)
       csr_patch_release (&l->patches[i]);
       free (l->silent_lines[i]);
       free (l->codes[i]);
+      free (l->hints[i]);
     }
   free (l->error);
 }

@@ -54,6 +54,7 @@ struct csr_loop
   struct csr_patch patches[CSR_MAX_ATTEMPTS];
   char *silent_lines[CSR_MAX_ATTEMPTS];
   char *codes[CSR_MAX_ATTEMPTS]; /* the code each attempt ran */
+  char *hints[CSR_MAX_ATTEMPTS]; /* ModuleNotFoundError hints (pkghint.c) a diagnosis points to */
   char *error;
   bool patched; /* some attempt ran healed code */
 };

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <yajl/yajl_gen.h>
 
+#include "../rootfs/layer.h"
 #include "../util/cleanup.h"
 #include "../util/utf8.h"
 
@@ -386,6 +387,57 @@ w_gate (struct writer *w, const struct csr_gate_verdict *v)
   w_close (w);
 }
 
+/* --with: "layer": {key, digest, dir, built, rebuilt_why, asked,
+ * packages: [{name, version, arch}], in_base: N}. */
+static void
+w_layer (struct writer *w, const struct csr_layer *l)
+{
+  w_key (w, "layer");
+  w_open (w);
+  w_key (w, "key");
+  w_str (w, l->key);
+  w_key (w, "digest");
+  w_str (w, l->digest);
+  w_key (w, "dir");
+  w_str (w, l->dir);
+  w_key (w, "built");
+  w_bool (w, l->built_now);
+  w_key (w, "rebuilt_why");
+  w_str_or_null (w, l->rebuilt_why);
+  w_key (w, "asked");
+  if (ok (w))
+    check (w, yajl_gen_array_open (w->g));
+  for (size_t i = 0; i < l->n_asked; i++)
+    w_str (w, l->asked[i]);
+  if (ok (w))
+    check (w, yajl_gen_array_close (w->g));
+  w_key (w, "packages");
+  if (ok (w))
+    check (w, yajl_gen_array_open (w->g));
+  size_t in_base = 0;
+  for (size_t i = 0; i < l->n_pkgs; i++)
+    {
+      if (l->pkgs[i].in_base)
+        {
+          in_base++;
+          continue;
+        }
+      w_open (w);
+      w_key (w, "name");
+      w_str (w, l->pkgs[i].name);
+      w_key (w, "version");
+      w_str (w, l->pkgs[i].version);
+      w_key (w, "arch");
+      w_str (w, l->pkgs[i].arch);
+      w_close (w);
+    }
+  if (ok (w))
+    check (w, yajl_gen_array_close (w->g));
+  w_key (w, "in_base");
+  w_u64 (w, in_base);
+  w_close (w);
+}
+
 static void
 w_attempt (struct writer *w, const struct csr_attempt *a)
 {
@@ -695,6 +747,8 @@ csr_result_to_json (const struct csr_run_result *r, char **out, size_t *len, csr
       if (ok (w))
         check (w, yajl_gen_map_close (g));
     }
+  if (r->layer != NULL)
+    w_layer (w, r->layer);
   if (r->rootfs_repaired_files > 0)
     {
       w_key (w, "rootfs_repaired");

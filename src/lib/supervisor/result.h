@@ -84,6 +84,8 @@ struct csr_limits
   const char *warning;
 };
 
+struct csr_layer;
+
 struct csr_run_result
 {
   enum csr_status status;
@@ -98,6 +100,7 @@ struct csr_run_result
    * verdict, and unpacked again (then the run started over). */
   size_t rootfs_repaired_files;      /* damaged entries; 0: no repair */
   const char *rootfs_repaired_first; /* "PATH: what differed" */
+  const struct csr_layer *layer;     /* --with's package layer, or NULL: "layer" */
   const char *error;                 /* status "error": what failed in csrun itself */
   int max_attempts;
   const struct csr_diagnosis *diagnosis; /* the final attempt's, when it failed */

@@ -241,9 +241,21 @@ base_spec (const struct csr_snippet_request *req, struct csr_snippet_result *res
     return csr_error_set (err, ENOMEM, "find the rootfs"), CSR_SNIPPET_INTERNAL;
   if (csr_rootfs_resolve (rootfs_src, cache_dir, &res->rootfs, err) < 0)
     return CSR_SNIPPET_INTERNAL;
+  /* --with: the package layer above the rootfs (built on a cache miss). */
+  if (req->n_with > 0)
+    {
+      if (cache_dir == NULL)
+        return csr_error_set (err, 0, "--with: no cache directory to keep the layer in"),
+               CSR_SNIPPET_INTERNAL;
+      int lr = csr_layer_ensure (res->rootfs->dir, res->rootfs->sha256, cache_dir, req->with,
+                                 req->n_with, &res->layer, err);
+      if (lr < 0)
+        return lr == CSR_LAYER_BAD_PACKAGE ? CSR_SNIPPET_BAD_INPUT : CSR_SNIPPET_INTERNAL;
+    }
   build_env (req, res);
   jail_snippet_init (spec);
   spec->jail.rootfs_dir = res->rootfs->dir;
+  spec->jail.layer_dir = res->layer ? res->layer->dir : NULL;
   spec->envp = res->envp;
   spec->tmp_size = req->tmp_size;
   spec->host_net = req->host_net;
@@ -293,6 +305,7 @@ describe_run (const struct csr_snippet_request *req, struct csr_snippet_result *
       r->rootfs_sha256 = res->rootfs->sha256;
       r->rootfs_unpacked = res->rootfs->unpacked_now;
     }
+  r->layer = res->layer;
   if (res->repaired)
     {
       r->rootfs_repaired_files = res->damaged_files;
@@ -629,6 +642,7 @@ csr_snippet_result_release (struct csr_snippet_result *res)
   csr_heal_conf_release (&res->heal);
   csr_llm_config_release (&res->llm);
   csr_rootfs_free (res->rootfs);
+  csr_layer_free (res->layer);
   csr_seccomp_free (res->seccomp);
   if (res->gate_code_fd > 0)
     close (res->gate_code_fd);

@@ -13,6 +13,7 @@
 #include "../jail/seccomp.h"
 #include "../jail/spec.h"
 #include "../llm/llm.h"
+#include "../rootfs/layer.h"
 #include "../rootfs/rootfs.h"
 #include "../util/error.h"
 #include "../util/filearg.h"
@@ -67,6 +68,11 @@ struct csr_snippet_request
   double patch_timeout_s;
   uint64_t max_code; /* a patch is at most this (0: no bound) */
   int max_attempts;  /* 1..CSR_MAX_ATTEMPTS */
+
+  /* --with: Debian packages in a layer above the rootfs (rootfs/layer.h),
+   * built on a cache miss; a package apt can't get is CSR_SNIPPET_BAD_INPUT. */
+  const char *const *with;
+  size_t n_with;
 
   /* The jail. */
   const char *rootfs;          /* a tarball or a directory; NULL: csr_find_rootfs */
@@ -127,6 +133,7 @@ struct csr_snippet_result
   struct csr_scan scan;
   struct csr_heal_conf heal;
   struct csr_rootfs *rootfs;
+  struct csr_layer *layer; /* --with's, or NULL */
   struct csr_seccomp *seccomp;
   const char *seccomp_shown; /* its digest, "unconfined", NULL: not decided yet */
   struct csr_llm_config llm;
