@@ -5,7 +5,9 @@
  * '+' or a "print" inside a string literal is never touched.
  *
  * This file is the dispatcher: the rules are one family a file
- * (heal-imports.c, heal-concat.c, heal-py2.c), heal.conf is heal-conf.c's. */
+ * (heal-imports.c, heal-concat.c, heal-py2.c, heal-py2-idioms.c,
+ * heal-methods.c, heal-suggest.c, heal-paste.c, heal-submodule.c; shared
+ * name helpers in heal-names.c), heal.conf is heal-conf.c's. */
 #include "config.h"
 #include "heal-internal.h"
 
@@ -42,26 +44,78 @@ csr_heal_local (const char *code, const struct csr_diagnosis *d, const struct cs
   cleanup_free char *cur = strdup (code);
   if (cur == NULL)
     return csr_error_set (err, ENOMEM, "heal: out of memory");
-  /* Line-based rules first (D->line is a line of CODE), imports last. */
-  struct
+  /* Pasted code first, alone (the diagnosis is about the wrapping: the
+   * next attempt's gate sees the code itself); then the line-based rules
+   * (D->line is a line of CODE; no rule before them adds or removes a
+   * line), the renames, and the rules that insert imports last. */
+  enum
   {
-    const char *id;
-    int which;
-  } rules[] = { { "str-concat", 0 }, { "py2-print", 1 }, { "missing-import", 2 } };
-  bool applied[3] = { false, false, false };
-  for (size_t r = 0; r < 3; r++)
+    PASTE,
+    CONCAT,
+    METHOD,
+    PY2,
+    PRINT,
+    SUGGEST,
+    SUBMODULE,
+    IMPORTS,
+    N_RULES
+  };
+  static const char *const ids_of[N_RULES]
+      = { "pasted-code", "str-concat",   "foreign-method",   "py2-idioms",
+          "py2-print",   "did-you-mean", "submodule-import", "missing-import" };
+  bool applied[N_RULES] = { false };
+  for (int r = 0; r < N_RULES; r++)
     {
       char *next = NULL;
-      int rc = rules[r].which == 0   ? heal_str_concat (cur, d, &next)
-               : rules[r].which == 1 ? heal_print (cur, d, v, &next)
-                                     : heal_imports (cur, d, v, c, rootfs_dir, &next);
+      int rc;
+      switch (r)
+        {
+        case PASTE:
+          rc = heal_paste (cur, d, v, &next);
+          break;
+        case CONCAT:
+          rc = heal_str_concat (cur, d, &next);
+          break;
+        case METHOD:
+          rc = heal_methods (cur, d, c, &next);
+          break;
+        case PY2:
+          rc = heal_py2_idioms (cur, d, v, c, false, &next);
+          break;
+        case PRINT:
+          rc = heal_print (cur, d, v, applied[PY2], &next);
+          /* print statements: the rest of the snippet is Python 2 too */
+          if (rc == 0 && next != NULL && !applied[PY2])
+            {
+              char *more = NULL;
+              rc = heal_py2_idioms (next, d, v, c, true, &more);
+              if (more != NULL)
+                {
+                  free (next);
+                  next = more;
+                  applied[PY2] = true;
+                }
+            }
+          break;
+        case SUGGEST:
+          rc = heal_suggest (cur, d, v, &next);
+          break;
+        case SUBMODULE:
+          rc = heal_submodule (cur, d, c, &next);
+          break;
+        default:
+          rc = heal_imports (cur, d, v, c, rootfs_dir, &next);
+          break;
+        }
       if (rc < 0)
-        return csr_error_set (err, ENOMEM, "heal: %s: out of memory", rules[r].id);
+        return csr_error_set (err, ENOMEM, "heal: %s: out of memory", ids_of[r]);
       if (next != NULL && strcmp (next, cur) != 0)
         {
           free (cur);
           cur = next;
           applied[r] = true;
+          if (r == PASTE)
+            break;
         }
       else
         free (next);
@@ -69,13 +123,15 @@ csr_heal_local (const char *code, const struct csr_diagnosis *d, const struct cs
   if (strcmp (cur, code) == 0)
     return 0;
   struct sb ids = { 0 };
-  static const size_t order[] = { 2, 0, 1 }; /* missing-import,str-concat,py2-print */
-  for (size_t k = 0; k < 3; k++)
-    if (applied[order[k]])
+  /* missing-import first (the order the rules were listed in before). */
+  if (applied[IMPORTS])
+    pt_sb_str (&ids, ids_of[IMPORTS]);
+  for (int r = 0; r < IMPORTS; r++)
+    if (applied[r])
       {
         if (ids.len)
           pt_sb_str (&ids, ",");
-        pt_sb_str (&ids, rules[order[k]].id);
+        pt_sb_str (&ids, ids_of[r]);
       }
   out->rules = pt_sb_take (&ids);
   out->source = strdup ("local");

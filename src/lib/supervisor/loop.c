@@ -381,6 +381,10 @@ policy_json (const struct csr_loop_opts *o, bool with_names, csr_error **err)
   size_t n = 0;
   for (size_t i = 0; with_names && o->heal && i < o->heal->n_imports && n < 512; i++)
     names[n++] = o->heal->imports[i].name;
+  /* heal.conf's py2-name: table too (xrange...: renamed before anything runs). */
+  for (size_t i = 0; with_names && o->heal && i < o->heal->n_maps && n < 512; i++)
+    if (o->heal->maps[i].kind == CSR_MAP_PY2_NAME)
+      names[n++] = o->heal->maps[i].a;
   char *json = NULL;
   if (csr_gate_policy_to_json_ex (o->policy, !o->check_only, names, n, &json, err) < 0)
     return NULL;

@@ -1,0 +1,119 @@
+/* csrun — the foreign-method rule of the local healer: another language's
+ * method name on a builtin type ("'list' object has no attribute 'push'"),
+ * fixed from the method: table of policies/heal.conf, only when the
+ * AttributeError names the type, and only on the failing line (the type of
+ * the objects on other lines is not known: a numpy array has .size, a
+ * pandas accessor has .contains).  On that line every .ATTR must be on the
+ * same expression (else which one failed is not known: no fix); every
+ * table entry of TYPE used on that expression there is fixed too
+ * (s.toUpperCase() and s.startsWith(...) in one patch).  The fixes:
+ *   .NAME   x.ATTR(...) -> x.NAME(...)
+ *   len     x.ATTR      -> len(x)     (x.ATTR() too)
+ *   in      x.ATTR(y)   -> (y in x) */
+#include "config.h"
+#include "heal-internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/cleanup.h"
+
+int
+heal_methods (const char *code, const struct csr_diagnosis *d, const struct csr_heal_conf *c,
+              char **out)
+{
+  *out = NULL;
+  if (!d || !d->error_type || !d->message || strcmp (d->error_type, "AttributeError") != 0
+      || d->line <= 0 || d->message[0] != '\'')
+    return 0;
+  /* 'TYPE' object has no attribute 'ATTR' */
+  const char *q = strchr (d->message + 1, '\'');
+  if (q == NULL || strncmp (q, "' object has no attribute '", 27) != 0)
+    return 0;
+  cleanup_free char *type = strndup (d->message + 1, (size_t)(q - d->message - 1));
+  cleanup_free char *attr = heal_quoted_after (d->message, "has no attribute ");
+  if (type == NULL || attr == NULL)
+    return type == NULL ? -1 : 0;
+  const struct csr_heal_map *m = csr_heal_map_find (c, CSR_MAP_METHOD, type, attr, strlen (attr));
+  if (m == NULL)
+    return 0;
+  struct toks t;
+  if (pt_tokenize (code, strlen (code), &t) < 0)
+    return -1;
+  struct edits ed = { 0 };
+  int rc = 0;
+  /* The logical line that holds line D->line. */
+  size_t first = NONE, end = NONE;
+  for (size_t i = 0; i < t.n && first == NONE; i++)
+    if (t.v[i].bol)
+      {
+        size_t e = pt_logical_end (&t, i);
+        if (t.v[i].line <= d->line && t.v[e].line >= d->line)
+          first = i, end = e;
+        i = e;
+      }
+  /* The object: every .ATTR of the line on the same expression (else we
+   * can't tell which one failed: no fix). */
+  const char *obj = NULL;
+  size_t obj_len = 0;
+  for (size_t k = first == NONE ? t.n : first + 2; k < end; k++)
+    if (pt_tok_eq (&t, k, attr) && pt_tok_eq (&t, k - 1, "."))
+      {
+        size_t p = heal_primary_start (&t, k - 2);
+        if (p == NONE || p < first)
+          continue;
+        const char *o = code + t.v[p].start;
+        size_t ol = t.v[k - 2].end - t.v[p].start;
+        if (obj && (ol != obj_len || memcmp (o, obj, ol) != 0))
+          obj = NULL, first = NONE, end = 0;
+        else
+          obj = o, obj_len = ol;
+      }
+  /* Fix every table entry of TYPE used on that object in the line. */
+  for (size_t k = first == NONE || obj == NULL ? t.n : first + 2; k < end && rc == 0; k++)
+    {
+      if (t.v[k].kind != TK_NAME || !pt_tok_eq (&t, k - 1, "."))
+        continue;
+      m = csr_heal_map_find (c, CSR_MAP_METHOD, type, code + t.v[k].start,
+                             t.v[k].end - t.v[k].start);
+      size_t p = m ? heal_primary_start (&t, k - 2) : NONE;
+      if (p == NONE || p < first || t.v[k - 2].end - t.v[p].start != obj_len
+          || memcmp (code + t.v[p].start, obj, obj_len) != 0)
+        continue;
+      const char *fix = m->b;
+      bool call = pt_tok_eq (&t, k + 1, "(") && t.v[k + 1].match != NONE;
+      size_t close = call ? t.v[k + 1].match : k;
+      struct sb b = { 0 };
+      if (fix[0] == '.')
+        rc = pt_edit_add (&ed, t.v[k].start, t.v[k].end, fix + 1, strlen (fix + 1));
+      else if (strcmp (fix, "len") == 0)
+        {
+          if (call && close != k + 2)
+            continue; /* x.length(y): not a length */
+          pt_sb_str (&b, "len(");
+          pt_sb_add (&b, obj, obj_len);
+          pt_sb_str (&b, ")");
+          rc = b.oom ? -1 : pt_edit_add (&ed, t.v[p].start, t.v[close].end, b.s, b.len);
+        }
+      else /* in */
+        {
+          bool one = call && close > k + 2;
+          for (size_t j = k + 2; one && j < close; j++)
+            one = !(pt_tok_eq (&t, j, ",") && t.v[j].depth == t.v[k + 1].depth + 1);
+          if (!one)
+            continue;
+          pt_sb_str (&b, "(");
+          pt_sb_add (&b, code + t.v[k + 2].start, t.v[close - 1].end - t.v[k + 2].start);
+          pt_sb_str (&b, " in ");
+          pt_sb_add (&b, obj, obj_len);
+          pt_sb_str (&b, ")");
+          rc = b.oom ? -1 : pt_edit_add (&ed, t.v[p].start, t.v[close].end, b.s, b.len);
+        }
+      free (b.s);
+    }
+  if (rc == 0 && ed.n > 0 && (*out = pt_apply_edits (code, strlen (code), &ed)) == NULL)
+    rc = -1;
+  pt_edits_release (&ed);
+  pt_toks_release (&t);
+  return rc;
+}
