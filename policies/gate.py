@@ -989,11 +989,19 @@ class _Analysis:
                 msg = "bare `except:` catches every exception, even KeyboardInterrupt and SystemExit, and hides real errors"
                 self.violation(rule, h, msg)
                 continue
+            # A handler that ends with a bare `raise` hides nothing: it
+            # re-raises whatever it caught (after logging, cleaning up...).
+            last = h.body[-1] if h.body else None
+            if type(last).__name__ == "Raise" and last.exc is None:
+                continue
             for e in h.type.elts if type(h.type).__name__ == "Tuple" else [h.type]:
                 hit = [n for n in sorted(self.resolve(e, scope)) if n in self.excepts]
                 if hit:
                     msg = "`except %s` catches %s and all its subclasses, which hides real errors"
-                    self.violation(self.excepts[hit[0]], h, msg % (self.text(e) or hit[0], hit[0]))
+                    msg %= (self.text(e) or hit[0], hit[0])
+                    name = " as " + h.name if h.name else ""
+                    msg += "; write the narrower form, e.g. `except (ValueError, KeyError)%s:`, or end the handler with a bare `raise`" % name
+                    self.violation(self.excepts[hit[0]], h, msg)
                     break
 
 

@@ -42,6 +42,11 @@ TestSuite (missing_import, .init = setup, .fini = teardown);
 TestSuite (str_concat, .init = setup, .fini = teardown);
 TestSuite (py2_print, .init = setup, .fini = teardown);
 TestSuite (heal, .init = setup, .fini = teardown);
+TestSuite (did_you_mean, .init = setup, .fini = teardown);
+TestSuite (py2_idioms, .init = setup, .fini = teardown);
+TestSuite (foreign_method, .init = setup, .fini = teardown);
+TestSuite (pasted_code, .init = setup, .fini = teardown);
+TestSuite (submodule_import, .init = setup, .fini = teardown);
 
 /* Create ROOTFS/REL (a directory when REL ends with '/', else a file). */
 static void
@@ -101,7 +106,7 @@ check_diff_applies (const char *a, const char *b, const char *diff)
 
 struct undef
 {
-  const char *name, *usage;
+  const char *name, *usage, *suggest;
 };
 
 /* Heal CODE after a failure TYPE: MSG at LINE (TYPE NULL: no diagnosis),
@@ -119,7 +124,8 @@ check_full (const char *code, const char *type, const char *msg, int line,
   v.undefined = names;
   for (size_t i = 0; undef && undef[i].name; i++)
     {
-      names[i] = (struct csr_undefined_name){ (char *)undef[i].name, 1, (char *)undef[i].usage };
+      names[i] = (struct csr_undefined_name){ (char *)undef[i].name, 1, (char *)undef[i].usage,
+                                              (char *)undef[i].suggest };
       v.n_undefined++;
     }
   struct csr_patch p;
@@ -311,8 +317,9 @@ Test (missing_import, all_names_in_one_patch_in_table_order)
                      "words = Counter(sys.argv)\n"
                      "groups = defaultdict(list)\n"
                      "print(math.floor(2.5), foo, np.zeros(3))\n";
-  struct undef u[] = { { "defaultdict", "call" }, { "foo", "name" },     { "math", "attribute" },
-                       { "np", "attribute" },     { "Counter", "call" }, { NULL, NULL } };
+  struct undef u[] = { { "defaultdict", "call", NULL }, { "foo", "name", NULL },
+                       { "math", "attribute", NULL },   { "np", "attribute", NULL },
+                       { "Counter", "call", NULL },     { NULL, NULL, NULL } };
   /* np: no numpy in the (missing) rootfs; foo: no entry, never a placeholder. */
   check_full (code, "NameError", NAMEERR ("Counter"), 3, u, NULL,
               "import math\n"
@@ -329,7 +336,8 @@ Test (missing_import, all_names_in_one_patch_in_table_order)
 Test (missing_import, no_entry_no_patch)
 {
   check ("print(undefined_thing)\n", "NameError", NAMEERR ("undefined_thing"), 1, NULL, NULL);
-  struct undef u[] = { { "helper", "call" }, { "config", "attribute" }, { NULL, NULL } };
+  struct undef u[]
+      = { { "helper", "call", NULL }, { "config", "attribute", NULL }, { NULL, NULL, NULL } };
   check_full ("helper(config.x)\n", "NameError", NAMEERR ("helper"), 1, u, NULL, NULL, NULL);
   /* e is too ambiguous to be math.e; a bare undefined "string" is a bug. */
   check ("print(e)\n", "NameError", NAMEERR ("e"), 1, NULL, NULL);
@@ -360,7 +368,8 @@ Test (missing_import, never_duplicated)
          "from collections import Counter\nfrom collections import Counter as C\nx = Counter()\n",
          "missing-import");
   /* The gate and the traceback name the same missing module: one line. */
-  struct undef u[] = { { "math", "attribute" }, { "math", "attribute" }, { NULL, NULL } };
+  struct undef u[]
+      = { { "math", "attribute", NULL }, { "math", "attribute", NULL }, { NULL, NULL, NULL } };
   check_full ("print(math.pi)\n", "NameError", NAMEERR ("math"), 1, u, NULL,
               "import math\nprint(math.pi)\n", "missing-import");
 }
@@ -427,18 +436,20 @@ Test (missing_import, usage_decides)
   check ("print(sqrt(x), f(sqrt=1))\n", "NameError", NAMEERR ("sqrt"), 1,
          "from math import sqrt\nprint(sqrt(x), f(sqrt=1))\n", "missing-import");
   /* Only the gate knows how it is used (the scan sees nothing). */
-  struct undef u[] = { { "math", "attribute" }, { NULL, NULL } };
+  struct undef u[] = { { "math", "attribute", NULL }, { NULL, NULL, NULL } };
   check_full ("exec_later = 1\n", NULL, NULL, 0, u, NULL, "import math\nexec_later = 1\n",
               "missing-import");
-  struct undef w[] = { { "datetime", "attribute" }, { NULL, NULL } };
+  struct undef w[] = { { "datetime", "attribute", NULL }, { NULL, NULL, NULL } };
   check_full ("pass\n", NULL, NULL, 0, w, NULL, NULL, NULL);
 }
 
 Test (missing_import, third_party_only_when_in_rootfs)
 {
   const char *code = "a = np.array([1, 2])\ndf = pd.DataFrame()\nplt.plot(a)\n";
-  struct undef u[]
-      = { { "np", "attribute" }, { "pd", "attribute" }, { "plt", "attribute" }, { NULL, NULL } };
+  struct undef u[] = { { "np", "attribute", NULL },
+                       { "pd", "attribute", NULL },
+                       { "plt", "attribute", NULL },
+                       { NULL, NULL, NULL } };
   check_full (code, NULL, NULL, 0, u, NULL, NULL, NULL);
   check_full (code, NULL, NULL, 0, u, rootfs, NULL, NULL);
   /* Something else with the name is not the module. */
@@ -450,8 +461,10 @@ Test (missing_import, third_party_only_when_in_rootfs)
 Test (missing_import, third_party_paths)
 {
   const char *code = "a = np.array([1, 2])\ndf = pd.DataFrame()\nplt.plot(a)\n";
-  struct undef u[]
-      = { { "np", "attribute" }, { "pd", "attribute" }, { "plt", "attribute" }, { NULL, NULL } };
+  struct undef u[] = { { "np", "attribute", NULL },
+                       { "pd", "attribute", NULL },
+                       { "plt", "attribute", NULL },
+                       { NULL, NULL, NULL } };
   make_in_rootfs ("usr/lib/python3/dist-packages/numpy/");
   check_full (code, "NameError", NAMEERR ("np"), 1, u, rootfs,
               "import numpy as np\na = np.array([1, 2])\ndf = pd.DataFrame()\nplt.plot(a)\n",
@@ -513,7 +526,7 @@ Test (missing_import, placement)
   check ("f'{math.pi}'\n", "NameError", NAMEERR ("math"), 1, "import math\nf'{math.pi}'\n",
          "missing-import");
   /* No newline at the end of the docstring line. */
-  struct undef u[] = { { "math", "attribute" }, { NULL, NULL } };
+  struct undef u[] = { { "math", "attribute", NULL }, { NULL, NULL, NULL } };
   check_full ("\"\"\"Doc.\"\"\"", NULL, NULL, 0, u, NULL, "\"\"\"Doc.\"\"\"\nimport math\n",
               "missing-import");
   /* The rest of the file stays byte-identical (tabs, CRLF, trailing spaces). */
@@ -678,7 +691,7 @@ Test (py2_print, triggers)
 Test (heal, rules_together)
 {
   /* The gate's undefined names and a str-concat TypeError: one patch. */
-  struct undef u[] = { { "math", "attribute" }, { NULL, NULL } };
+  struct undef u[] = { { "math", "attribute", NULL }, { NULL, NULL, NULL } };
   check_full ("\"\"\"Doc.\"\"\"\nr = math.sqrt(16)\nprint(\"r=\" + r)\n", "TypeError",
               CONCAT ("float"), 3, u, NULL,
               "\"\"\"Doc.\"\"\"\nimport math\nr = math.sqrt(16)\nprint(\"r=\" + str(r))\n",
@@ -695,4 +708,224 @@ Test (heal, null_inputs)
   csr_patch_release (&p);
   csr_patch_release (NULL);
   cr_assert_null (err);
+}
+
+/* ------------------------------------------------------- did-you-mean */
+
+/* CODE failed with TYPE: MSG at LINE; the gate's verdict (a syntax error when
+ * SYNTAX) lists UNDEF. */
+static void
+check_v (const char *code, const char *type, const char *msg, int line, const struct undef *undef,
+         bool syntax, const char *want, const char *rules)
+{
+  if (!syntax)
+    {
+      check_full (code, type, msg, line, undef, NULL, want, rules);
+      return;
+    }
+  struct csr_diagnosis d = { (char *)type, (char *)msg, line, NULL };
+  struct csr_gate_verdict v;
+  memset (&v, 0, sizeof v);
+  v.outcome = CSR_GATE_SYNTAX_ERROR;
+  v.message = (char *)msg;
+  struct csr_patch p;
+  csr_error *err = NULL;
+  int rc = csr_heal_local (code, &d, &v, &conf, NULL, &p, &err);
+  cr_assert_geq (rc, 0);
+  if (want == NULL)
+    {
+      cr_assert_eq (rc, 0, "unexpected patch (%s):\n%s", p.rules, p.code);
+      return;
+    }
+  cr_assert_eq (rc, 1, "no patch for:\n%s", code);
+  cr_assert_str_eq (p.code, want, "got:\n%s\nwanted:\n%s", p.code, want);
+  cr_assert_str_eq (p.rules, rules);
+  check_diff_applies (code, want, p.diff);
+  csr_patch_release (&p);
+}
+
+Test (did_you_mean, gate_suggestion_renames_every_use)
+{
+  const struct undef u[] = { { "totl", "name", "total" }, { NULL, NULL, NULL } };
+  check_full ("total = 3\nprint(totl + 1, f\"{totl}\", 'totl')  # totl\nx.totl = 1\n", NULL, NULL,
+              0, u, NULL, "total = 3\nprint(total + 1, f\"{total}\", 'totl')  # totl\nx.totl = 1\n",
+              "did-you-mean");
+}
+
+Test (did_you_mean, gate_suggestion_with_missing_import)
+{
+  const struct undef u[]
+      = { { "math", "attribute", NULL }, { "valeus", "name", "values" }, { NULL, NULL, NULL } };
+  check_full ("values = [1]\nprint(math.sqrt(4), len(valeus))\n", NULL, NULL, 0, u, NULL,
+              "import math\nvalues = [1]\nprint(math.sqrt(4), len(values))\n",
+              "missing-import,did-you-mean");
+}
+
+Test (did_you_mean, keyword_argument_is_not_renamed)
+{
+  const struct undef u[] = { { "totl", "name", "total" }, { NULL, NULL, NULL } };
+  check_full ("total = 1\nf(totl=totl)\n", NULL, NULL, 0, u, NULL, NULL, NULL);
+}
+
+Test (did_you_mean, python_nameerror)
+{
+  const struct undef u[] = { { "nubmers", "name", NULL }, { NULL, NULL, NULL } };
+  check_full ("numbers = [1]\nprint(nubmers)\n", "NameError",
+              "name 'nubmers' is not defined. Did you mean: 'numbers'?", 2, u, NULL,
+              "numbers = [1]\nprint(numbers)\n", "did-you-mean");
+}
+
+Test (did_you_mean, nameerror_of_a_bound_name_is_left)
+{
+  /* not in the gate's undefined names: bound somewhere (another scope) */
+  check_full ("def f():\n    result = 1\nprint(reslt)\n", "NameError",
+              "name 'reslt' is not defined. Did you mean: 'result'?", 3, NULL, NULL, NULL, NULL);
+}
+
+Test (did_you_mean, ambiguous_is_left)
+{
+  const struct undef u[] = { { "vals", "name", NULL }, { NULL, NULL, NULL } };
+  check_full ("val = 1\nvalx = 2\nprint(vals)\n", "NameError",
+              "name 'vals' is not defined. Did you mean: 'val'?", 3, u, NULL, NULL, NULL);
+}
+
+Test (did_you_mean, attribute)
+{
+  check ("import math\nprint(math.sqr(4), math.sqr(9))\n", "AttributeError",
+         "module 'math' has no attribute 'sqr'. Did you mean: 'sqrt'?", 2,
+         "import math\nprint(math.sqrt(4), math.sqrt(9))\n", "did-you-mean");
+  /* sqr is also a plain name: not only an attribute slip */
+  check ("sqr = 2\nimport math\nprint(math.sqr(4))\n", "AttributeError",
+         "module 'math' has no attribute 'sqr'. Did you mean: 'sqrt'?", 3, NULL, NULL);
+}
+
+Test (did_you_mean, importerror)
+{
+  check ("from collections import defaultdic\nd = defaultdic(int)\n", "ImportError",
+         "cannot import name 'defaultdic' from 'collections' (/usr/lib/python3.12/collections/"
+         "__init__.py). Did you mean: 'defaultdict'?",
+         1, "from collections import defaultdict\nd = defaultdict(int)\n", "did-you-mean");
+}
+
+/* ---------------------------------------------------------- py2-idioms */
+
+Test (py2_idioms, names_from_the_gate)
+{
+  const struct undef u[] = { { "xrange", "call", NULL }, { NULL, NULL, NULL } };
+  check_full ("for i in xrange(3):\n    s = 'xrange'\n", NULL, NULL, 0, u, NULL,
+              "for i in range(3):\n    s = 'xrange'\n", "py2-idioms");
+}
+
+Test (py2_idioms, syntax_and_print_in_one_patch)
+{
+  check_v ("try:\n    x = 1\nexcept ValueError, e:\n    print 'bad', e\nprint 0777, 1 <> 2, `x`, "
+           "'<> `y` 0777'\n",
+           "SyntaxError", "multiple exception types must be parenthesized", 3, NULL, true,
+           "try:\n    x = 1\nexcept ValueError as e:\n    print('bad', e)\nprint(0o777, 1 != 2, "
+           "repr(x), '<> `y` 0777')\n",
+           "py2-idioms,py2-print");
+}
+
+Test (py2_idioms, print_statement_brings_the_rest)
+{
+  check_v ("for i in xrange(2):\n    print i\n", "SyntaxError", PRINT_MSG, 2, NULL, true,
+           "for i in range(2):\n    print(i)\n", "py2-idioms,py2-print");
+}
+
+Test (py2_idioms, dict_methods)
+{
+  check ("d = {}\nfor k, v in d.iteritems():\n    pass\nif d.has_key(k) or not x.y.has_key(1):\n"
+         "    print(d.keys()[0])\n",
+         "AttributeError", "'dict' object has no attribute 'iteritems'", 2,
+         "d = {}\nfor k, v in d.items():\n    pass\nif (k in d) or not (1 in x.y):\n"
+         "    print(list(d.keys())[0])\n",
+         "py2-idioms");
+}
+
+Test (py2_idioms, string_module)
+{
+  check ("import string\nprint(string.join(['a', 'b'], '-'), string.join(x), string.letters)\n",
+         "AttributeError", "module 'string' has no attribute 'join'", 2,
+         "import string\nprint(('-').join(['a', 'b']), \" \".join(x), string.ascii_letters)\n",
+         "py2-idioms");
+}
+
+Test (py2_idioms, own_method_is_left)
+{
+  check ("class D:\n    def iteritems(self):\n        return []\nD().iteritems()\n",
+         "AttributeError", "'dict' object has no attribute 'iteritems'", 4, NULL, NULL);
+}
+
+/* ------------------------------------------------------ foreign-method */
+
+Test (foreign_method, list_and_str)
+{
+  check ("x = [1]\nx.push(2)\n", "AttributeError", "'list' object has no attribute 'push'", 2,
+         "x = [1]\nx.append(2)\n", "foreign-method");
+  check ("s = 'a'\nprint(s.toUpperCase(), s.startsWith('a'), s.includes('b'), s.length)\n",
+         "AttributeError", "'str' object has no attribute 'toUpperCase'", 2,
+         "s = 'a'\nprint(s.upper(), s.startswith('a'), ('b' in s), len(s))\n", "foreign-method");
+  check ("print(a.b[0].length)\n", "AttributeError", "'list' object has no attribute 'length'", 1,
+         "print(len(a.b[0]))\n", "foreign-method");
+}
+
+Test (foreign_method, only_when_the_type_is_named)
+{
+  check ("x.push(2)\n", "AttributeError", "'Stack' object has no attribute 'push'", 1, NULL, NULL);
+  /* two objects on the line: which one failed is not known */
+  check ("a.push(b.push(3))\n", "AttributeError", "'list' object has no attribute 'push'", 1, NULL,
+         NULL);
+  /* other lines are left */
+  check ("x.push(1)\ny.push(2)\n", "AttributeError", "'list' object has no attribute 'push'", 2,
+         "x.push(1)\ny.append(2)\n", "foreign-method");
+}
+
+/* --------------------------------------------------------- pasted-code */
+
+Test (pasted_code, fence_repl_indent_tabs)
+{
+  check_v ("Here:\n```python\nprint(1)\n```\nDone.\n", "SyntaxError", "invalid syntax", 1, NULL,
+           true, "print(1)\n", "pasted-code");
+  check_v ("```\nx = 1\n```\n```\ny\n```\n", "SyntaxError", "invalid syntax", 1, NULL, true, NULL,
+           NULL);
+  check_v (">>> for i in range(2):\n...     print(i)\n...\n0\n1\n", "SyntaxError", "invalid syntax",
+           1, NULL, true, "for i in range(2):\n    print(i)\n\n", "pasted-code");
+  check_v ("    x = 1\n\n    if x:\n        print(x)\n", "IndentationError", "unexpected indent", 1,
+           NULL, true, "x = 1\n\nif x:\n    print(x)\n", "pasted-code");
+  check_v ("if x:\n    a = 1\n\tb = 2\n", "TabError",
+           "inconsistent use of tabs and spaces in indentation", 3, NULL, true,
+           "if x:\n    a = 1\n    b = 2\n", "pasted-code");
+}
+
+/* ---------------------------------------------------- submodule-import */
+
+Test (submodule_import, xml_etree)
+{
+  check ("import xml\nr = xml.etree.ElementTree.fromstring(s)\nt = "
+         "xml.etree.ElementTree.tostring(r)\n",
+         "AttributeError", "module 'xml' has no attribute 'etree'", 2,
+         "import xml\nimport xml.etree.ElementTree\nr = xml.etree.ElementTree.fromstring(s)\n"
+         "t = xml.etree.ElementTree.tostring(r)\n",
+         "submodule-import");
+  check ("r = xml.etree.ElementTree.fromstring(s)\n", "AttributeError",
+         "module 'xml' has no attribute 'etree'", 1, NULL, NULL);
+}
+
+Test (heal_conf, tables)
+{
+  const struct csr_heal_map *m = csr_heal_map_find (&conf, CSR_MAP_METHOD, "list", "push", 4);
+  cr_assert_not_null (m);
+  cr_assert_str_eq (m->b, ".append");
+  m = csr_heal_map_find (&conf, CSR_MAP_PY2_NAME, NULL, "xrange", 6);
+  cr_assert_not_null (m);
+  cr_assert_str_eq (m->b, "range");
+  struct csr_heal_conf c;
+  csr_error *err = NULL;
+  cr_assert_eq (csr_heal_conf_parse ("method: list push\n", 18, &c, &err), -1);
+  cr_assert (strstr (csr_error_text (err), "line 1") != NULL);
+  csr_error_freep (&err);
+  cr_assert_eq (csr_heal_conf_parse ("bogus: a b\n", 11, &c, &err), -1);
+  csr_error_freep (&err);
+  cr_assert_eq (csr_heal_conf_parse ("submodule: xml\n", 15, &c, &err), -1);
+  csr_error_freep (&err);
 }

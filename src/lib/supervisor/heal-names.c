@@ -212,6 +212,8 @@ heal_rename_uses (const char *code, const char *name, const char *to, enum heal_
   for (size_t i = 0; i < u.n; i++)
     {
       const struct heal_use *x = &u.v[i];
+      if (w != HEAL_RENAME_ATTRIBUTE && x->attribute)
+        continue; /* obj.NAME is another name */
       bool bad = x->assigned || (w != HEAL_RENAME_IMPORTED && x->binding)
                  || (w == HEAL_RENAME_ATTRIBUTE && !x->attribute);
       if (bad)

@@ -240,6 +240,8 @@ heal_py2_idioms (const char *code, const struct csr_diagnosis *d, const struct c
     rc = fix_syntax (&t, &ed, &found);
   /* Python 2 builtins: never bound, and either reported by the gate or the
    * NameError of this attempt. */
+  /* Python 2 syntax: the snippet is Python 2, and so are its builtins. */
+  bool py2_syntax = found > 0;
   cleanup_free char *nerr
       = diag_is (d, "NameError") ? heal_quoted_after (d->message, "name ") : NULL;
   for (size_t i = 0; c && i < c->n_maps && rc >= 0; i++)
@@ -247,7 +249,7 @@ heal_py2_idioms (const char *code, const struct csr_diagnosis *d, const struct c
       const struct csr_heal_map *m = &c->maps[i];
       if (m->kind != CSR_MAP_PY2_NAME)
         continue;
-      bool hit = py2_known || (nerr && strcmp (nerr, m->a) == 0);
+      bool hit = py2_known || py2_syntax || (nerr && strcmp (nerr, m->a) == 0);
       for (size_t j = 0; v && j < v->n_undefined && !hit; j++)
         hit = v->undefined[j].name && strcmp (v->undefined[j].name, m->a) == 0;
       if (!hit)

@@ -6,7 +6,8 @@
  *     anything runs, so the fix costs no attempt;
  *   - CPython's "NameError: name 'N' is not defined. Did you mean: 'S'?",
  *     when the gate says N is bound nowhere in the snippet (so every use of
- *     N is the same slip) and no other name of the snippet is as close;
+ *     N is the same slip), N has 4 characters or more, and no other name of
+ *     the snippet is as close;
  *   - "AttributeError: ... has no attribute 'N'. Did you mean: 'S'?" when N
  *     appears only as .N loads, and "ImportError: cannot import name 'N'
  *     from 'M' ... Did you mean: 'S'?" (CPython 3.12+).
@@ -74,7 +75,8 @@ heal_suggest (const char *code, const struct csr_diagnosis *d, const struct csr_
       if (is_type (d, "NameError"))
         {
           name = heal_quoted_after (msg, "name ");
-          if (name && !never_bound (v, name))
+          /* under 4 characters: too many names are one edit apart (as in the gate) */
+          if (name && (!never_bound (v, name) || strlen (name) < 4))
             {
               free (name);
               name = NULL;
