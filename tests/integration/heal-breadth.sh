@@ -40,4 +40,11 @@ csrun run --json --no-llm --max-attempts 1 "$T/two.py" >"$T/one.json" 2>/dev/nul
 got=$(json_get "$T/one.json" '(j["attempts"][0]["gate"]["verdict"], j["diagnosis"]["error_type"])' 2>&1)
 if [ "$got" = "('pass', 'NameError')" ]; then ok "one attempt: the gate reports, the snippet runs"; else not_ok "one attempt: the gate does not block" "got: $got"; fi
 
+# A missing third-party module: no fix, the diagnosis names the Debian package.
+printf 'import sklearn.linear_model\n' >"$T/mod.py"
+csrun run --json --no-llm "$T/mod.py" >"$T/mod.json" 2>/dev/null
+got=$(json_get "$T/mod.json" '(j["status"], j["diagnosis"]["error_type"], j["diagnosis"]["message"])' 2>&1)
+want="('failed', 'ModuleNotFoundError', \"No module named 'sklearn' (not in the rootfs: the Debian package python3-sklearn provides it)\")"
+if [ "$got" = "$want" ]; then ok "ModuleNotFoundError names the Debian package"; else not_ok "ModuleNotFoundError names the Debian package" "got:  $got" "want: $want"; fi
+
 done_testing

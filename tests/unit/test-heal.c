@@ -929,3 +929,17 @@ Test (heal_conf, tables)
   cr_assert_eq (csr_heal_conf_parse ("submodule: xml\n", 15, &c, &err), -1);
   csr_error_freep (&err);
 }
+
+Test (heal_conf, package_hint)
+{
+  struct csr_diagnosis d = { "ModuleNotFoundError", "No module named 'PIL.Image'", 1, NULL };
+  char *h = csr_heal_package_hint (&conf, &d);
+  cr_assert_str_eq (h, "No module named 'PIL.Image' (not in the rootfs: the Debian package "
+                       "python3-pil provides it)");
+  free (h);
+  d.message = "No module named 'numpyy'";
+  cr_assert_null (csr_heal_package_hint (&conf, &d));
+  d.error_type = "ImportError";
+  d.message = "No module named 'pandas'";
+  cr_assert_null (csr_heal_package_hint (&conf, &d));
+}

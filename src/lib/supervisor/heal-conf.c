@@ -423,6 +423,29 @@ csr_heal_map_find (const struct csr_heal_conf *c, enum csr_heal_map_kind kind, c
   return NULL;
 }
 
+char *
+csr_heal_package_hint (const struct csr_heal_conf *c, const struct csr_diagnosis *d)
+{
+  if (c == NULL || d == NULL || d->error_type == NULL || d->message == NULL
+      || strcmp (d->error_type, "ModuleNotFoundError") != 0)
+    return NULL;
+  const char *p = strstr (d->message, "No module named '");
+  if (p == NULL)
+    return NULL;
+  p += 17;
+  size_t n = 0;
+  while (p[n] && p[n] != '\'' && p[n] != '.')
+    n++;
+  const struct csr_heal_map *m = csr_heal_map_find (c, CSR_MAP_PACKAGE, NULL, p, n);
+  if (m == NULL || strstr (d->message, m->b) != NULL)
+    return NULL;
+  char *out = NULL;
+  if (asprintf (&out, "%s (not in the rootfs: the Debian package %s provides it)", d->message, m->b)
+      < 0)
+    return NULL;
+  return out;
+}
+
 static int
 add_map (struct csr_heal_conf *c, const struct csr_heal_map *m)
 {

@@ -79,6 +79,10 @@ const struct csr_heal_map *csr_heal_map_find (const struct csr_heal_conf *c,
  *   datetime    import datetime                    [use=attribute attr=datetime,date,timedelta]
  * OPTIONs: module=M, use=KIND,..., attr=A,..., not-attr=A,... (see
  * policies/heal.conf).  '#' comments; errors name the line. */
+/* For "ModuleNotFoundError: No module named 'M...'" with a package: entry
+ * for M: D's message with the Debian package named, malloc'ed; NULL
+ * otherwise (or on ENOMEM). */
+char *csr_heal_package_hint (const struct csr_heal_conf *c, const struct csr_diagnosis *d);
 int csr_heal_conf_parse (const char *text, size_t len, struct csr_heal_conf *c, csr_error **err);
 int csr_heal_conf_load (const char *path, struct csr_heal_conf *c, csr_error **err);
 void csr_heal_conf_release (struct csr_heal_conf *c);

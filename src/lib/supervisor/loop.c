@@ -482,6 +482,15 @@ judge_attempt (struct csr_loop *l, const struct csr_loop_opts *o, int i, const c
     }
   else
     diagnose_run (d, a, cur);
+  /* A missing third-party module: name the Debian package (heal.conf package:). */
+  {
+    char *hint = o->heal ? csr_heal_package_hint (o->heal, d) : NULL;
+    if (hint)
+      {
+        free (d->message);
+        d->message = hint;
+      }
+  }
   a->diagnosis = d;
   r->status = fail_status;
   return false;
