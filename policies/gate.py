@@ -326,11 +326,13 @@ def _visible(tree, name, cand):
     return True
 
 
-def _suggest(tree, undefined, bound, heal):
+def _suggest(tree, undefined, loads, bound, heal):
     """{undefined name: the one name one edit away} for names the healer's
     tables do not know: a defined name or a builtin, unique at that
     distance, visible at every use.  Short names (under 4 characters) are
-    left alone: one edit turns too many of them into each other."""
+    left alone: one edit turns too many of them into each other.  A builtin
+    that is not a class only for a name that is always called (`sums` used
+    as a value is no slip for the function `sum`)."""
     import builtins
 
     known = bound.union(dir(builtins), _SITE_NAMES)
@@ -339,8 +341,14 @@ def _suggest(tree, undefined, bound, heal):
         if name in heal or len(name) < 4 or name in out:
             continue
         near = [k for k in known if _one_edit(name, k)]
-        if len(near) == 1 and (near[0] in dir(builtins) or _visible(tree, name, near[0])):
-            out[name] = near[0]
+        if len(near) != 1:
+            continue
+        k = near[0]
+        if k in bound:
+            if _visible(tree, name, k):
+                out[name] = k
+        elif isinstance(getattr(builtins, k, None), type) or all(u == "call" for n, u in loads[name]):
+            out[name] = k
     return out
 
 
@@ -423,7 +431,10 @@ def _check(p):
         undefined, why = _undefined(loads, bound, star) if p.undefined else ([], None)
         # Names one edit from exactly one defined name: blocked (so healed
         # before anything runs) only when a healer follows (heal_names sent).
-        near = _suggest(tree, undefined, bound, p.heal_names) if undefined and p.heal_names else {}
+        # (Not when the snippet catches NameError: it may mean the name to be missing.)
+        near = {}
+        if undefined and p.heal_names and "except NameError" not in mentions:
+            near = _suggest(tree, undefined, loads, bound, p.heal_names)
         for line, col, name, usage in undefined or ():
             if name in p.heal_names:
                 msg = "name '%s' is used but never defined or imported" % name

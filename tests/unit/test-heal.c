@@ -846,7 +846,7 @@ Test (py2_idioms, string_module)
 {
   check ("import string\nprint(string.join(['a', 'b'], '-'), string.join(x), string.letters)\n",
          "AttributeError", "module 'string' has no attribute 'join'", 2,
-         "import string\nprint(('-').join(['a', 'b']), \" \".join(x), string.ascii_letters)\n",
+         "import string\nprint('-'.join(['a', 'b']), \" \".join(x), string.ascii_letters)\n",
          "py2-idioms");
 }
 

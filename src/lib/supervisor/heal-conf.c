@@ -277,7 +277,7 @@ static const struct
   int fields; /* words after the KIND */
 } map_kinds[] = {
   { "py2-name:", CSR_MAP_PY2_NAME, 2 },     { "py2-method:", CSR_MAP_PY2_METHOD, 2 },
-  { "py2-string:", CSR_MAP_PY2_STRING, 2 }, { "method:", CSR_MAP_METHOD, 3 },
+  { "py2-attr:", CSR_MAP_PY2_ATTR, 3 }, { "method:", CSR_MAP_METHOD, 3 },
   { "submodule:", CSR_MAP_SUBMODULE, 1 },   { "package:", CSR_MAP_PACKAGE, 2 },
 };
 
@@ -337,7 +337,7 @@ parse_map (const char *s, size_t n, struct csr_heal_map *m, const char **why)
     which++;
   if (which == sizeof map_kinds / sizeof map_kinds[0])
     {
-      *why = "unknown table (py2-name:, py2-method:, py2-string:, method:, submodule:, package:)";
+      *why = "unknown table (py2-name:, py2-method:, py2-attr:, method:, submodule:, package:)";
       return -1;
     }
   m->kind = map_kinds[which].kind;
@@ -377,6 +377,12 @@ parse_map (const char *s, size_t n, struct csr_heal_map *m, const char **why)
       if (!ok)
         *why = "method: wants TYPE ATTR and .NAME, len or in";
       break;
+    case CSR_MAP_PY2_ATTR:
+      ok = heal_valid_identifier (w[0], wl[0]) && heal_valid_identifier (w[1], wl[1])
+           && heal_valid_identifier (w[2], wl[2]);
+      if (!ok)
+        *why = "py2-attr: wants MODULE OLD NEW";
+      break;
     case CSR_MAP_SUBMODULE:
       ok = valid_dotted (w[0], wl[0], 2);
       if (!ok)
@@ -396,7 +402,8 @@ parse_map (const char *s, size_t n, struct csr_heal_map *m, const char **why)
   if (!ok)
     return -1;
   int f = 0;
-  if (m->kind == CSR_MAP_METHOD && (m->type = strndup (w[f++], wl[0])) == NULL)
+  if ((m->kind == CSR_MAP_METHOD || m->kind == CSR_MAP_PY2_ATTR)
+      && (m->type = strndup (w[f++], wl[0])) == NULL)
     goto oom;
   if ((m->a = strndup (w[f], wl[f])) == NULL)
     goto oom;

@@ -70,14 +70,38 @@ prefixed (const struct line *l, const char *p)
   return l->n >= n && memcmp (l->s, p, n) == 0;
 }
 
-/* Exactly one fenced block: its lines [*A, *B). */
+/* Lines (1-based) inside a multi-line string of CODE: IN[line] set. */
+static int
+string_lines (const char *code, size_t n, bool *in)
+{
+  struct toks t;
+  if (pt_tokenize (code, strlen (code), &t) < 0)
+    return -1;
+  for (size_t i = 0; i < t.n; i++)
+    if (t.v[i].kind == TK_STRING)
+      {
+        int last = t.v[i].line;
+        for (size_t k = t.v[i].start; k < t.v[i].end; k++)
+          last += code[k] == '\n';
+        for (int l = t.v[i].line + 1; l <= last && (size_t)l <= n; l++)
+          in[l - 1] = true;
+      }
+  pt_toks_release (&t);
+  return 0;
+}
+
+/* Exactly one fenced block: its lines [*A, *B).  A fence inside a string
+ * (a Markdown text the snippet holds) is not one. */
 static bool
-fenced (const struct line *v, size_t n, size_t *a, size_t *b)
+fenced (const struct line *v, size_t n, const bool *in_string, size_t *a, size_t *b)
 {
   size_t f[3], nf = 0;
   for (size_t i = 0; i < n && nf < 3; i++)
-    if (is_fence (&v[i]))
+    if (is_fence (&v[i]) && !in_string[i])
       f[nf++] = i;
+  for (size_t i = 0; i < n; i++)
+    if (is_fence (&v[i]) && in_string[i])
+      return false;
   if (nf != 2)
     return false;
   /* The closing fence is ``` alone. */
@@ -198,8 +222,16 @@ heal_paste (const char *code, const struct csr_diagnosis *d, const struct csr_ga
   struct line *lines = split_lines (code, &n);
   if (lines == NULL)
     return -1;
+  bool *in_string = calloc (n + 1, sizeof *in_string);
+  if (in_string == NULL || string_lines (code, n, in_string) < 0)
+    {
+      free (in_string);
+      free (lines);
+      return -1;
+    }
   size_t a = 0, b = n;
-  bool changed = fenced (lines, n, &a, &b);
+  bool changed = fenced (lines, n, in_string, &a, &b);
+  free (in_string);
   struct sb o = { 0 };
   if (transcript (lines, a, b))
     {

@@ -8,6 +8,7 @@
  *
  *   syntax, on any SyntaxError (the code can't run as it is):
  *     except E, e:       -> except E as e:
+ *     raise E, "msg"     -> raise E("msg")
  *     0777               -> 0o777
  *     a <> b             -> a != b
  *     `x`                -> repr(x)
@@ -18,10 +19,13 @@
  *   Python 2 (one of the above was fixed):
  *     d.iteritems() ...  -> d.items() ...            (py2-method:)
  *     d.has_key(k)       -> (k in d)
- *     string.letters ... -> string.ascii_letters     (py2-string:)
+ *     string.letters ... -> string.ascii_letters     (py2-attr:, also sys.maxint...)
  *     string.join(s, p)  -> p.join(s)   (string.join(s) -> " ".join(s))
+ *     string.upper(s)... -> s.upper()   (the str methods that were functions)
  *     d.keys()[i]        -> list(d.keys())[i]  (also values/items; or on
- *                           "'dict_keys' object is not subscriptable") */
+ *                           "'dict_keys' object is not subscriptable")
+ *     map(f, x)[i]       -> list(map(f, x))[i]  (filter, zip; or on "'map'
+ *                           object is not subscriptable") */
 #include "config.h"
 #include "heal-internal.h"
 
@@ -91,6 +95,34 @@ fix_syntax (const struct toks *t, struct edits *ed, int *found)
             }
           continue;
         }
+      /* raise E, "message" (not the three-argument form) */
+      if (pt_tok_eq (t, i, "raise"))
+        {
+          size_t e = i + 1, comma = NONE;
+          int n = 0;
+          while (e < t->n && t->v[e].kind != TK_NEWLINE
+                 && !(pt_tok_eq (t, e, ";") && t->v[e].depth == k->depth))
+            {
+              if (pt_tok_eq (t, e, ",") && t->v[e].depth == k->depth)
+                {
+                  comma = e;
+                  n++;
+                }
+              e++;
+            }
+          if (n == 1 && comma > i + 1 && comma + 1 < e)
+            {
+              struct sb b = { 0 };
+              add_range (&b, t, i + 1, comma - 1);
+              pt_sb_str (&b, "(");
+              add_range (&b, t, comma + 1, e - 1);
+              pt_sb_str (&b, ")");
+              if (add_edit_sb (ed, t->v[i + 1].start, t->v[e - 1].end, &b) < 0)
+                return -1;
+              (*found)++;
+            }
+          continue;
+        }
       /* 0777 */
       if (k->kind == TK_NUMBER && tok_len (t, i) >= 2 && src[k->start] == '0')
         {
@@ -151,75 +183,139 @@ defines (const char *code, const char *name)
   return r;
 }
 
-/* X.has_key(K) -> (K in X); string.join(S[, P]) -> P.join(S);
- * X.keys()[ -> list(X.keys())[.  Which ones: the WANT_* flags. */
-static int
-fix_calls (const struct toks *t, bool has_key, bool join, bool keys, struct edits *ed, int *found)
+/* The str methods that were functions of the string module. */
+static bool
+string_function (const char *s, size_t n)
 {
-  for (size_t i = 2; i < t->n; i++)
+  static const char *const f[]
+      = { "upper",  "lower",  "strip", "lstrip", "rstrip",     "split",    "rsplit",
+          "replace", "find",  "rfind", "index",  "rindex",     "count",    "capitalize",
+          "swapcase", "zfill", "ljust", "rjust", "center",     "expandtabs", NULL };
+  for (size_t i = 0; f[i]; i++)
+    if (strlen (f[i]) == n && memcmp (f[i], s, n) == 0)
+      return true;
+  return false;
+}
+
+/* Which of fix_calls' rewrites to make. */
+struct calls
+{
+  bool has_key, string, keys, iterators;
+};
+
+/* Tokens [A, B] as the object of a method call: as they are when they are
+ * one primary expression, else in parentheses. */
+static void
+add_object (struct sb *b, const struct toks *t, size_t a, size_t z)
+{
+  bool one = heal_primary_start (t, z) == a;
+  if (!one)
+    pt_sb_str (b, "(");
+  add_range (b, t, a, z);
+  if (!one)
+    pt_sb_str (b, ")");
+}
+
+/* The top-level commas of the call whose '(' is token OPEN: how many, and
+ * the first two in C[0], C[1]. */
+static int
+call_commas (const struct toks *t, size_t open, size_t close, size_t c[2])
+{
+  int n = 0;
+  for (size_t j = open + 1; j < close; j++)
+    if (pt_tok_eq (t, j, ",") && t->v[j].depth == t->v[open].depth + 1)
+      {
+        if (n < 2)
+          c[n] = j;
+        n++;
+      }
+  /* a trailing comma: f(a,) */
+  if (n > 0 && c[n > 2 ? 1 : n - 1] + 1 == close)
+    return -1;
+  return n;
+}
+
+/* X.has_key(K) -> (K in X); string.join(S[, P]) -> P.join(S) and
+ * string.upper(S, ...) -> S.upper(...); X.keys()[ -> list(X.keys())[ and
+ * map(...)[ -> list(map(...))[. */
+static int
+fix_calls (const struct toks *t, const struct calls *w, struct edits *ed, int *found)
+{
+  for (size_t i = 0; i < t->n; i++)
     {
-      if (!pt_tok_eq (t, i - 1, ".") || t->v[i].kind != TK_NAME || !pt_tok_eq (t, i + 1, "("))
+      if (t->v[i].kind != TK_NAME || !pt_tok_eq (t, i + 1, "(") || t->v[i + 1].match == NONE)
         continue;
       size_t open = i + 1, close = t->v[open].match;
-      if (close == NONE)
+      if (w->iterators && !(i > 0 && pt_tok_eq (t, i - 1, "."))
+          && pt_tok_in (t, i, (const char *const[]){ "map", "filter", "zip", NULL })
+          && pt_tok_eq (t, close + 1, "["))
+        {
+          if (pt_edit_add (ed, t->v[i].start, t->v[i].start, "list(", 5) < 0
+              || pt_edit_add (ed, t->v[close].end, t->v[close].end, ")", 1) < 0)
+            return -1;
+          (*found)++;
+          continue;
+        }
+      if (i < 2 || !pt_tok_eq (t, i - 1, "."))
         continue;
       size_t p = heal_primary_start (t, i - 2);
       if (p == NONE)
         continue;
-      if (has_key && pt_tok_eq (t, i, "has_key"))
+      size_t cm[2] = { NONE, NONE };
+      int commas = call_commas (t, open, close, cm);
+      bool is_string = p == i - 2 && pt_tok_eq (t, p, "string")
+                       && !(p > 0 && pt_tok_eq (t, p - 1, "."));
+      struct sb b = { 0 };
+      if (w->has_key && pt_tok_eq (t, i, "has_key"))
         {
-          /* one argument, no top-level comma */
-          bool one = close > open + 1;
-          for (size_t j = open + 1; j < close; j++)
-            one &= !(pt_tok_eq (t, j, ",") && t->v[j].depth == t->v[open].depth + 1);
-          if (!one)
+          if (commas != 0 || close == open + 1)
             continue;
-          struct sb b = { 0 };
           pt_sb_str (&b, "(");
           add_range (&b, t, open + 1, close - 1);
           pt_sb_str (&b, " in ");
           add_range (&b, t, p, i - 2);
           pt_sb_str (&b, ")");
-          if (add_edit_sb ((struct edits *)ed, t->v[p].start, t->v[close].end, &b) < 0)
-            return -1;
-          (*found)++;
         }
-      else if (join && pt_tok_eq (t, i, "join") && p == i - 2 && pt_tok_eq (t, p, "string"))
+      else if (w->string && is_string && pt_tok_eq (t, i, "join"))
         {
-          size_t comma = NONE;
-          int n_commas = 0;
-          for (size_t j = open + 1; j < close; j++)
-            if (pt_tok_eq (t, j, ",") && t->v[j].depth == t->v[open].depth + 1)
-              {
-                comma = j;
-                n_commas++;
-              }
-          if (close == open + 1 || n_commas > 1 || (comma != NONE && comma + 1 == close))
+          if (close == open + 1 || commas < 0 || commas > 1)
             continue;
-          struct sb b = { 0 };
-          if (comma == NONE)
+          if (commas == 0)
             pt_sb_str (&b, "\" \"");
           else
-            {
-              pt_sb_str (&b, "(");
-              add_range (&b, t, comma + 1, close - 1);
-              pt_sb_str (&b, ")");
-            }
+            add_object (&b, t, cm[0] + 1, close - 1);
           pt_sb_str (&b, ".join(");
-          add_range (&b, t, open + 1, comma == NONE ? close - 1 : comma - 1);
+          add_range (&b, t, open + 1, commas == 0 ? close - 1 : cm[0] - 1);
           pt_sb_str (&b, ")");
-          if (add_edit_sb (ed, t->v[p].start, t->v[close].end, &b) < 0)
-            return -1;
-          (*found)++;
         }
-      else if (keys && pt_tok_in (t, i, (const char *const[]){ "keys", "values", "items", NULL })
+      else if (w->string && is_string
+               && string_function (t->src + t->v[i].start, t->v[i].end - t->v[i].start))
+        {
+          if (close == open + 1 || commas < 0)
+            continue;
+          size_t last = commas == 0 ? close - 1 : cm[0] - 1;
+          add_object (&b, t, open + 1, last);
+          pt_sb_str (&b, ".");
+          add_range (&b, t, i, i);
+          pt_sb_str (&b, "(");
+          if (commas > 0)
+            add_range (&b, t, cm[0] + 1, close - 1);
+          pt_sb_str (&b, ")");
+        }
+      else if (w->keys && pt_tok_in (t, i, (const char *const[]){ "keys", "values", "items", NULL })
                && close == open + 1 && pt_tok_eq (t, close + 1, "["))
         {
           if (pt_edit_add (ed, t->v[p].start, t->v[p].start, "list(", 5) < 0
               || pt_edit_add (ed, t->v[close].end, t->v[close].end, ")", 1) < 0)
             return -1;
           (*found)++;
+          continue;
         }
+      else
+        continue;
+      if (add_edit_sb (ed, t->v[p].start, t->v[close].end, &b) < 0)
+        return -1;
+      (*found)++;
     }
   return 0;
 }
@@ -260,45 +356,45 @@ heal_py2_idioms (const char *code, const struct csr_diagnosis *d, const struct c
       found += r > 0;
     }
   /* The methods: in a Python 2 snippet -- one of the above was fixed, or
-   * the AttributeError names a Python 2 method. */
+   * the AttributeError names a Python 2 method or module attribute. */
   bool py2 = found > 0 || py2_known;
   cleanup_free char *attr
       = diag_is (d, "AttributeError") ? heal_quoted_after (d->message, "has no attribute ") : NULL;
-  bool on_string = attr && strncmp (d->message, "module 'string' ", 16) == 0;
+  cleanup_free char *mod = attr && strncmp (d->message, "module '", 8) == 0
+                               ? heal_quoted_after (d->message, "module ")
+                               : NULL;
+  bool on_string = mod && strcmp (mod, "string") == 0;
   if (attr && strncmp (d->message, "'dict' object", 13) == 0
       && (strcmp (attr, "has_key") == 0
           || csr_heal_map_find (c, CSR_MAP_PY2_METHOD, NULL, attr, strlen (attr))))
     py2 = true;
-  if (on_string
-      && (strcmp (attr, "join") == 0
-          || csr_heal_map_find (c, CSR_MAP_PY2_STRING, NULL, attr, strlen (attr))))
+  if (mod && csr_heal_map_find (c, CSR_MAP_PY2_ATTR, mod, attr, strlen (attr)))
+    py2 = true;
+  if (on_string && (strcmp (attr, "join") == 0 || string_function (attr, strlen (attr))))
     py2 = true;
   for (size_t i = 0; c && i < c->n_maps && rc >= 0; i++)
     {
       const struct csr_heal_map *m = &c->maps[i];
-      if (m->kind != CSR_MAP_PY2_METHOD && m->kind != CSR_MAP_PY2_STRING)
+      if (m->kind != CSR_MAP_PY2_METHOD && m->kind != CSR_MAP_PY2_ATTR)
         continue;
-      bool named = attr && strcmp (attr, m->a) == 0;
-      if (m->kind == CSR_MAP_PY2_STRING && named && !on_string)
-        named = false;
-      if (!named && !py2)
+      if (!py2)
         continue;
-      int def = defines (code, m->a);
-      if (def != 0)
-        {
-          rc = def < 0 ? -1 : rc;
-          continue;
-        }
       if (m->kind == CSR_MAP_PY2_METHOD)
         {
+          int def = defines (code, m->a);
+          if (def != 0)
+            {
+              rc = def < 0 ? -1 : rc;
+              continue;
+            }
           int r = heal_rename_uses (code, m->a, m->b, HEAL_RENAME_ATTRIBUTE, &ed);
           rc = r < 0 ? -1 : rc;
           found += r > 0;
           continue;
         }
-      /* string.OLD only */
-      for (size_t k = 2; k < t.n; k++)
-        if (pt_tok_eq (&t, k, m->a) && pt_tok_eq (&t, k - 1, ".") && pt_tok_eq (&t, k - 2, "string")
+      /* MODULE.OLD only (not x.MODULE.OLD) */
+      for (size_t k = 2; k < t.n && rc >= 0; k++)
+        if (pt_tok_eq (&t, k, m->a) && pt_tok_eq (&t, k - 1, ".") && pt_tok_eq (&t, k - 2, m->type)
             && (k < 3 || !pt_tok_eq (&t, k - 3, ".")))
           {
             if (pt_edit_add (&ed, t.v[k].start, t.v[k].end, m->b, strlen (m->b)) < 0)
@@ -308,16 +404,22 @@ heal_py2_idioms (const char *code, const struct csr_diagnosis *d, const struct c
     }
   if (rc >= 0)
     {
-      bool has_key = py2 || (attr && strcmp (attr, "has_key") == 0);
-      bool join = (py2 || (on_string && strcmp (attr, "join") == 0)) && defines (code, "join") == 0;
-      bool keys = py2
-                  || (diag_is (d, "TypeError")
-                      && (strstr (d->message, "'dict_keys' object is not subscriptable")
-                          || strstr (d->message, "'dict_values' object is not subscriptable")
-                          || strstr (d->message, "'dict_items' object is not subscriptable")));
-      if (has_key && defines (code, "has_key") != 0)
-        has_key = false;
-      rc = fix_calls (&t, has_key, join, keys, &ed, &found);
+      struct calls w = { 0 };
+      w.has_key = py2 || (attr && strcmp (attr, "has_key") == 0);
+      w.string = py2;
+      w.keys = py2
+               || (diag_is (d, "TypeError")
+                   && (strstr (d->message, "'dict_keys' object is not subscriptable")
+                       || strstr (d->message, "'dict_values' object is not subscriptable")
+                       || strstr (d->message, "'dict_items' object is not subscriptable")));
+      w.iterators = py2
+                    || (diag_is (d, "TypeError")
+                        && (strstr (d->message, "'map' object is not subscriptable")
+                            || strstr (d->message, "'filter' object is not subscriptable")
+                            || strstr (d->message, "'zip' object is not subscriptable")));
+      if (w.has_key && defines (code, "has_key") != 0)
+        w.has_key = false;
+      rc = fix_calls (&t, &w, &ed, &found);
     }
   if (rc >= 0 && found > 0 && ed.n > 0
       && (*out = pt_apply_edits (code, strlen (code), &ed)) == NULL)

@@ -42,6 +42,30 @@ unique_choice (const char *code, const char *name, const char *chosen)
   return r < 0 ? -1 : !r;
 }
 
+/* 1 when TO is a name of CODE (not after '.'), or every use of NAME is a
+ * call; 0 when not; -1 on ENOMEM. */
+static int
+only_called_or_defined (const char *code, const char *name, const char *to)
+{
+  struct heal_uses u;
+  if (heal_find_uses (code, to, strlen (to), &u) < 0)
+    return -1;
+  bool defined = false;
+  for (size_t i = 0; i < u.n; i++)
+    defined |= !u.v[i].attribute;
+  heal_uses_release (&u);
+  if (defined)
+    return 1;
+  if (heal_find_uses (code, name, strlen (name), &u) < 0)
+    return -1;
+  bool called = true;
+  for (size_t i = 0; i < u.n; i++)
+    if (!u.v[i].attribute && !u.v[i].called)
+      called = false;
+  heal_uses_release (&u);
+  return called;
+}
+
 static bool
 is_type (const struct csr_diagnosis *d, const char *type)
 {
@@ -97,6 +121,19 @@ heal_suggest (const char *code, const struct csr_diagnosis *d, const struct csr_
         {
           name = heal_quoted_after (msg, "cannot import name ");
           w = HEAL_RENAME_IMPORTED;
+        }
+      /* A builtin (not a name of the snippet) for a name used as a value:
+       * `sums` is no slip for the function sum (as in the gate). */
+      if (name && w == HEAL_RENAME_PLAIN)
+        {
+          int c = only_called_or_defined (code, name, to);
+          if (c < 0)
+            rc = -1;
+          if (c <= 0)
+            {
+              free (name);
+              name = NULL;
+            }
         }
       if (name && heal_valid_identifier (name, strlen (name)))
         {

@@ -37,7 +37,7 @@ struct csr_heal_import
  * (see policies/heal.conf), e.g.
  *   py2-name:    xrange        range
  *   py2-method:  iteritems     items
- *   py2-string:  letters       ascii_letters
+ *   py2-attr:    string  letters  ascii_letters
  *   method:      list  push    .append
  *   submodule:   xml.etree.ElementTree
  *   package:     pandas        python3-pandas */
@@ -45,7 +45,7 @@ enum csr_heal_map_kind
 {
   CSR_MAP_PY2_NAME,   /* a builtin of Python 2: A -> B */
   CSR_MAP_PY2_METHOD, /* d.A() -> d.B() (iteritems...) */
-  CSR_MAP_PY2_STRING, /* string.A -> string.B */
+  CSR_MAP_PY2_ATTR,   /* MODULE.A -> MODULE.B (string.letters, sys.maxint) */
   CSR_MAP_METHOD,     /* on TYPE: .A -> B (".name", "len" or "in") */
   CSR_MAP_SUBMODULE,  /* A is a dotted submodule that needs its own import */
   CSR_MAP_PACKAGE,    /* module A comes in Debian package B */
@@ -54,7 +54,7 @@ enum csr_heal_map_kind
 struct csr_heal_map
 {
   enum csr_heal_map_kind kind;
-  char *type; /* CSR_MAP_METHOD only: "list", "str", "dict"... */
+  char *type; /* CSR_MAP_METHOD: "list", "str", "dict"...; CSR_MAP_PY2_ATTR: the module */
   char *a, *b;
 };
 
@@ -67,7 +67,7 @@ struct csr_heal_conf
 };
 
 /* The B of the first map of KIND whose A is A[0..LEN) (and TYPE, for
- * CSR_MAP_METHOD; NULL otherwise), or NULL. */
+ * CSR_MAP_METHOD and CSR_MAP_PY2_ATTR; NULL matches any), or NULL. */
 const struct csr_heal_map *csr_heal_map_find (const struct csr_heal_conf *c,
                                               enum csr_heal_map_kind kind, const char *type,
                                               const char *a, size_t len);
