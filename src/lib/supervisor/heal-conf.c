@@ -276,9 +276,9 @@ static const struct
   enum csr_heal_map_kind kind;
   int fields; /* words after the KIND */
 } map_kinds[] = {
-  { "py2-name:", CSR_MAP_PY2_NAME, 2 },     { "py2-method:", CSR_MAP_PY2_METHOD, 2 },
-  { "py2-attr:", CSR_MAP_PY2_ATTR, 3 }, { "method:", CSR_MAP_METHOD, 3 },
-  { "submodule:", CSR_MAP_SUBMODULE, 1 },   { "package:", CSR_MAP_PACKAGE, 2 },
+  { "py2-name:", CSR_MAP_PY2_NAME, 2 },   { "py2-method:", CSR_MAP_PY2_METHOD, 2 },
+  { "py2-attr:", CSR_MAP_PY2_ATTR, 3 },   { "method:", CSR_MAP_METHOD, 3 },
+  { "submodule:", CSR_MAP_SUBMODULE, 1 }, { "package:", CSR_MAP_PACKAGE, 2 },
 };
 
 /* A dotted name: identifiers joined by single dots. */

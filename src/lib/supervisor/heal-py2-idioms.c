@@ -188,9 +188,9 @@ static bool
 string_function (const char *s, size_t n)
 {
   static const char *const f[]
-      = { "upper",  "lower",  "strip", "lstrip", "rstrip",     "split",    "rsplit",
-          "replace", "find",  "rfind", "index",  "rindex",     "count",    "capitalize",
-          "swapcase", "zfill", "ljust", "rjust", "center",     "expandtabs", NULL };
+      = { "upper",    "lower", "strip", "lstrip", "rstrip", "split",      "rsplit",
+          "replace",  "find",  "rfind", "index",  "rindex", "count",      "capitalize",
+          "swapcase", "zfill", "ljust", "rjust",  "center", "expandtabs", NULL };
   for (size_t i = 0; f[i]; i++)
     if (strlen (f[i]) == n && memcmp (f[i], s, n) == 0)
       return true;
@@ -263,8 +263,8 @@ fix_calls (const struct toks *t, const struct calls *w, struct edits *ed, int *f
         continue;
       size_t cm[2] = { NONE, NONE };
       int commas = call_commas (t, open, close, cm);
-      bool is_string = p == i - 2 && pt_tok_eq (t, p, "string")
-                       && !(p > 0 && pt_tok_eq (t, p - 1, "."));
+      bool is_string
+          = p == i - 2 && pt_tok_eq (t, p, "string") && !(p > 0 && pt_tok_eq (t, p - 1, "."));
       struct sb b = { 0 };
       if (w->has_key && pt_tok_eq (t, i, "has_key"))
         {
