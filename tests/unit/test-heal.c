@@ -943,3 +943,44 @@ Test (heal_conf, package_hint)
   d.message = "No module named 'pandas'";
   cr_assert_null (csr_heal_package_hint (&conf, &d));
 }
+
+Test (py2_idioms, numbers_raise_and_modules)
+{
+  check_v (
+      "import ConfigParser, Queue as Q\nfrom StringIO import StringIO\nx = 10L + 0777L + 0xffL\n"
+      "if x < 0:\n    raise ValueError, 'neg'\nprint 0.5, 1e5, 0, 0o7, '10L'\n",
+      "SyntaxError", "invalid decimal literal", 3, NULL, true,
+      "import configparser as ConfigParser, queue as Q\nfrom io import StringIO\n"
+      "x = 10 + 0o777 + 0xff\nif x < 0:\n    raise ValueError('neg')\n"
+      "print(0.5, 1e5, 0, 0o7, '10L')\n",
+      "py2-idioms,py2-print");
+  /* three-argument raise: left */
+  check_v ("raise E, 'm', tb\n", "SyntaxError", "invalid syntax", 1, NULL, true, NULL, NULL);
+}
+
+Test (py2_idioms, module_not_found)
+{
+  check ("import urlparse\nprint(urlparse.urlparse(u).path)\n", "ModuleNotFoundError",
+         "No module named 'urlparse'", 1,
+         "import urllib.parse as urlparse\nprint(urlparse.urlparse(u).path)\n", "py2-idioms");
+  check ("import urllib2\n", "ModuleNotFoundError", "No module named 'urllib2'", 1, NULL, NULL);
+}
+
+Test (py2_idioms, string_functions_and_attrs)
+{
+  check (
+      "import string, sys\nprint(string.upper(s), string.replace(a + b, 'x', 'y'), sys.maxint)\n",
+      "AttributeError", "module 'string' has no attribute 'upper'", 2,
+      "import string, sys\nprint(s.upper(), (a + b).replace('x', 'y'), sys.maxsize)\n",
+      "py2-idioms");
+  check ("print(map(str, xs)[0], zip(a, b)[1:])\n", "TypeError",
+         "'map' object is not subscriptable", 1,
+         "print(list(map(str, xs))[0], list(zip(a, b))[1:])\n", "py2-idioms");
+}
+
+Test (foreign_method, join)
+{
+  check ("print(words.join(', '), words.join(sep + sep))\n", "AttributeError",
+         "'list' object has no attribute 'join'", 1,
+         "print(', '.join(words), (sep + sep).join(words))\n", "foreign-method");
+}

@@ -276,9 +276,10 @@ static const struct
   enum csr_heal_map_kind kind;
   int fields; /* words after the KIND */
 } map_kinds[] = {
-  { "py2-name:", CSR_MAP_PY2_NAME, 2 },   { "py2-method:", CSR_MAP_PY2_METHOD, 2 },
-  { "py2-attr:", CSR_MAP_PY2_ATTR, 3 },   { "method:", CSR_MAP_METHOD, 3 },
-  { "submodule:", CSR_MAP_SUBMODULE, 1 }, { "package:", CSR_MAP_PACKAGE, 2 },
+  { "py2-name:", CSR_MAP_PY2_NAME, 2 }, { "py2-method:", CSR_MAP_PY2_METHOD, 2 },
+  { "py2-attr:", CSR_MAP_PY2_ATTR, 3 }, { "py2-module:", CSR_MAP_PY2_MODULE, 2 },
+  { "method:", CSR_MAP_METHOD, 3 },     { "submodule:", CSR_MAP_SUBMODULE, 1 },
+  { "package:", CSR_MAP_PACKAGE, 2 },
 };
 
 /* A dotted name: identifiers joined by single dots. */
@@ -337,7 +338,8 @@ parse_map (const char *s, size_t n, struct csr_heal_map *m, const char **why)
     which++;
   if (which == sizeof map_kinds / sizeof map_kinds[0])
     {
-      *why = "unknown table (py2-name:, py2-method:, py2-attr:, method:, submodule:, package:)";
+      *why = "unknown table (py2-name:, py2-method:, py2-attr:, py2-module:, method:, submodule:, "
+             "package:)";
       return -1;
     }
   m->kind = map_kinds[which].kind;
@@ -373,15 +375,21 @@ parse_map (const char *s, size_t n, struct csr_heal_map *m, const char **why)
       ok = heal_valid_identifier (w[0], wl[0]) && heal_valid_identifier (w[1], wl[1])
            && ((wl[2] > 1 && w[2][0] == '.' && heal_valid_identifier (w[2] + 1, wl[2] - 1))
                || (wl[2] == 3 && memcmp (w[2], "len", 3) == 0)
-               || (wl[2] == 2 && memcmp (w[2], "in", 2) == 0));
+               || (wl[2] == 2 && memcmp (w[2], "in", 2) == 0)
+               || (wl[2] == 4 && memcmp (w[2], "join", 4) == 0));
       if (!ok)
-        *why = "method: wants TYPE ATTR and .NAME, len or in";
+        *why = "method: wants TYPE ATTR and .NAME, len, in or join";
       break;
     case CSR_MAP_PY2_ATTR:
       ok = heal_valid_identifier (w[0], wl[0]) && heal_valid_identifier (w[1], wl[1])
            && heal_valid_identifier (w[2], wl[2]);
       if (!ok)
         *why = "py2-attr: wants MODULE OLD NEW";
+      break;
+    case CSR_MAP_PY2_MODULE:
+      ok = heal_valid_identifier (w[0], wl[0]) && valid_dotted (w[1], wl[1], 1);
+      if (!ok)
+        *why = "py2-module: wants OLD and a (dotted) module name";
       break;
     case CSR_MAP_SUBMODULE:
       ok = valid_dotted (w[0], wl[0], 2);

@@ -9,7 +9,8 @@
  * (s.toUpperCase() and s.startsWith(...) in one patch).  The fixes:
  *   .NAME   x.ATTR(...) -> x.NAME(...)
  *   len     x.ATTR      -> len(x)     (x.ATTR() too)
- *   in      x.ATTR(y)   -> (y in x) */
+ *   in      x.ATTR(y)   -> (y in x)
+ *   join    x.ATTR(sep) -> sep.join(x) */
 #include "config.h"
 #include "heal-internal.h"
 
@@ -91,6 +92,21 @@ heal_methods (const char *code, const struct csr_diagnosis *d, const struct csr_
           if (call && close != k + 2)
             continue; /* x.length(y): not a length */
           pt_sb_str (&b, "len(");
+          pt_sb_add (&b, obj, obj_len);
+          pt_sb_str (&b, ")");
+          rc = b.oom ? -1 : pt_edit_add (&ed, t.v[p].start, t.v[close].end, b.s, b.len);
+        }
+      else if (strcmp (fix, "join") == 0)
+        {
+          bool one = call && close > k + 2;
+          for (size_t j = k + 2; one && j < close; j++)
+            one = !(pt_tok_eq (&t, j, ",") && t.v[j].depth == t.v[k + 1].depth + 1);
+          if (!one)
+            continue;
+          bool simple = heal_primary_start (&t, close - 1) == k + 2;
+          pt_sb_str (&b, simple ? "" : "(");
+          pt_sb_add (&b, code + t.v[k + 2].start, t.v[close - 1].end - t.v[k + 2].start);
+          pt_sb_str (&b, simple ? ".join(" : ").join(");
           pt_sb_add (&b, obj, obj_len);
           pt_sb_str (&b, ")");
           rc = b.oom ? -1 : pt_edit_add (&ed, t.v[p].start, t.v[close].end, b.s, b.len);

@@ -9,7 +9,8 @@
  *   syntax, on any SyntaxError (the code can't run as it is):
  *     except E, e:       -> except E as e:
  *     raise E, "msg"     -> raise E("msg")
- *     0777               -> 0o777
+ *     0777, 10L          -> 0o777, 10
+ *     import urlparse    -> import urllib.parse as urlparse  (py2-module:)
  *     a <> b             -> a != b
  *     `x`                -> repr(x)
  *   names (policies/heal.conf py2-name:), used but never bound -- the gate
@@ -123,22 +124,38 @@ fix_syntax (const struct toks *t, struct edits *ed, int *found)
             }
           continue;
         }
-      /* 0777 */
-      if (k->kind == TK_NUMBER && tok_len (t, i) >= 2 && src[k->start] == '0')
+      /* 0777, 10L, 0777L, 0xffL */
+      if (k->kind == TK_NUMBER)
         {
-          bool octal = true;
-          for (size_t j = k->start + 1; j < k->end; j++)
-            octal &= src[j] >= '0' && src[j] <= '7';
+          const char *n = src + k->start;
+          size_t len = tok_len (t, i);
+          bool suffix = len >= 2 && (n[len - 1] == 'L' || n[len - 1] == 'l');
+          size_t digits = len - suffix;
+          bool hex = digits > 2 && n[0] == '0' && (n[1] == 'x' || n[1] == 'X');
+          bool ok = digits > 0;
+          for (size_t j = hex ? 2 : 0; j < digits; j++)
+            ok &= hex ? isxdigit ((unsigned char)n[j]) != 0 : isdigit ((unsigned char)n[j]) != 0;
+          bool octal = ok && !hex && digits >= 2 && n[0] == '0';
           bool nonzero = false;
-          for (size_t j = k->start + 1; j < k->end; j++)
-            nonzero |= src[j] != '0';
-          if (octal && nonzero)
+          for (size_t j = 1; octal && j < digits; j++)
             {
-              if (pt_edit_add (ed, k->start, k->start + 1, "0o", 2) < 0)
-                return -1;
-              (*found)++;
+              octal &= n[j] <= '7';
+              nonzero |= n[j] != '0';
             }
-          /* 0777L, 10L: the long suffix */
+          octal &= nonzero;
+          if (!ok || (!suffix && !octal) || (!hex && !octal && digits > 1 && n[0] == '0'))
+            continue;
+          struct sb b = { 0 };
+          if (octal)
+            {
+              pt_sb_str (&b, "0o");
+              pt_sb_add (&b, n + 1, digits - 1);
+            }
+          else
+            pt_sb_add (&b, n, digits);
+          if (add_edit_sb (ed, k->start, k->end, &b) < 0)
+            return -1;
+          (*found)++;
           continue;
         }
       /* a <> b */
@@ -320,6 +337,48 @@ fix_calls (const struct toks *t, const struct calls *w, struct edits *ed, int *f
   return 0;
 }
 
+/* Python 2 module names in import statements (py2-module: table):
+ * import OLD -> import NEW as OLD; import OLD as Y -> import NEW as Y;
+ * from OLD import x -> from NEW import x. */
+static int
+fix_modules (const struct toks *t, const struct csr_heal_conf *c, struct edits *ed, int *found)
+{
+  for (size_t i = 0; c && i < t->n; i++)
+    {
+      bool from = pt_tok_eq (t, i, "from");
+      if (!t->v[i].bol || !(from || pt_tok_eq (t, i, "import")))
+        continue;
+      size_t end = pt_logical_end (t, i);
+      for (size_t j = i + 1; j < end; j++)
+        {
+          if (t->v[j].kind != TK_NAME || pt_is_keyword (t, j)
+              || !(pt_tok_eq (t, j - 1, "import") || pt_tok_eq (t, j - 1, ",")
+                   || (from && j == i + 1))
+              || pt_tok_eq (t, j + 1, "."))
+            continue;
+          if (from && j != i + 1)
+            break; /* the names imported from a module are not modules */
+          const char *name = t->src + t->v[j].start;
+          size_t nl = t->v[j].end - t->v[j].start;
+          const struct csr_heal_map *m = csr_heal_map_find (c, CSR_MAP_PY2_MODULE, NULL, name, nl);
+          if (m == NULL)
+            continue;
+          struct sb b = { 0 };
+          pt_sb_str (&b, m->b);
+          if (!from && !pt_tok_eq (t, j + 1, "as"))
+            {
+              pt_sb_str (&b, " as ");
+              pt_sb_add (&b, name, nl);
+            }
+          if (add_edit_sb (ed, t->v[j].start, t->v[j].end, &b) < 0)
+            return -1;
+          (*found)++;
+        }
+      i = end;
+    }
+  return 0;
+}
+
 int
 heal_py2_idioms (const char *code, const struct csr_diagnosis *d, const struct csr_gate_verdict *v,
                  const struct csr_heal_conf *c, bool py2_known, char **out)
@@ -370,6 +429,12 @@ heal_py2_idioms (const char *code, const struct csr_diagnosis *d, const struct c
     py2 = true;
   if (mod && csr_heal_map_find (c, CSR_MAP_PY2_ATTR, mod, attr, strlen (attr)))
     py2 = true;
+  /* A Python 2 module that Python 3 renamed. */
+  cleanup_free char *nomod = diag_is (d, "ModuleNotFoundError")
+                                 ? heal_quoted_after (d->message, "No module named ")
+                                 : NULL;
+  if (nomod && csr_heal_map_find (c, CSR_MAP_PY2_MODULE, NULL, nomod, strlen (nomod)))
+    py2 = true;
   if (on_string && (strcmp (attr, "join") == 0 || string_function (attr, strlen (attr))))
     py2 = true;
   for (size_t i = 0; c && i < c->n_maps && rc >= 0; i++)
@@ -401,6 +466,12 @@ heal_py2_idioms (const char *code, const struct csr_diagnosis *d, const struct c
               rc = -1;
             found++;
           }
+    }
+  if (rc >= 0)
+    {
+      /* Modules: every one in Python 2. */
+      if (py2)
+        rc = fix_modules (&t, c, &ed, &found);
     }
   if (rc >= 0)
     {
