@@ -431,12 +431,15 @@ def _check(p):
         undefined, why = _undefined(loads, bound, star) if p.undefined else ([], None)
         # Names one edit from exactly one defined name: blocked (so healed
         # before anything runs) only when a healer follows (heal_names sent).
-        # (Not when the snippet catches NameError: it may mean the name to be missing.)
+        # A snippet that catches NameError or checks the Python version may
+        # mean a name to be missing (`try: unicode` / `if PY2: xrange`):
+        # neither these nor the heal names block it (it runs as it is).
+        guarded = "except NameError" in mentions or "version_info" in mentions
         near = {}
-        if undefined and p.heal_names and "except NameError" not in mentions:
+        if undefined and p.heal_names and not guarded:
             near = _suggest(tree, undefined, loads, bound, p.heal_names)
         for line, col, name, usage in undefined or ():
-            if name in p.heal_names:
+            if name in p.heal_names and not guarded:
                 msg = "name '%s' is used but never defined or imported" % name
                 violations.append((line, col, p.undefined[0], _with(p.undefined, msg)))
             elif name in near:

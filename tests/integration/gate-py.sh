@@ -487,4 +487,19 @@ got=$(vget "$d" '(v["verdict"], [u.get("suggest") for u in v["undefined_names"]]
 [ "$got" = "('pass', [None, None, None, None, None])" ] && ok "no heal names: suggestions neither block nor show" \
   || not_ok "suggestions without heal names" "$got"
 
+# A snippet that catches NameError or checks the Python version may mean a
+# name to be missing: neither heal names nor suggestions block it.
+d=$(snippet guarded <<'EOF'
+import sys
+if sys.version_info[0] < 3:
+    rng = xrange
+    print(totl)
+total = 1
+EOF
+)
+gate "$d" "$(policy run=0 heal=xrange)"
+got=$(vget "$d" '(v["verdict"], sorted(u["name"] for u in v["undefined_names"]), [u.get("suggest") for u in v["undefined_names"]])')
+[ "$got" = "('pass', ['totl', 'xrange'], [None, None])" ] && ok "a version check: undefined names reported, nothing blocks" \
+  || not_ok "a version check does not block" "$got"
+
 done_testing

@@ -120,7 +120,8 @@ check_full (const char *code, const char *type, const char *msg, int line,
   struct csr_undefined_name names[16];
   struct csr_gate_verdict v;
   memset (&v, 0, sizeof v);
-  v.outcome = CSR_GATE_PASS;
+  /* the gate blocks on the names the healer knows (and on its suggestions) */
+  v.outcome = CSR_GATE_BLOCKED;
   v.undefined = names;
   for (size_t i = 0; undef && undef[i].name; i++)
     {
@@ -983,4 +984,45 @@ Test (foreign_method, join)
   check ("print(words.join(', '), words.join(sep + sep))\n", "AttributeError",
          "'list' object has no attribute 'join'", 1,
          "print(', '.join(words), (sep + sep).join(words))\n", "foreign-method");
+}
+
+Test (did_you_mean, rivals)
+{
+  /* another attribute of the snippet as close: no fix */
+  check ("class A:\n    def __init__(self):\n        self.value = 1\n        self.valve = 2\n"
+         "print(A().vale)\n",
+         "AttributeError", "'A' object has no attribute 'vale'. Did you mean: 'value'?", 5, NULL,
+         NULL);
+  /* a plain name near an attribute is no rival (str vs sqr) */
+  check ("import math\nprint(str(math.sqr(4)))\n", "AttributeError",
+         "module 'math' has no attribute 'sqr'. Did you mean: 'sqrt'?", 2,
+         "import math\nprint(str(math.sqrt(4)))\n", "did-you-mean");
+  /* a builtin as close as the suggestion (sum vs sums): no fix */
+  const struct undef u[] = { { "sumx", "call", NULL }, { NULL, NULL, NULL } };
+  check_full ("sums = lambda x: x\nprint(sumx(1))\n", "NameError",
+              "name 'sumx' is not defined. Did you mean: 'sums'?", 2, u, NULL, NULL, NULL);
+}
+
+Test (py2_idioms, gate_names_only_when_blocked)
+{
+  /* the gate passed (the name sits in a branch that did not run) and the
+   * attempt failed for another reason: no rename */
+  struct csr_diagnosis d = { "ZeroDivisionError", "division by zero", 3, NULL };
+  struct csr_undefined_name names[1] = { { "xrange", 2, "call", NULL } };
+  struct csr_gate_verdict v;
+  memset (&v, 0, sizeof v);
+  v.outcome = CSR_GATE_PASS;
+  v.undefined = names;
+  v.n_undefined = 1;
+  struct csr_patch p;
+  csr_error *err = NULL;
+  cr_assert_eq (
+      csr_heal_local ("if False:\n    xrange(1)\nprint(1 / 0)\n", &d, &v, &conf, NULL, &p, &err),
+      0);
+  v.outcome = CSR_GATE_BLOCKED;
+  cr_assert_eq (
+      csr_heal_local ("if False:\n    xrange(1)\nprint(1 / 0)\n", &d, &v, &conf, NULL, &p, &err),
+      1);
+  cr_assert_str_eq (p.code, "if False:\n    range(1)\nprint(1 / 0)\n");
+  csr_patch_release (&p);
 }

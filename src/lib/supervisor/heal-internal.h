@@ -38,9 +38,11 @@ int heal_find_uses (const char *code, const char *name, size_t len, struct heal_
 void heal_uses_release (struct heal_uses *u);
 /* Optimal string alignment distance (SIZE_MAX for names over 63 bytes). */
 size_t heal_edit_distance (const char *a, size_t la, const char *b, size_t lb);
-/* 1 when CODE has a name other than NAME and CHOSEN at most DIST edits from
- * NAME, 0 when not, -1 on ENOMEM. */
-int heal_has_rival (const char *code, const char *name, const char *chosen, size_t dist);
+/* 1 when a name other than NAME and CHOSEN is at most DIST edits from
+ * NAME: GLOBAL, a builtin or any name of CODE; else (an attribute) a name
+ * of CODE after '.' or 'def'.  0 when not, -1 on ENOMEM. */
+int heal_has_rival (const char *code, const char *name, const char *chosen, size_t dist,
+                    bool global);
 /* The 'quoted' word right after PREFIX in MSG, malloc'ed; NULL if none. */
 char *heal_quoted_after (const char *msg, const char *prefix);
 

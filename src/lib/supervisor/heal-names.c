@@ -151,15 +151,175 @@ heal_edit_distance (const char *a, size_t la, const char *b, size_t lb)
   return d[la][lb];
 }
 
-/* Is there a name in CODE (not keyword, not NAME, not CHOSEN) at most
- * DIST edits from NAME?  -1 on ENOMEM. */
+/* Python's builtins (3.11's, without the _private ones): rivals too. */
+static const char *const builtin_names[] = {
+  "ArithmeticError",
+  "AssertionError",
+  "AttributeError",
+  "BaseException",
+  "BaseExceptionGroup",
+  "BlockingIOError",
+  "BrokenPipeError",
+  "BufferError",
+  "BytesWarning",
+  "ChildProcessError",
+  "ConnectionAbortedError",
+  "ConnectionError",
+  "ConnectionRefusedError",
+  "ConnectionResetError",
+  "DeprecationWarning",
+  "EOFError",
+  "Ellipsis",
+  "EncodingWarning",
+  "EnvironmentError",
+  "Exception",
+  "ExceptionGroup",
+  "False",
+  "FileExistsError",
+  "FileNotFoundError",
+  "FloatingPointError",
+  "FutureWarning",
+  "GeneratorExit",
+  "IOError",
+  "ImportError",
+  "ImportWarning",
+  "IndentationError",
+  "IndexError",
+  "InterruptedError",
+  "IsADirectoryError",
+  "KeyError",
+  "KeyboardInterrupt",
+  "LookupError",
+  "MemoryError",
+  "ModuleNotFoundError",
+  "NameError",
+  "None",
+  "NotADirectoryError",
+  "NotImplemented",
+  "NotImplementedError",
+  "OSError",
+  "OverflowError",
+  "PendingDeprecationWarning",
+  "PermissionError",
+  "ProcessLookupError",
+  "RecursionError",
+  "ReferenceError",
+  "ResourceWarning",
+  "RuntimeError",
+  "RuntimeWarning",
+  "StopAsyncIteration",
+  "StopIteration",
+  "SyntaxError",
+  "SyntaxWarning",
+  "SystemError",
+  "SystemExit",
+  "TabError",
+  "TimeoutError",
+  "True",
+  "TypeError",
+  "UnboundLocalError",
+  "UnicodeDecodeError",
+  "UnicodeEncodeError",
+  "UnicodeError",
+  "UnicodeTranslateError",
+  "UnicodeWarning",
+  "UserWarning",
+  "ValueError",
+  "Warning",
+  "ZeroDivisionError",
+  "abs",
+  "aiter",
+  "all",
+  "anext",
+  "any",
+  "ascii",
+  "bin",
+  "bool",
+  "breakpoint",
+  "bytearray",
+  "bytes",
+  "callable",
+  "chr",
+  "classmethod",
+  "compile",
+  "complex",
+  "copyright",
+  "credits",
+  "delattr",
+  "dict",
+  "dir",
+  "divmod",
+  "enumerate",
+  "eval",
+  "exec",
+  "exit",
+  "filter",
+  "float",
+  "format",
+  "frozenset",
+  "getattr",
+  "globals",
+  "hasattr",
+  "hash",
+  "help",
+  "hex",
+  "id",
+  "input",
+  "int",
+  "isinstance",
+  "issubclass",
+  "iter",
+  "len",
+  "license",
+  "list",
+  "locals",
+  "map",
+  "max",
+  "memoryview",
+  "min",
+  "next",
+  "object",
+  "oct",
+  "open",
+  "ord",
+  "pow",
+  "print",
+  "property",
+  "quit",
+  "range",
+  "repr",
+  "reversed",
+  "round",
+  "set",
+  "setattr",
+  "slice",
+  "sorted",
+  "staticmethod",
+  "str",
+  "sum",
+  "super",
+  "tuple",
+  "type",
+  "vars",
+  "zip",
+  NULL,
+};
+
+/* Is there a rival of CHOSEN at most DIST edits from NAME (not NAME, not
+ * CHOSEN)?  GLOBAL: for a global name, a builtin or any name of CODE; else,
+ * for an attribute, a name of CODE after '.' or 'def'.  -1 on ENOMEM. */
 int
-heal_has_rival (const char *code, const char *name, const char *chosen, size_t dist)
+heal_has_rival (const char *code, const char *name, const char *chosen, size_t dist, bool global)
 {
+  bool builtins = global;
+  size_t nl = strlen (name), cl = strlen (chosen);
+  for (size_t i = 0; builtins && builtin_names[i]; i++)
+    if (strcmp (builtin_names[i], name) != 0 && strcmp (builtin_names[i], chosen) != 0
+        && heal_edit_distance (name, nl, builtin_names[i], strlen (builtin_names[i])) <= dist)
+      return 1;
   struct toks t;
   if (pt_tokenize (code, strlen (code), &t) < 0)
     return -1;
-  size_t nl = strlen (name), cl = strlen (chosen);
   int found = 0;
   for (size_t i = 0; i < t.n && !found; i++)
     {
@@ -168,6 +328,8 @@ heal_has_rival (const char *code, const char *name, const char *chosen, size_t d
       const char *ks = code + k->start;
       if (k->kind != TK_NAME || pt_is_keyword (&t, i) || (kl == nl && memcmp (ks, name, nl) == 0)
           || (kl == cl && memcmp (ks, chosen, cl) == 0))
+        continue;
+      if (!global && !(i > 0 && (pt_tok_eq (&t, i - 1, ".") || pt_tok_eq (&t, i - 1, "def"))))
         continue;
       if (heal_edit_distance (name, nl, ks, kl) <= dist)
         found = 1;

@@ -405,7 +405,9 @@ heal_py2_idioms (const char *code, const struct csr_diagnosis *d, const struct c
       if (m->kind != CSR_MAP_PY2_NAME)
         continue;
       bool hit = py2_known || py2_syntax || (nerr && strcmp (nerr, m->a) == 0);
-      for (size_t j = 0; v && j < v->n_undefined && !hit; j++)
+      /* the gate's names only when it blocked on them (not after an
+       * unrelated failure: the name may sit in a branch that never runs) */
+      for (size_t j = 0; v && v->outcome == CSR_GATE_BLOCKED && j < v->n_undefined && !hit; j++)
         hit = v->undefined[j].name && strcmp (v->undefined[j].name, m->a) == 0;
       if (!hit)
         continue;

@@ -33,12 +33,12 @@ never_bound (const struct csr_gate_verdict *v, const char *name)
 /* Is CHOSEN the one closest name to NAME among the snippet's names?  1 yes,
  * 0 no, -1 ENOMEM. */
 static int
-unique_choice (const char *code, const char *name, const char *chosen)
+unique_choice (const char *code, const char *name, const char *chosen, bool builtins)
 {
   size_t dist = heal_edit_distance (name, strlen (name), chosen, strlen (chosen));
   if (dist == SIZE_MAX || dist == 0 || dist > 3)
     return 0;
-  int r = heal_has_rival (code, name, chosen, dist);
+  int r = heal_has_rival (code, name, chosen, dist, builtins);
   return r < 0 ? -1 : !r;
 }
 
@@ -137,7 +137,8 @@ heal_suggest (const char *code, const struct csr_diagnosis *d, const struct csr_
         }
       if (name && heal_valid_identifier (name, strlen (name)))
         {
-          int u = unique_choice (code, name, to);
+          /* a builtin rivals a global name, not an attribute */
+          int u = unique_choice (code, name, to, w == HEAL_RENAME_PLAIN);
           rc = u <= 0 ? u : heal_rename_uses (code, name, to, w, &ed);
         }
     }
