@@ -47,4 +47,12 @@ got=$(json_get "$T/mod.json" '(j["status"], j["diagnosis"]["error_type"], j["dia
 want="('failed', 'ModuleNotFoundError', \"No module named 'sklearn' (not in the rootfs: the Debian package python3-sklearn provides it)\")"
 if [ "$got" = "$want" ]; then ok "ModuleNotFoundError names the Debian package"; else not_ok "ModuleNotFoundError names the Debian package" "got:  $got" "want: $want"; fi
 
+# Pasted code that also lacks an import: the gate checks the unwrapped code
+# at once, and both fixes are one patch.
+printf 'Here it is:\n```python\nprint(math.sqrt(16))\n```\n' >"$T/fence.py"
+csrun run --json --no-llm "$T/fence.py" >"$T/fence.json" 2>"$T/fence.err"
+got=$(json_get "$T/fence.json" '(j["status"], len(j["attempts"]), j["attempts"][0]["gate"]["verdict"], j["attempts"][0]["patch"]["rules"], j["final_code"], j["attempts"][1]["stdout"])' 2>&1)
+want="('healed', 2, 'syntax_error', 'pasted-code,missing-import', 'import math\\nprint(math.sqrt(16))\\n', '4.0\\n')"
+if [ "$got" = "$want" ]; then ok "a fenced snippet without its import: one patch"; else not_ok "a fenced snippet without its import: one patch" "got:  $got" "want: $want" "$(cat "$T/fence.err")"; fi
+
 done_testing
