@@ -1026,3 +1026,13 @@ Test (py2_idioms, gate_names_only_when_blocked)
   cr_assert_str_eq (p.code, "if False:\n    range(1)\nprint(1 / 0)\n");
   csr_patch_release (&p);
 }
+
+Test (foreign_method, str_not_equals)
+{
+  check ("print('n=' + n.toString(), n.toString(16))\n", "AttributeError",
+         "'int' object has no attribute 'toString'", 1, "print('n=' + str(n), n.toString(16))\n",
+         "foreign-method");
+  check ("if s.equals('a') or s.isEmpty():\n    pass\n", "AttributeError",
+         "'str' object has no attribute 'equals'", 1, "if (s == 'a') or (not s):\n    pass\n",
+         "foreign-method");
+}

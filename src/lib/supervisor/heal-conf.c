@@ -376,9 +376,12 @@ parse_map (const char *s, size_t n, struct csr_heal_map *m, const char **why)
            && ((wl[2] > 1 && w[2][0] == '.' && heal_valid_identifier (w[2] + 1, wl[2] - 1))
                || (wl[2] == 3 && memcmp (w[2], "len", 3) == 0)
                || (wl[2] == 2 && memcmp (w[2], "in", 2) == 0)
-               || (wl[2] == 4 && memcmp (w[2], "join", 4) == 0));
+               || (wl[2] == 4 && memcmp (w[2], "join", 4) == 0)
+               || (wl[2] == 3 && memcmp (w[2], "str", 3) == 0)
+               || (wl[2] == 3 && memcmp (w[2], "not", 3) == 0)
+               || (wl[2] == 2 && memcmp (w[2], "==", 2) == 0));
       if (!ok)
-        *why = "method: wants TYPE ATTR and .NAME, len, in or join";
+        *why = "method: wants TYPE ATTR and .NAME, len, in, join, str, not or ==";
       break;
     case CSR_MAP_PY2_ATTR:
       ok = heal_valid_identifier (w[0], wl[0]) && heal_valid_identifier (w[1], wl[1])

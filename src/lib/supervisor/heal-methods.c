@@ -10,7 +10,10 @@
  *   .NAME   x.ATTR(...) -> x.NAME(...)
  *   len     x.ATTR      -> len(x)     (x.ATTR() too)
  *   in      x.ATTR(y)   -> (y in x)
- *   join    x.ATTR(sep) -> sep.join(x) */
+ *   join    x.ATTR(sep) -> sep.join(x)
+ *   str     x.ATTR()    -> str(x)
+ *   not     x.ATTR()    -> (not x)
+ *   ==      x.ATTR(y)   -> (x == y) */
 #include "config.h"
 #include "heal-internal.h"
 
@@ -93,6 +96,30 @@ heal_methods (const char *code, const struct csr_diagnosis *d, const struct csr_
             continue; /* x.length(y): not a length */
           pt_sb_str (&b, "len(");
           pt_sb_add (&b, obj, obj_len);
+          pt_sb_str (&b, ")");
+          rc = b.oom ? -1 : pt_edit_add (&ed, t.v[p].start, t.v[close].end, b.s, b.len);
+        }
+      else if (strcmp (fix, "str") == 0 || strcmp (fix, "not") == 0)
+        {
+          if (!call || close != k + 2)
+            continue; /* x.toString(16), x.isEmpty: not this */
+          bool is_not = fix[0] == 'n';
+          pt_sb_str (&b, is_not ? "(not " : "str(");
+          pt_sb_add (&b, obj, obj_len);
+          pt_sb_str (&b, ")");
+          rc = b.oom ? -1 : pt_edit_add (&ed, t.v[p].start, t.v[close].end, b.s, b.len);
+        }
+      else if (strcmp (fix, "==") == 0)
+        {
+          bool one = call && close > k + 2;
+          for (size_t j = k + 2; one && j < close; j++)
+            one = !(pt_tok_eq (&t, j, ",") && t.v[j].depth == t.v[k + 1].depth + 1);
+          if (!one)
+            continue;
+          pt_sb_str (&b, "(");
+          pt_sb_add (&b, obj, obj_len);
+          pt_sb_str (&b, " == ");
+          pt_sb_add (&b, code + t.v[k + 2].start, t.v[close - 1].end - t.v[k + 2].start);
           pt_sb_str (&b, ")");
           rc = b.oom ? -1 : pt_edit_add (&ed, t.v[p].start, t.v[close].end, b.s, b.len);
         }
