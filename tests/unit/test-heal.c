@@ -1036,3 +1036,13 @@ Test (foreign_method, str_not_equals)
          "'str' object has no attribute 'equals'", 1, "if (s == 'a') or (not s):\n    pass\n",
          "foreign-method");
 }
+
+Test (foreign_method, foreign_calls)
+{
+  const struct undef u[]
+      = { { "console", "attribute", NULL }, { "parseInt", "call", NULL }, { NULL, NULL, NULL } };
+  check_full ("console.log(parseInt('4'), 'console.log')\nx.console.log(1)\n", NULL, NULL, 0, u,
+              NULL, "print(int('4'), 'console.log')\nx.console.log(1)\n", "foreign-call");
+  /* console is the snippet's own (not reported by the gate): left */
+  check_full ("console.log(1)\n", NULL, NULL, 0, NULL, NULL, NULL, NULL);
+}

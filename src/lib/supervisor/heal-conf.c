@@ -279,7 +279,7 @@ static const struct
   { "py2-name:", CSR_MAP_PY2_NAME, 2 }, { "py2-method:", CSR_MAP_PY2_METHOD, 2 },
   { "py2-attr:", CSR_MAP_PY2_ATTR, 3 }, { "py2-module:", CSR_MAP_PY2_MODULE, 2 },
   { "method:", CSR_MAP_METHOD, 3 },     { "submodule:", CSR_MAP_SUBMODULE, 1 },
-  { "package:", CSR_MAP_PACKAGE, 2 },
+  { "package:", CSR_MAP_PACKAGE, 2 },   { "foreign-call:", CSR_MAP_FOREIGN_CALL, 2 },
 };
 
 /* A dotted name: identifiers joined by single dots. */
@@ -338,8 +338,8 @@ parse_map (const char *s, size_t n, struct csr_heal_map *m, const char **why)
     which++;
   if (which == sizeof map_kinds / sizeof map_kinds[0])
     {
-      *why = "unknown table (py2-name:, py2-method:, py2-attr:, py2-module:, method:, submodule:, "
-             "package:)";
+      *why = "unknown table (py2-name:, py2-method:, py2-attr:, py2-module:, method:, "
+             "foreign-call:, submodule:, package:)";
       return -1;
     }
   m->kind = map_kinds[which].kind;
@@ -393,6 +393,11 @@ parse_map (const char *s, size_t n, struct csr_heal_map *m, const char **why)
       ok = heal_valid_identifier (w[0], wl[0]) && valid_dotted (w[1], wl[1], 1);
       if (!ok)
         *why = "py2-module: wants OLD and a (dotted) module name";
+      break;
+    case CSR_MAP_FOREIGN_CALL:
+      ok = valid_dotted (w[0], wl[0], 1) && heal_valid_identifier (w[1], wl[1]);
+      if (!ok)
+        *why = "foreign-call: wants a (dotted) name and a builtin";
       break;
     case CSR_MAP_SUBMODULE:
       ok = valid_dotted (w[0], wl[0], 2);

@@ -89,6 +89,11 @@ int heal_py2_idioms (const char *code, const struct csr_diagnosis *d,
 /* foreign-method (heal-methods.c): other languages' method names. */
 int heal_methods (const char *code, const struct csr_diagnosis *d, const struct csr_heal_conf *c,
                   char **out);
+/* foreign-call (heal-methods.c): console.log(...) and the like, for
+ * unbound globals. */
+int heal_foreign_calls (const char *code, const struct csr_diagnosis *d,
+                        const struct csr_gate_verdict *v, const struct csr_heal_conf *c,
+                        char **out);
 /* pasted-code (heal-paste.c): fences, a uniform indent, REPL prompts, tabs. */
 int heal_paste (const char *code, const struct csr_diagnosis *d, const struct csr_gate_verdict *v,
                 char **out);

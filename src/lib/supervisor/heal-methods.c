@@ -160,3 +160,56 @@ heal_methods (const char *code, const struct csr_diagnosis *d, const struct csr_
   pt_toks_release (&t);
   return rc;
 }
+
+/* ------------------------------------------------------- foreign-call */
+
+/* Is NAME a global the gate found unbound (and blocked on), or the one a
+ * NameError names? */
+static bool
+unbound (const struct csr_diagnosis *d, const struct csr_gate_verdict *v, const char *name,
+         size_t n)
+{
+  for (size_t i = 0; v && v->outcome == CSR_GATE_BLOCKED && i < v->n_undefined; i++)
+    if (v->undefined[i].name && strlen (v->undefined[i].name) == n
+        && memcmp (v->undefined[i].name, name, n) == 0)
+      return true;
+  if (d && d->error_type && d->message && strcmp (d->error_type, "NameError") == 0)
+    {
+      cleanup_free char *e = heal_quoted_after (d->message, "name ");
+      return e && strlen (e) == n && memcmp (e, name, n) == 0;
+    }
+  return false;
+}
+
+int
+heal_foreign_calls (const char *code, const struct csr_diagnosis *d,
+                    const struct csr_gate_verdict *v, const struct csr_heal_conf *c, char **out)
+{
+  *out = NULL;
+  struct toks t;
+  if (pt_tokenize (code, strlen (code), &t) < 0)
+    return -1;
+  struct edits ed = { 0 };
+  int rc = 0;
+  for (size_t i = 0; c && i < t.n && rc == 0; i++)
+    {
+      if (t.v[i].kind != TK_NAME || (i > 0 && pt_tok_eq (&t, i - 1, ".")))
+        continue;
+      /* NAME(.NAME)* ( */
+      size_t e = i;
+      while (pt_tok_eq (&t, e + 1, ".") && t.v[e + 2].kind == TK_NAME)
+        e += 2;
+      if (!pt_tok_eq (&t, e + 1, "("))
+        continue;
+      const struct csr_heal_map *m = csr_heal_map_find (
+          c, CSR_MAP_FOREIGN_CALL, NULL, code + t.v[i].start, t.v[e].end - t.v[i].start);
+      if (m == NULL || !unbound (d, v, code + t.v[i].start, t.v[i].end - t.v[i].start))
+        continue;
+      rc = pt_edit_add (&ed, t.v[i].start, t.v[e].end, m->b, strlen (m->b));
+    }
+  if (rc == 0 && ed.n > 0 && (*out = pt_apply_edits (code, strlen (code), &ed)) == NULL)
+    rc = -1;
+  pt_edits_release (&ed);
+  pt_toks_release (&t);
+  return rc;
+}

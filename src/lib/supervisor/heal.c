@@ -53,6 +53,7 @@ csr_heal_local (const char *code, const struct csr_diagnosis *d, const struct cs
     PASTE,
     CONCAT,
     METHOD,
+    CALL,
     PY2,
     PRINT,
     SUGGEST,
@@ -60,9 +61,13 @@ csr_heal_local (const char *code, const struct csr_diagnosis *d, const struct cs
     IMPORTS,
     N_RULES
   };
-  static const char *const ids_of[N_RULES]
-      = { "pasted-code", "str-concat",   "foreign-method",   "py2-idioms",
-          "py2-print",   "did-you-mean", "submodule-import", "missing-import" };
+  static const char *const ids_of[N_RULES] = {
+    [PASTE] = "pasted-code",      [CONCAT] = "str-concat",
+    [METHOD] = "foreign-method",  [CALL] = "foreign-call",
+    [PY2] = "py2-idioms",         [PRINT] = "py2-print",
+    [SUGGEST] = "did-you-mean",   [SUBMODULE] = "submodule-import",
+    [IMPORTS] = "missing-import",
+  };
   bool applied[N_RULES] = { false };
   for (int r = 0; r < N_RULES; r++)
     {
@@ -78,6 +83,9 @@ csr_heal_local (const char *code, const struct csr_diagnosis *d, const struct cs
           break;
         case METHOD:
           rc = heal_methods (cur, d, c, &next);
+          break;
+        case CALL:
+          rc = heal_foreign_calls (cur, d, v, c, &next);
           break;
         case PY2:
           rc = heal_py2_idioms (cur, d, v, c, false, &next);

@@ -41,16 +41,18 @@ struct csr_heal_import
  *   py2-module:  urlparse      urllib.parse
  *   method:      list  push    .append
  *   submodule:   xml.etree.ElementTree
+ *   foreign-call: console.log  print
  *   package:     pandas        python3-pandas */
 enum csr_heal_map_kind
 {
-  CSR_MAP_PY2_NAME,   /* a builtin of Python 2: A -> B */
-  CSR_MAP_PY2_METHOD, /* d.A() -> d.B() (iteritems...) */
-  CSR_MAP_PY2_ATTR,   /* MODULE.A -> MODULE.B (string.letters, sys.maxint) */
-  CSR_MAP_PY2_MODULE, /* module A of Python 2 is B (a dotted name) in Python 3 */
-  CSR_MAP_METHOD,     /* on TYPE: .A -> B (".name", "len" or "in") */
-  CSR_MAP_SUBMODULE,  /* A is a dotted submodule that needs its own import */
-  CSR_MAP_PACKAGE,    /* module A comes in Debian package B */
+  CSR_MAP_PY2_NAME,     /* a builtin of Python 2: A -> B */
+  CSR_MAP_PY2_METHOD,   /* d.A() -> d.B() (iteritems...) */
+  CSR_MAP_PY2_ATTR,     /* MODULE.A -> MODULE.B (string.letters, sys.maxint) */
+  CSR_MAP_PY2_MODULE,   /* module A of Python 2 is B (a dotted name) in Python 3 */
+  CSR_MAP_METHOD,       /* on TYPE: .A -> B (".name", "len" or "in") */
+  CSR_MAP_SUBMODULE,    /* A is a dotted submodule that needs its own import */
+  CSR_MAP_FOREIGN_CALL, /* another language's global function A(...) (dotted) is builtin B */
+  CSR_MAP_PACKAGE,      /* module A comes in Debian package B */
 };
 
 struct csr_heal_map

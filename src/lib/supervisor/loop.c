@@ -447,6 +447,19 @@ policy_json (const struct csr_loop_opts *o, bool with_names, csr_error **err)
   for (size_t i = 0; with_names && o->heal && i < o->heal->n_maps && n < 512; i++)
     if (o->heal->maps[i].kind == CSR_MAP_PY2_NAME)
       names[n++] = o->heal->maps[i].a;
+  /* and the first names of its foreign-call: table (console of console.log) */
+  static __thread char roots[64][32];
+  size_t n_roots = 0;
+  for (size_t i = 0; with_names && o->heal && i < o->heal->n_maps && n < 512 && n_roots < 64; i++)
+    if (o->heal->maps[i].kind == CSR_MAP_FOREIGN_CALL)
+      {
+        size_t l = strcspn (o->heal->maps[i].a, ".");
+        if (l >= sizeof roots[0])
+          continue;
+        memcpy (roots[n_roots], o->heal->maps[i].a, l);
+        roots[n_roots][l] = '\0';
+        names[n++] = roots[n_roots++];
+      }
   char *json = NULL;
   if (csr_gate_policy_to_json_ex (o->policy, !o->check_only, names, n, &json, err) < 0)
     return NULL;
