@@ -1046,3 +1046,8 @@ Test (foreign_method, foreign_calls)
   /* console is the snippet's own (not reported by the gate): left */
   check_full ("console.log(1)\n", NULL, NULL, 0, NULL, NULL, NULL, NULL);
 }
+
+Test (foreign_method, line_not_in_the_code)
+{
+  check ("x.push(1)\n", "AttributeError", "'list' object has no attribute 'push'", 40, NULL, NULL);
+}

@@ -47,7 +47,7 @@ heal_methods (const char *code, const struct csr_diagnosis *d, const struct csr_
   struct edits ed = { 0 };
   int rc = 0;
   /* The logical line that holds line D->line. */
-  size_t first = NONE, end = NONE;
+  size_t first = NONE, end = 0; /* none found: no loop below runs */
   for (size_t i = 0; i < t.n && first == NONE; i++)
     if (t.v[i].bol)
       {
