@@ -1051,3 +1051,21 @@ Test (foreign_method, line_not_in_the_code)
 {
   check ("x.push(1)\n", "AttributeError", "'list' object has no attribute 'push'", 40, NULL, NULL);
 }
+
+Test (foreign_method, a_name_bound_once_on_every_line)
+{
+  check ("names = []\nnames.push('a')\nnames.push('b')\nprint(names.length, other.length)\n",
+         "AttributeError", "'list' object has no attribute 'push'", 2,
+         "names = []\nnames.append('a')\nnames.append('b')\nprint(len(names), other.length)\n",
+         "foreign-method");
+  /* bound twice, or a parameter: only the failing line */
+  check ("xs = []\nxs.push(1)\nxs = Stack()\nxs.push(2)\n", "AttributeError",
+         "'list' object has no attribute 'push'", 2,
+         "xs = []\nxs.append(1)\nxs = Stack()\nxs.push(2)\n", "foreign-method");
+  check ("def f(xs):\n    xs.push(1)\nxs = []\nxs.push(2)\n", "AttributeError",
+         "'list' object has no attribute 'push'", 4,
+         "def f(xs):\n    xs.push(1)\nxs = []\nxs.append(2)\n", "foreign-method");
+  check ("a, xs = 1, []\nxs.push(1)\nxs.push(2)\n", "AttributeError",
+         "'list' object has no attribute 'push'", 2, "a, xs = 1, []\nxs.append(1)\nxs.push(2)\n",
+         "foreign-method");
+}

@@ -3,16 +3,14 @@
  * fixed from the method: table of policies/heal.conf, only when the
  * AttributeError names the type, and only on the failing line (the type of
  * the objects on other lines is not known: a numpy array has .size, a
- * pandas accessor has .contains).  On that line every .ATTR must be on the
- * same expression (else which one failed is not known: no fix); every
- * table entry of TYPE used on that expression there is fixed too
- * (s.toUpperCase() and s.startsWith(...) in one patch).  The fixes:
- *   .NAME   x.ATTR(...) -> x.NAME(...)
- *   len     x.ATTR      -> len(x)     (x.ATTR() too)
- *   in      x.ATTR(y)   -> (y in x)
- *   join    x.ATTR(sep) -> sep.join(x)
- *   str     x.ATTR()    -> str(x)
- *   not     x.ATTR()    -> (not x)
+ * pandas accessor has .contains) -- unless the object is a name that one
+ * `name = ...` statement binds and nothing else does (no parameter, loop
+ * variable, other assignment): then it is the same object on every line.  On that line every .ATTR
+ * must be on the same expression (else which one failed is not known: no fix); every table entry of
+ * TYPE used on that expression there is fixed too (s.toUpperCase() and s.startsWith(...) in one
+ * patch).  The fixes: .NAME   x.ATTR(...) -> x.NAME(...) len     x.ATTR      -> len(x) (x.ATTR()
+ * too) in      x.ATTR(y)   -> (y in x) join    x.ATTR(sep) -> sep.join(x) str     x.ATTR()    ->
+ * str(x) not     x.ATTR()    -> (not x)
  *   ==      x.ATTR(y)   -> (x == y) */
 #include "config.h"
 #include "heal-internal.h"
@@ -21,6 +19,73 @@
 #include <string.h>
 
 #include "../util/cleanup.h"
+
+/* Does token I (a name) bind it: after def, class, for, as, import,
+ * global, nonlocal, del; a parameter (in a def's parentheses, between
+ * lambda and its ':'); before := ; or a target of an assignment (a
+ * top-level '=' or augmented assignment later in its statement, the name
+ * not followed by '.', '[' or '(')? */
+static bool
+binds_here (const struct toks *t, size_t i)
+{
+  static const char *const before[]
+      = { "def", "class", "for", "as", "import", "global", "nonlocal", "del", NULL };
+  if (i > 0 && pt_tok_in (t, i - 1, before))
+    return true;
+  if (pt_tok_eq (t, i + 1, ":="))
+    return true;
+  /* the statement that holds I */
+  size_t s = i;
+  while (s > 0 && !t->v[s].bol)
+    s--;
+  size_t e = pt_logical_end (t, i);
+  for (size_t j = s; j < i; j++)
+    {
+      if (pt_tok_eq (t, j, "def") && pt_tok_eq (t, j + 2, "(") && t->v[j + 2].match != NONE
+          && j + 2 < i && i < t->v[j + 2].match)
+        return true;
+      if (pt_tok_eq (t, j, "lambda"))
+        {
+          size_t k = j + 1;
+          while (k < e && !(pt_tok_eq (t, k, ":") && t->v[k].depth == t->v[j].depth))
+            k++;
+          if (i < k)
+            return true;
+        }
+    }
+  if (pt_tok_in (t, i + 1, (const char *const[]){ ".", "[", "(", NULL }))
+    return false;
+  for (size_t j = i + 1; j < e; j++)
+    if (t->v[j].depth == t->v[s].depth && t->v[j].kind == TK_OP
+        && (pt_tok_eq (t, j, "=")
+            || (t->v[j].end - t->v[j].start >= 2 && t->src[t->v[j].end - 1] == '='
+                && !pt_tok_in (t, j, (const char *const[]){ "==", "!=", "<=", ">=", NULL }))))
+      return true;
+  return false;
+}
+
+/* Is the name at token N bound exactly once in the snippet, by a plain
+ * `N = ...` statement?  Then every use refers to that one object. */
+static bool
+bound_once (const struct toks *t, size_t n)
+{
+  const char *name = t->src + t->v[n].start;
+  size_t len = t->v[n].end - t->v[n].start;
+  int bindings = 0;
+  bool plain = false;
+  for (size_t i = 0; i < t->n; i++)
+    {
+      if (t->v[i].kind != TK_NAME || t->v[i].end - t->v[i].start != len
+          || memcmp (t->src + t->v[i].start, name, len) != 0
+          || (i > 0 && pt_tok_eq (t, i - 1, ".")))
+        continue;
+      if (!binds_here (t, i))
+        continue;
+      bindings++;
+      plain = t->v[i].bol && pt_tok_eq (t, i + 1, "=");
+    }
+  return bindings == 1 && plain;
+}
 
 int
 heal_methods (const char *code, const struct csr_diagnosis *d, const struct csr_heal_conf *c,
@@ -73,6 +138,17 @@ heal_methods (const char *code, const struct csr_diagnosis *d, const struct csr_
         else
           obj = o, obj_len = ol;
       }
+  /* The object is a name bound once (`names = []`): it is that one object
+   * everywhere, so its uses on every line are fixed. */
+  if (obj != NULL && first != NONE)
+    for (size_t k = first; k < end; k++)
+      if (code + t.v[k].start == obj && t.v[k].end - t.v[k].start == obj_len
+          && t.v[k].kind == TK_NAME && bound_once (&t, k))
+        {
+          first = 0;
+          end = t.n;
+          break;
+        }
   /* Fix every table entry of TYPE used on that object in the line. */
   for (size_t k = first == NONE || obj == NULL ? t.n : first + 2; k < end && rc == 0; k++)
     {
