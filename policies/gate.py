@@ -331,8 +331,9 @@ def _suggest(tree, undefined, loads, bound, heal):
     tables do not know: a defined name or a builtin, unique at that
     distance, visible at every use.  Short names (under 4 characters) are
     left alone: one edit turns too many of them into each other.  A builtin
-    that is not a class only for a name that is always called (`sums` used
-    as a value is no slip for the function `sum`)."""
+    that is not a class (or True, False, None) only for a name that is
+    always called (`sums` used as a value is no slip for the function
+    `sum`; `true` is one for True)."""
     import builtins
 
     known = bound.union(dir(builtins), _SITE_NAMES)
@@ -347,7 +348,7 @@ def _suggest(tree, undefined, loads, bound, heal):
         if k in bound:
             if _visible(tree, name, k):
                 out[name] = k
-        elif isinstance(getattr(builtins, k, None), type) or all(u == "call" for n, u in loads[name]):
+        elif k in ("True", "False", "None") or isinstance(getattr(builtins, k, None), type) or all(u == "call" for n, u in loads[name]):
             out[name] = k
     return out
 

@@ -6,7 +6,7 @@
 . "$CSRUN_SRCDIR/tests/lib/tap.sh"
 
 T=$(tmpdir)
-MIN_HEALED=85
+MIN_HEALED=93
 
 python3 "$CSRUN_SRCDIR/tests/heal/score.py" --csrun "$CSRUN" --jobs 2 --min-healed "$MIN_HEALED" \
   >"$T/score.out" 2>&1

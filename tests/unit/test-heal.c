@@ -1045,6 +1045,11 @@ Test (foreign_method, foreign_calls)
               NULL, "print(int('4'), 'console.log')\nx.console.log(1)\n", "foreign-call");
   /* console is the snippet's own (not reported by the gate): left */
   check_full ("console.log(1)\n", NULL, NULL, 0, NULL, NULL, NULL, NULL);
+  const struct undef w[]
+      = { { "Math", "attribute", NULL }, { "null", "name", NULL }, { NULL, NULL, NULL } };
+  check_full ("x = Math.floor(y) if y is not null else null\n", NULL, NULL, 0, w, NULL,
+              "import math\nx = math.floor(y) if y is not None else None\n",
+              "missing-import,foreign-call");
 }
 
 Test (foreign_method, line_not_in_the_code)
@@ -1067,5 +1072,13 @@ Test (foreign_method, a_name_bound_once_on_every_line)
          "def f(xs):\n    xs.push(1)\nxs = []\nxs.append(2)\n", "foreign-method");
   check ("a, xs = 1, []\nxs.push(1)\nxs.push(2)\n", "AttributeError",
          "'list' object has no attribute 'push'", 2, "a, xs = 1, []\nxs.append(1)\nxs.push(2)\n",
+         "foreign-method");
+}
+
+Test (foreign_method, map_filter_index)
+{
+  check ("print(xs.map(f), xs.filter(lambda x: x > 1), xs.get(0), xs.len())\n", "AttributeError",
+         "'list' object has no attribute 'map'", 1,
+         "print(list(map(f, xs)), list(filter(lambda x: x > 1, xs)), xs[0], len(xs))\n",
          "foreign-method");
 }

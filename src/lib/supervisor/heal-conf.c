@@ -276,10 +276,15 @@ static const struct
   enum csr_heal_map_kind kind;
   int fields; /* words after the KIND */
 } map_kinds[] = {
-  { "py2-name:", CSR_MAP_PY2_NAME, 2 }, { "py2-method:", CSR_MAP_PY2_METHOD, 2 },
-  { "py2-attr:", CSR_MAP_PY2_ATTR, 3 }, { "py2-module:", CSR_MAP_PY2_MODULE, 2 },
-  { "method:", CSR_MAP_METHOD, 3 },     { "submodule:", CSR_MAP_SUBMODULE, 1 },
-  { "package:", CSR_MAP_PACKAGE, 2 },   { "foreign-call:", CSR_MAP_FOREIGN_CALL, 2 },
+  { "py2-name:", CSR_MAP_PY2_NAME, 2 },
+  { "py2-method:", CSR_MAP_PY2_METHOD, 2 },
+  { "py2-attr:", CSR_MAP_PY2_ATTR, 3 },
+  { "py2-module:", CSR_MAP_PY2_MODULE, 2 },
+  { "method:", CSR_MAP_METHOD, 3 },
+  { "submodule:", CSR_MAP_SUBMODULE, 1 },
+  { "package:", CSR_MAP_PACKAGE, 2 },
+  { "foreign-call:", CSR_MAP_FOREIGN_CALL, 2 },
+  { "foreign-name:", CSR_MAP_FOREIGN_NAME, 2 },
 };
 
 /* A dotted name: identifiers joined by single dots. */
@@ -339,7 +344,7 @@ parse_map (const char *s, size_t n, struct csr_heal_map *m, const char **why)
   if (which == sizeof map_kinds / sizeof map_kinds[0])
     {
       *why = "unknown table (py2-name:, py2-method:, py2-attr:, py2-module:, method:, "
-             "foreign-call:, submodule:, package:)";
+             "foreign-call:, foreign-name:, submodule:, package:)";
       return -1;
     }
   m->kind = map_kinds[which].kind;
@@ -379,9 +384,12 @@ parse_map (const char *s, size_t n, struct csr_heal_map *m, const char **why)
                || (wl[2] == 4 && memcmp (w[2], "join", 4) == 0)
                || (wl[2] == 3 && memcmp (w[2], "str", 3) == 0)
                || (wl[2] == 3 && memcmp (w[2], "not", 3) == 0)
-               || (wl[2] == 2 && memcmp (w[2], "==", 2) == 0));
+               || (wl[2] == 2 && memcmp (w[2], "==", 2) == 0)
+               || (wl[2] == 3 && memcmp (w[2], "map", 3) == 0)
+               || (wl[2] == 6 && memcmp (w[2], "filter", 6) == 0)
+               || (wl[2] == 2 && memcmp (w[2], "[]", 2) == 0));
       if (!ok)
-        *why = "method: wants TYPE ATTR and .NAME, len, in, join, str, not or ==";
+        *why = "method: wants TYPE ATTR and .NAME, len, in, join, str, not, ==, map, filter or []";
       break;
     case CSR_MAP_PY2_ATTR:
       ok = heal_valid_identifier (w[0], wl[0]) && heal_valid_identifier (w[1], wl[1])
@@ -395,9 +403,14 @@ parse_map (const char *s, size_t n, struct csr_heal_map *m, const char **why)
         *why = "py2-module: wants OLD and a (dotted) module name";
       break;
     case CSR_MAP_FOREIGN_CALL:
-      ok = valid_dotted (w[0], wl[0], 1) && heal_valid_identifier (w[1], wl[1]);
+      ok = valid_dotted (w[0], wl[0], 1) && valid_dotted (w[1], wl[1], 1);
       if (!ok)
-        *why = "foreign-call: wants a (dotted) name and a builtin";
+        *why = "foreign-call: wants two (dotted) names";
+      break;
+    case CSR_MAP_FOREIGN_NAME:
+      ok = heal_valid_identifier (w[0], wl[0]) && heal_valid_identifier (w[1], wl[1]);
+      if (!ok)
+        *why = "foreign-name: wants two names";
       break;
     case CSR_MAP_SUBMODULE:
       ok = valid_dotted (w[0], wl[0], 2);

@@ -89,11 +89,12 @@ int heal_py2_idioms (const char *code, const struct csr_diagnosis *d,
 /* foreign-method (heal-methods.c): other languages' method names. */
 int heal_methods (const char *code, const struct csr_diagnosis *d, const struct csr_heal_conf *c,
                   char **out);
-/* foreign-call (heal-methods.c): console.log(...) and the like, for
- * unbound globals. */
+/* foreign-call (heal-methods.c): console.log(...), null and the like, for
+ * unbound globals.  *IMPORTS (malloc'ed names, *N_IMPORTS of them): the
+ * modules the replacements use (math of math.floor). */
 int heal_foreign_calls (const char *code, const struct csr_diagnosis *d,
-                        const struct csr_gate_verdict *v, const struct csr_heal_conf *c,
-                        char **out);
+                        const struct csr_gate_verdict *v, const struct csr_heal_conf *c, char **out,
+                        char ***imports, size_t *n_imports);
 /* pasted-code (heal-paste.c): fences, a uniform indent, REPL prompts, tabs. */
 int heal_paste (const char *code, const struct csr_diagnosis *d, const struct csr_gate_verdict *v,
                 char **out);

@@ -11,7 +11,9 @@
  * patch).  The fixes: .NAME   x.ATTR(...) -> x.NAME(...) len     x.ATTR      -> len(x) (x.ATTR()
  * too) in      x.ATTR(y)   -> (y in x) join    x.ATTR(sep) -> sep.join(x) str     x.ATTR()    ->
  * str(x) not     x.ATTR()    -> (not x)
- *   ==      x.ATTR(y)   -> (x == y) */
+ *   ==      x.ATTR(y)   -> (x == y)
+ *   map     x.ATTR(f)   -> list(map(f, x))    (filter too)
+ *   []      x.ATTR(i)   -> x[i] */
 #include "config.h"
 #include "heal-internal.h"
 
@@ -199,6 +201,34 @@ heal_methods (const char *code, const struct csr_diagnosis *d, const struct csr_
           pt_sb_str (&b, ")");
           rc = b.oom ? -1 : pt_edit_add (&ed, t.v[p].start, t.v[close].end, b.s, b.len);
         }
+      else if (strcmp (fix, "map") == 0 || strcmp (fix, "filter") == 0 || strcmp (fix, "[]") == 0)
+        {
+          bool one = call && close > k + 2;
+          for (size_t j = k + 2; one && j < close; j++)
+            one = !(pt_tok_eq (&t, j, ",") && t.v[j].depth == t.v[k + 1].depth + 1);
+          if (!one)
+            continue;
+          const char *arg = code + t.v[k + 2].start;
+          size_t arg_len = t.v[close - 1].end - t.v[k + 2].start;
+          if (fix[0] == '[')
+            {
+              pt_sb_add (&b, obj, obj_len);
+              pt_sb_str (&b, "[");
+              pt_sb_add (&b, arg, arg_len);
+              pt_sb_str (&b, "]");
+            }
+          else
+            {
+              pt_sb_str (&b, "list(");
+              pt_sb_str (&b, fix);
+              pt_sb_str (&b, "(");
+              pt_sb_add (&b, arg, arg_len);
+              pt_sb_str (&b, ", ");
+              pt_sb_add (&b, obj, obj_len);
+              pt_sb_str (&b, "))");
+            }
+          rc = b.oom ? -1 : pt_edit_add (&ed, t.v[p].start, t.v[close].end, b.s, b.len);
+        }
       else if (strcmp (fix, "join") == 0)
         {
           bool one = call && close > k + 2;
@@ -259,9 +289,12 @@ unbound (const struct csr_diagnosis *d, const struct csr_gate_verdict *v, const 
 
 int
 heal_foreign_calls (const char *code, const struct csr_diagnosis *d,
-                    const struct csr_gate_verdict *v, const struct csr_heal_conf *c, char **out)
+                    const struct csr_gate_verdict *v, const struct csr_heal_conf *c, char **out,
+                    char ***imports, size_t *n_imports)
 {
   *out = NULL;
+  *imports = NULL;
+  *n_imports = 0;
   struct toks t;
   if (pt_tokenize (code, strlen (code), &t) < 0)
     return -1;
@@ -275,13 +308,39 @@ heal_foreign_calls (const char *code, const struct csr_diagnosis *d,
       size_t e = i;
       while (pt_tok_eq (&t, e + 1, ".") && t.v[e + 2].kind == TK_NAME)
         e += 2;
-      if (!pt_tok_eq (&t, e + 1, "("))
-        continue;
-      const struct csr_heal_map *m = csr_heal_map_find (
-          c, CSR_MAP_FOREIGN_CALL, NULL, code + t.v[i].start, t.v[e].end - t.v[i].start);
+      bool called = pt_tok_eq (&t, e + 1, "(");
+      const struct csr_heal_map *m
+          = called ? csr_heal_map_find (c, CSR_MAP_FOREIGN_CALL, NULL, code + t.v[i].start,
+                                        t.v[e].end - t.v[i].start)
+                   : NULL;
+      if (m == NULL && e == i && !pt_tok_eq (&t, i + 1, "=")
+          && !(i > 0 && pt_tok_in (&t, i - 1, (const char *const[]){ "def", "class", NULL })))
+        m = csr_heal_map_find (c, CSR_MAP_FOREIGN_NAME, NULL, code + t.v[i].start,
+                               t.v[i].end - t.v[i].start);
       if (m == NULL || !unbound (d, v, code + t.v[i].start, t.v[i].end - t.v[i].start))
         continue;
-      rc = pt_edit_add (&ed, t.v[i].start, t.v[e].end, m->b, strlen (m->b));
+      rc = pt_edit_add (&ed, t.v[i].start,
+                        m->kind == CSR_MAP_FOREIGN_NAME ? t.v[i].end : t.v[e].end, m->b,
+                        strlen (m->b));
+      /* math.floor: math needs its import */
+      size_t root = strcspn (m->b, ".");
+      if (rc == 0 && m->b[root] == '.')
+        {
+          bool dup = false;
+          for (size_t k = 0; k < *n_imports; k++)
+            dup |= strlen ((*imports)[k]) == root && memcmp ((*imports)[k], m->b, root) == 0;
+          char **nv = dup ? *imports : realloc (*imports, (*n_imports + 1) * sizeof *nv);
+          if (nv == NULL)
+            rc = -1;
+          else if (!dup)
+            {
+              *imports = nv;
+              if ((nv[*n_imports] = strndup (m->b, root)) == NULL)
+                rc = -1;
+              else
+                (*n_imports)++;
+            }
+        }
     }
   if (rc == 0 && ed.n > 0 && (*out = pt_apply_edits (code, strlen (code), &ed)) == NULL)
     rc = -1;

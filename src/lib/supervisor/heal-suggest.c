@@ -47,6 +47,8 @@ unique_choice (const char *code, const char *name, const char *chosen, bool buil
 static int
 only_called_or_defined (const char *code, const char *name, const char *to)
 {
+  if (strcmp (to, "True") == 0 || strcmp (to, "False") == 0 || strcmp (to, "None") == 0)
+    return 1; /* true -> True: a constant, not a function used as a value */
   struct heal_uses u;
   if (heal_find_uses (code, to, strlen (to), &u) < 0)
     return -1;

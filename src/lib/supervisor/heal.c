@@ -69,6 +69,8 @@ csr_heal_local (const char *code, const struct csr_diagnosis *d, const struct cs
     [IMPORTS] = "missing-import",
   };
   bool applied[N_RULES] = { false };
+  char **more_names = NULL; /* modules foreign-call needs imported */
+  size_t n_more = 0;
   for (int r = 0; r < N_RULES; r++)
     {
       char *next = NULL;
@@ -85,7 +87,7 @@ csr_heal_local (const char *code, const struct csr_diagnosis *d, const struct cs
           rc = heal_methods (cur, d, c, &next);
           break;
         case CALL:
-          rc = heal_foreign_calls (cur, d, v, c, &next);
+          rc = heal_foreign_calls (cur, d, v, c, &next, &more_names, &n_more);
           break;
         case PY2:
           rc = heal_py2_idioms (cur, d, v, c, false, &next);
@@ -112,11 +114,39 @@ csr_heal_local (const char *code, const struct csr_diagnosis *d, const struct cs
           rc = heal_submodule (cur, d, c, &next);
           break;
         default:
-          rc = heal_imports (cur, d, v, c, rootfs_dir, &next);
+          if (n_more > 0)
+            {
+              /* the modules foreign-call's replacements use, as undefined
+               * names the gate would have reported */
+              size_t n = (v ? v->n_undefined : 0) + n_more;
+              struct csr_undefined_name *u = calloc (n, sizeof *u);
+              if (u == NULL)
+                {
+                  rc = -1;
+                  break;
+                }
+              for (size_t k = 0; v && k < v->n_undefined; k++)
+                u[k] = v->undefined[k];
+              for (size_t k = 0; k < n_more; k++)
+                u[n - n_more + k]
+                    = (struct csr_undefined_name){ more_names[k], 0, (char *)"attribute", NULL };
+              struct csr_gate_verdict w = { .outcome = CSR_GATE_BLOCKED };
+              w.undefined = u;
+              w.n_undefined = n;
+              rc = heal_imports (cur, d, &w, c, rootfs_dir, &next);
+              free (u);
+            }
+          else
+            rc = heal_imports (cur, d, v, c, rootfs_dir, &next);
           break;
         }
       if (rc < 0)
-        return csr_error_set (err, ENOMEM, "heal: %s: out of memory", ids_of[r]);
+        {
+          for (size_t k = 0; k < n_more; k++)
+            free (more_names[k]);
+          free (more_names);
+          return csr_error_set (err, ENOMEM, "heal: %s: out of memory", ids_of[r]);
+        }
       if (next != NULL && strcmp (next, cur) != 0)
         {
           free (cur);
@@ -128,6 +158,9 @@ csr_heal_local (const char *code, const struct csr_diagnosis *d, const struct cs
       else
         free (next);
     }
+  for (size_t k = 0; k < n_more; k++)
+    free (more_names[k]);
+  free (more_names);
   if (strcmp (cur, code) == 0)
     return 0;
   struct sb ids = { 0 };

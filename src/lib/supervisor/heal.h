@@ -51,7 +51,8 @@ enum csr_heal_map_kind
   CSR_MAP_PY2_MODULE,   /* module A of Python 2 is B (a dotted name) in Python 3 */
   CSR_MAP_METHOD,       /* on TYPE: .A -> B (".name", "len" or "in") */
   CSR_MAP_SUBMODULE,    /* A is a dotted submodule that needs its own import */
-  CSR_MAP_FOREIGN_CALL, /* another language's global function A(...) (dotted) is builtin B */
+  CSR_MAP_FOREIGN_CALL, /* another language's global function A(...) (dotted) is B (dotted) */
+  CSR_MAP_FOREIGN_NAME, /* another language's global value A is B (null -> None) */
   CSR_MAP_PACKAGE,      /* module A comes in Debian package B */
 };
 

@@ -451,7 +451,8 @@ policy_json (const struct csr_loop_opts *o, bool with_names, csr_error **err)
   static __thread char roots[64][32];
   size_t n_roots = 0;
   for (size_t i = 0; with_names && o->heal && i < o->heal->n_maps && n < 512 && n_roots < 64; i++)
-    if (o->heal->maps[i].kind == CSR_MAP_FOREIGN_CALL)
+    if (o->heal->maps[i].kind == CSR_MAP_FOREIGN_CALL
+        || o->heal->maps[i].kind == CSR_MAP_FOREIGN_NAME)
       {
         size_t l = strcspn (o->heal->maps[i].a, ".");
         if (l >= sizeof roots[0])
