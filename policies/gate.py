@@ -249,6 +249,110 @@ def _undefined(loads, bound, star):
     return sorted(out), None
 
 
+def _one_edit(a, b):
+    """Is B one edit from A: one character inserted, deleted, replaced, or
+    two neighbours swapped?"""
+    la, lb = len(a), len(b)
+    if a == b or abs(la - lb) > 1:
+        return False
+    i = 0
+    while i < min(la, lb) and a[i] == b[i]:
+        i += 1
+    if la == lb:
+        if a[i + 1 :] == b[i + 1 :]:
+            return True
+        return a[i + 2 :] == b[i + 2 :] and a[i] == b[i + 1] and a[i + 1] == b[i]
+    return a[i + 1 :] == b[i:] if la > lb else a[i:] == b[i + 1 :]
+
+
+def _visible(tree, name, cand):
+    """Is CAND bound where every use of NAME is: at module level (a global
+    statement counts), or in a function that encloses the use?  Class bodies
+    and comprehensions do not count (their names are not visible below)."""
+    import _ast as A
+
+    fn = (A.FunctionDef, A.AsyncFunctionDef, A.Lambda)
+    scopes = fn + (A.ClassDef, A.ListComp, A.SetComp, A.DictComp, A.GeneratorExp)
+
+    def binds(node):
+        """The names bound directly in scope NODE."""
+        out, stack = set(), list(getattr(node, "body", [])) if type(node) is not A.Lambda else [node.body]
+        a = getattr(node, "args", None)
+        if a is not None and type(node) is not A.ClassDef:
+            for x in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg]:
+                if x is not None:
+                    out.add(x.arg)
+        while stack:
+            n = stack.pop()
+            t = type(n)
+            if t is A.Name and type(n.ctx) is not A.Load:
+                out.add(n.id)
+            elif t is A.alias:
+                out.add(n.asname or n.name.partition(".")[0])
+            elif t in (A.Global, A.Nonlocal):
+                out.update(n.names)
+            elif t is A.ExceptHandler and n.name:
+                out.add(n.name)
+            if t in (A.FunctionDef, A.AsyncFunctionDef, A.ClassDef):
+                out.add(n.name)
+            if isinstance(n, scopes):
+                continue
+            for f in t._fields:
+                v = getattr(n, f, None)
+                if type(v) is list:
+                    stack += [x for x in v if isinstance(x, A.AST)]
+                elif isinstance(v, A.AST):
+                    stack.append(v)
+        return out
+
+    if cand in binds(tree):
+        return True
+    # Every use of NAME: the functions around it must bind CAND.
+    stack, memo = [(tree, ())], {}
+    while stack:
+        n, chain = stack.pop()
+        t = type(n)
+        if t is A.Name and n.id == name:
+            if not any(cand in memo.setdefault(id(f), binds(f)) for f in chain):
+                return False
+            continue
+        inner = chain + (n,) if isinstance(n, fn) else chain
+        for f in t._fields:
+            v = getattr(n, f, None)
+            if type(v) is list:
+                stack += [(x, inner) for x in v if isinstance(x, A.AST)]
+            elif isinstance(v, A.AST):
+                stack.append((v, inner))
+    return True
+
+
+def _suggest(tree, undefined, loads, bound, heal):
+    """{undefined name: the one name one edit away} for names the healer's
+    tables do not know: a defined name or a builtin, unique at that
+    distance, visible at every use.  Short names (under 4 characters) are
+    left alone: one edit turns too many of them into each other.  A builtin
+    that is not a class (or True, False, None) only for a name that is
+    always called (`sums` used as a value is no slip for the function
+    `sum`; `true` is one for True)."""
+    import builtins
+
+    known = bound.union(dir(builtins), _SITE_NAMES)
+    out = {}
+    for line, col, name, usage in undefined:
+        if name in heal or len(name) < 4 or name in out:
+            continue
+        near = [k for k in known if _one_edit(name, k)]
+        if len(near) != 1:
+            continue
+        k = near[0]
+        if k in bound:
+            if _visible(tree, name, k):
+                out[name] = k
+        elif k in ("True", "False", "None") or isinstance(getattr(builtins, k, None), type) or all(u == "call" for n, u in loads[name]):
+            out[name] = k
+    return out
+
+
 def _lines(src):
     """The source's lines as UTF-8 (the AST's columns count bytes of the
     decoded text in UTF-8): a snippet that declares another encoding (PEP 263,
@@ -326,10 +430,22 @@ def _check(p):
         if (p.excepts or p.calls) and p.needs_resolver(mentions, loads, bound, assigned):
             violations = _resolver()(p, tree, _lines(src))
         undefined, why = _undefined(loads, bound, star) if p.undefined else ([], None)
+        # Names one edit from exactly one defined name: blocked (so healed
+        # before anything runs) only when a healer follows (heal_names sent).
+        # A snippet that catches NameError or checks the Python version may
+        # mean a name to be missing (`try: unicode` / `if PY2: xrange`):
+        # neither these nor the heal names block it (it runs as it is).
+        guarded = "except NameError" in mentions or "version_info" in mentions
+        near = {}
+        if undefined and p.heal_names and not guarded:
+            near = _suggest(tree, undefined, loads, bound, p.heal_names)
         for line, col, name, usage in undefined or ():
-            if name in p.heal_names:
+            if name in p.heal_names and not guarded:
                 msg = "name '%s' is used but never defined or imported" % name
                 violations.append((line, col, p.undefined[0], _with(p.undefined, msg)))
+            elif name in near:
+                msg = "name '%s' is used but never defined; did you mean '%s' (one edit away)?" % (name, near[name])
+                violations.append((line, col, p.undefined[0], msg))
         # Some errors only show when compiling to bytecode ('return' outside
         # a function...): compile now, so check-only verdicts are right too.
         code = compile(tree, "snippet.py", "exec", 0, True)
@@ -338,6 +454,9 @@ def _check(p):
     except (RecursionError, MemoryError):
         return _blocked(deep), None, None
     undefined = [{"name": n, "line": line, "usage": u} for line, col, n, u in (undefined or ())[:_MAX_REPORTED]]
+    for u in undefined:
+        if u["name"] in near:
+            u["suggest"] = near[u["name"]]
     if violations:
         return _blocked(violations, undefined), None, None
     v = {"verdict": "pass", "violations": [], "undefined_names": undefined}
@@ -885,11 +1004,19 @@ class _Analysis:
                 msg = "bare `except:` catches every exception, even KeyboardInterrupt and SystemExit, and hides real errors"
                 self.violation(rule, h, msg)
                 continue
+            # A handler that ends with a bare `raise` hides nothing: it
+            # re-raises whatever it caught (after logging, cleaning up...).
+            last = h.body[-1] if h.body else None
+            if type(last).__name__ == "Raise" and last.exc is None:
+                continue
             for e in h.type.elts if type(h.type).__name__ == "Tuple" else [h.type]:
                 hit = [n for n in sorted(self.resolve(e, scope)) if n in self.excepts]
                 if hit:
                     msg = "`except %s` catches %s and all its subclasses, which hides real errors"
-                    self.violation(self.excepts[hit[0]], h, msg % (self.text(e) or hit[0], hit[0]))
+                    msg %= (self.text(e) or hit[0], hit[0])
+                    name = " as " + h.name if h.name else ""
+                    msg += "; write the narrower form, e.g. `except (ValueError, KeyError)%s:`, or end the handler with a bare `raise`" % name
+                    self.violation(self.excepts[hit[0]], h, msg)
                     break
 
 

@@ -463,4 +463,43 @@ case $got in
   *) not_ok "escapes" "$got" "$(cat "$d/verdict.json")" ;;
 esac
 
+# ------------------------------------------------ one-edit suggestions
+# With heal names (a healer follows), an undefined name one edit from exactly
+# one defined name or builtin blocks, with the suggestion in the verdict.
+d=$(snippet suggest <<'EOF'
+total = 3
+values = [1]
+def f(items):
+    result = 0
+    return reslt
+
+print(totl, lenn(valeus), caz, reslt)
+car = cat = 1
+EOF
+)
+gate "$d" "$(policy run=0 heal=math)"
+got=$(vget "$d" '(v["verdict"], sorted((u["name"], u.get("suggest")) for u in v["undefined_names"]), sorted((x["rule"], x["line"]) for x in v["violations"]))')
+want="('blocked', [('caz', None), ('lenn', 'len'), ('reslt', None), ('totl', 'total'), ('valeus', 'values')], [('undefined-name', 7), ('undefined-name', 7), ('undefined-name', 7)])"
+[ "$got" = "$want" ] && ok "one-edit suggestions: unique, visible at every use (caz: two candidates; reslt: not visible at module level)" \
+  || not_ok "one-edit suggestions" "got:  $got" "want: $want"
+gate "$d" "$CHECK"
+got=$(vget "$d" '(v["verdict"], [u.get("suggest") for u in v["undefined_names"]])')
+[ "$got" = "('pass', [None, None, None, None, None])" ] && ok "no heal names: suggestions neither block nor show" \
+  || not_ok "suggestions without heal names" "$got"
+
+# A snippet that catches NameError or checks the Python version may mean a
+# name to be missing: neither heal names nor suggestions block it.
+d=$(snippet guarded <<'EOF'
+import sys
+if sys.version_info[0] < 3:
+    rng = xrange
+    print(totl)
+total = 1
+EOF
+)
+gate "$d" "$(policy run=0 heal=xrange)"
+got=$(vget "$d" '(v["verdict"], sorted(u["name"] for u in v["undefined_names"]), [u.get("suggest") for u in v["undefined_names"]])')
+[ "$got" = "('pass', ['totl', 'xrange'], [None, None])" ] && ok "a version check: undefined names reported, nothing blocks" \
+  || not_ok "a version check does not block" "$got"
+
 done_testing

@@ -42,6 +42,11 @@ TestSuite (missing_import, .init = setup, .fini = teardown);
 TestSuite (str_concat, .init = setup, .fini = teardown);
 TestSuite (py2_print, .init = setup, .fini = teardown);
 TestSuite (heal, .init = setup, .fini = teardown);
+TestSuite (did_you_mean, .init = setup, .fini = teardown);
+TestSuite (py2_idioms, .init = setup, .fini = teardown);
+TestSuite (foreign_method, .init = setup, .fini = teardown);
+TestSuite (pasted_code, .init = setup, .fini = teardown);
+TestSuite (submodule_import, .init = setup, .fini = teardown);
 
 /* Create ROOTFS/REL (a directory when REL ends with '/', else a file). */
 static void
@@ -101,7 +106,7 @@ check_diff_applies (const char *a, const char *b, const char *diff)
 
 struct undef
 {
-  const char *name, *usage;
+  const char *name, *usage, *suggest;
 };
 
 /* Heal CODE after a failure TYPE: MSG at LINE (TYPE NULL: no diagnosis),
@@ -115,11 +120,13 @@ check_full (const char *code, const char *type, const char *msg, int line,
   struct csr_undefined_name names[16];
   struct csr_gate_verdict v;
   memset (&v, 0, sizeof v);
-  v.outcome = CSR_GATE_PASS;
+  /* the gate blocks on the names the healer knows (and on its suggestions) */
+  v.outcome = CSR_GATE_BLOCKED;
   v.undefined = names;
   for (size_t i = 0; undef && undef[i].name; i++)
     {
-      names[i] = (struct csr_undefined_name){ (char *)undef[i].name, 1, (char *)undef[i].usage };
+      names[i] = (struct csr_undefined_name){ (char *)undef[i].name, 1, (char *)undef[i].usage,
+                                              (char *)undef[i].suggest };
       v.n_undefined++;
     }
   struct csr_patch p;
@@ -311,8 +318,9 @@ Test (missing_import, all_names_in_one_patch_in_table_order)
                      "words = Counter(sys.argv)\n"
                      "groups = defaultdict(list)\n"
                      "print(math.floor(2.5), foo, np.zeros(3))\n";
-  struct undef u[] = { { "defaultdict", "call" }, { "foo", "name" },     { "math", "attribute" },
-                       { "np", "attribute" },     { "Counter", "call" }, { NULL, NULL } };
+  struct undef u[] = { { "defaultdict", "call", NULL }, { "foo", "name", NULL },
+                       { "math", "attribute", NULL },   { "np", "attribute", NULL },
+                       { "Counter", "call", NULL },     { NULL, NULL, NULL } };
   /* np: no numpy in the (missing) rootfs; foo: no entry, never a placeholder. */
   check_full (code, "NameError", NAMEERR ("Counter"), 3, u, NULL,
               "import math\n"
@@ -329,7 +337,8 @@ Test (missing_import, all_names_in_one_patch_in_table_order)
 Test (missing_import, no_entry_no_patch)
 {
   check ("print(undefined_thing)\n", "NameError", NAMEERR ("undefined_thing"), 1, NULL, NULL);
-  struct undef u[] = { { "helper", "call" }, { "config", "attribute" }, { NULL, NULL } };
+  struct undef u[]
+      = { { "helper", "call", NULL }, { "config", "attribute", NULL }, { NULL, NULL, NULL } };
   check_full ("helper(config.x)\n", "NameError", NAMEERR ("helper"), 1, u, NULL, NULL, NULL);
   /* e is too ambiguous to be math.e; a bare undefined "string" is a bug. */
   check ("print(e)\n", "NameError", NAMEERR ("e"), 1, NULL, NULL);
@@ -360,7 +369,8 @@ Test (missing_import, never_duplicated)
          "from collections import Counter\nfrom collections import Counter as C\nx = Counter()\n",
          "missing-import");
   /* The gate and the traceback name the same missing module: one line. */
-  struct undef u[] = { { "math", "attribute" }, { "math", "attribute" }, { NULL, NULL } };
+  struct undef u[]
+      = { { "math", "attribute", NULL }, { "math", "attribute", NULL }, { NULL, NULL, NULL } };
   check_full ("print(math.pi)\n", "NameError", NAMEERR ("math"), 1, u, NULL,
               "import math\nprint(math.pi)\n", "missing-import");
 }
@@ -427,18 +437,20 @@ Test (missing_import, usage_decides)
   check ("print(sqrt(x), f(sqrt=1))\n", "NameError", NAMEERR ("sqrt"), 1,
          "from math import sqrt\nprint(sqrt(x), f(sqrt=1))\n", "missing-import");
   /* Only the gate knows how it is used (the scan sees nothing). */
-  struct undef u[] = { { "math", "attribute" }, { NULL, NULL } };
+  struct undef u[] = { { "math", "attribute", NULL }, { NULL, NULL, NULL } };
   check_full ("exec_later = 1\n", NULL, NULL, 0, u, NULL, "import math\nexec_later = 1\n",
               "missing-import");
-  struct undef w[] = { { "datetime", "attribute" }, { NULL, NULL } };
+  struct undef w[] = { { "datetime", "attribute", NULL }, { NULL, NULL, NULL } };
   check_full ("pass\n", NULL, NULL, 0, w, NULL, NULL, NULL);
 }
 
 Test (missing_import, third_party_only_when_in_rootfs)
 {
   const char *code = "a = np.array([1, 2])\ndf = pd.DataFrame()\nplt.plot(a)\n";
-  struct undef u[]
-      = { { "np", "attribute" }, { "pd", "attribute" }, { "plt", "attribute" }, { NULL, NULL } };
+  struct undef u[] = { { "np", "attribute", NULL },
+                       { "pd", "attribute", NULL },
+                       { "plt", "attribute", NULL },
+                       { NULL, NULL, NULL } };
   check_full (code, NULL, NULL, 0, u, NULL, NULL, NULL);
   check_full (code, NULL, NULL, 0, u, rootfs, NULL, NULL);
   /* Something else with the name is not the module. */
@@ -450,8 +462,10 @@ Test (missing_import, third_party_only_when_in_rootfs)
 Test (missing_import, third_party_paths)
 {
   const char *code = "a = np.array([1, 2])\ndf = pd.DataFrame()\nplt.plot(a)\n";
-  struct undef u[]
-      = { { "np", "attribute" }, { "pd", "attribute" }, { "plt", "attribute" }, { NULL, NULL } };
+  struct undef u[] = { { "np", "attribute", NULL },
+                       { "pd", "attribute", NULL },
+                       { "plt", "attribute", NULL },
+                       { NULL, NULL, NULL } };
   make_in_rootfs ("usr/lib/python3/dist-packages/numpy/");
   check_full (code, "NameError", NAMEERR ("np"), 1, u, rootfs,
               "import numpy as np\na = np.array([1, 2])\ndf = pd.DataFrame()\nplt.plot(a)\n",
@@ -513,7 +527,7 @@ Test (missing_import, placement)
   check ("f'{math.pi}'\n", "NameError", NAMEERR ("math"), 1, "import math\nf'{math.pi}'\n",
          "missing-import");
   /* No newline at the end of the docstring line. */
-  struct undef u[] = { { "math", "attribute" }, { NULL, NULL } };
+  struct undef u[] = { { "math", "attribute", NULL }, { NULL, NULL, NULL } };
   check_full ("\"\"\"Doc.\"\"\"", NULL, NULL, 0, u, NULL, "\"\"\"Doc.\"\"\"\nimport math\n",
               "missing-import");
   /* The rest of the file stays byte-identical (tabs, CRLF, trailing spaces). */
@@ -678,7 +692,7 @@ Test (py2_print, triggers)
 Test (heal, rules_together)
 {
   /* The gate's undefined names and a str-concat TypeError: one patch. */
-  struct undef u[] = { { "math", "attribute" }, { NULL, NULL } };
+  struct undef u[] = { { "math", "attribute", NULL }, { NULL, NULL, NULL } };
   check_full ("\"\"\"Doc.\"\"\"\nr = math.sqrt(16)\nprint(\"r=\" + r)\n", "TypeError",
               CONCAT ("float"), 3, u, NULL,
               "\"\"\"Doc.\"\"\"\nimport math\nr = math.sqrt(16)\nprint(\"r=\" + str(r))\n",
@@ -695,4 +709,362 @@ Test (heal, null_inputs)
   csr_patch_release (&p);
   csr_patch_release (NULL);
   cr_assert_null (err);
+}
+
+/* ------------------------------------------------------- did-you-mean */
+
+/* CODE failed with TYPE: MSG at LINE; the gate's verdict (a syntax error when
+ * SYNTAX) lists UNDEF. */
+static void
+check_v (const char *code, const char *type, const char *msg, int line, const struct undef *undef,
+         bool syntax, const char *want, const char *rules)
+{
+  if (!syntax)
+    {
+      check_full (code, type, msg, line, undef, NULL, want, rules);
+      return;
+    }
+  struct csr_diagnosis d = { (char *)type, (char *)msg, line, NULL };
+  struct csr_gate_verdict v;
+  memset (&v, 0, sizeof v);
+  v.outcome = CSR_GATE_SYNTAX_ERROR;
+  v.message = (char *)msg;
+  struct csr_patch p;
+  csr_error *err = NULL;
+  int rc = csr_heal_local (code, &d, &v, &conf, NULL, &p, &err);
+  cr_assert_geq (rc, 0);
+  if (want == NULL)
+    {
+      cr_assert_eq (rc, 0, "unexpected patch (%s):\n%s", p.rules, p.code);
+      return;
+    }
+  cr_assert_eq (rc, 1, "no patch for:\n%s", code);
+  cr_assert_str_eq (p.code, want, "got:\n%s\nwanted:\n%s", p.code, want);
+  cr_assert_str_eq (p.rules, rules);
+  check_diff_applies (code, want, p.diff);
+  csr_patch_release (&p);
+}
+
+Test (did_you_mean, gate_suggestion_renames_every_use)
+{
+  const struct undef u[] = { { "totl", "name", "total" }, { NULL, NULL, NULL } };
+  check_full ("total = 3\nprint(totl + 1, f\"{totl}\", 'totl')  # totl\nx.totl = 1\n", NULL, NULL,
+              0, u, NULL, "total = 3\nprint(total + 1, f\"{total}\", 'totl')  # totl\nx.totl = 1\n",
+              "did-you-mean");
+}
+
+Test (did_you_mean, gate_suggestion_with_missing_import)
+{
+  const struct undef u[]
+      = { { "math", "attribute", NULL }, { "valeus", "name", "values" }, { NULL, NULL, NULL } };
+  check_full ("values = [1]\nprint(math.sqrt(4), len(valeus))\n", NULL, NULL, 0, u, NULL,
+              "import math\nvalues = [1]\nprint(math.sqrt(4), len(values))\n",
+              "missing-import,did-you-mean");
+}
+
+Test (did_you_mean, keyword_argument_is_not_renamed)
+{
+  const struct undef u[] = { { "totl", "name", "total" }, { NULL, NULL, NULL } };
+  check_full ("total = 1\nf(totl=totl)\n", NULL, NULL, 0, u, NULL, NULL, NULL);
+}
+
+Test (did_you_mean, python_nameerror)
+{
+  const struct undef u[] = { { "nubmers", "name", NULL }, { NULL, NULL, NULL } };
+  check_full ("numbers = [1]\nprint(nubmers)\n", "NameError",
+              "name 'nubmers' is not defined. Did you mean: 'numbers'?", 2, u, NULL,
+              "numbers = [1]\nprint(numbers)\n", "did-you-mean");
+}
+
+Test (did_you_mean, nameerror_of_a_bound_name_is_left)
+{
+  /* not in the gate's undefined names: bound somewhere (another scope) */
+  check_full ("def f():\n    result = 1\nprint(reslt)\n", "NameError",
+              "name 'reslt' is not defined. Did you mean: 'result'?", 3, NULL, NULL, NULL, NULL);
+}
+
+Test (did_you_mean, ambiguous_is_left)
+{
+  const struct undef u[] = { { "vals", "name", NULL }, { NULL, NULL, NULL } };
+  check_full ("val = 1\nvalx = 2\nprint(vals)\n", "NameError",
+              "name 'vals' is not defined. Did you mean: 'val'?", 3, u, NULL, NULL, NULL);
+}
+
+Test (did_you_mean, attribute)
+{
+  check ("import math\nprint(math.sqr(4), math.sqr(9))\n", "AttributeError",
+         "module 'math' has no attribute 'sqr'. Did you mean: 'sqrt'?", 2,
+         "import math\nprint(math.sqrt(4), math.sqrt(9))\n", "did-you-mean");
+  /* sqr is also a plain name: not only an attribute slip */
+  check ("sqr = 2\nimport math\nprint(math.sqr(4))\n", "AttributeError",
+         "module 'math' has no attribute 'sqr'. Did you mean: 'sqrt'?", 3, NULL, NULL);
+}
+
+Test (did_you_mean, importerror)
+{
+  check ("from collections import defaultdic\nd = defaultdic(int)\n", "ImportError",
+         "cannot import name 'defaultdic' from 'collections' (/usr/lib/python3.12/collections/"
+         "__init__.py). Did you mean: 'defaultdict'?",
+         1, "from collections import defaultdict\nd = defaultdict(int)\n", "did-you-mean");
+}
+
+/* ---------------------------------------------------------- py2-idioms */
+
+Test (py2_idioms, names_from_the_gate)
+{
+  const struct undef u[] = { { "xrange", "call", NULL }, { NULL, NULL, NULL } };
+  check_full ("for i in xrange(3):\n    s = 'xrange'\n", NULL, NULL, 0, u, NULL,
+              "for i in range(3):\n    s = 'xrange'\n", "py2-idioms");
+}
+
+Test (py2_idioms, syntax_and_print_in_one_patch)
+{
+  check_v ("try:\n    x = 1\nexcept ValueError, e:\n    print 'bad', e\nprint 0777, 1 <> 2, `x`, "
+           "'<> `y` 0777'\n",
+           "SyntaxError", "multiple exception types must be parenthesized", 3, NULL, true,
+           "try:\n    x = 1\nexcept ValueError as e:\n    print('bad', e)\nprint(0o777, 1 != 2, "
+           "repr(x), '<> `y` 0777')\n",
+           "py2-idioms,py2-print");
+}
+
+Test (py2_idioms, print_statement_brings_the_rest)
+{
+  check_v ("for i in xrange(2):\n    print i\n", "SyntaxError", PRINT_MSG, 2, NULL, true,
+           "for i in range(2):\n    print(i)\n", "py2-idioms,py2-print");
+}
+
+Test (py2_idioms, dict_methods)
+{
+  check ("d = {}\nfor k, v in d.iteritems():\n    pass\nif d.has_key(k) or not x.y.has_key(1):\n"
+         "    print(d.keys()[0])\n",
+         "AttributeError", "'dict' object has no attribute 'iteritems'", 2,
+         "d = {}\nfor k, v in d.items():\n    pass\nif (k in d) or not (1 in x.y):\n"
+         "    print(list(d.keys())[0])\n",
+         "py2-idioms");
+}
+
+Test (py2_idioms, string_module)
+{
+  check ("import string\nprint(string.join(['a', 'b'], '-'), string.join(x), string.letters)\n",
+         "AttributeError", "module 'string' has no attribute 'join'", 2,
+         "import string\nprint('-'.join(['a', 'b']), \" \".join(x), string.ascii_letters)\n",
+         "py2-idioms");
+}
+
+Test (py2_idioms, own_method_is_left)
+{
+  check ("class D:\n    def iteritems(self):\n        return []\nD().iteritems()\n",
+         "AttributeError", "'dict' object has no attribute 'iteritems'", 4, NULL, NULL);
+}
+
+/* ------------------------------------------------------ foreign-method */
+
+Test (foreign_method, list_and_str)
+{
+  check ("x = [1]\nx.push(2)\n", "AttributeError", "'list' object has no attribute 'push'", 2,
+         "x = [1]\nx.append(2)\n", "foreign-method");
+  check ("s = 'a'\nprint(s.toUpperCase(), s.startsWith('a'), s.includes('b'), s.length)\n",
+         "AttributeError", "'str' object has no attribute 'toUpperCase'", 2,
+         "s = 'a'\nprint(s.upper(), s.startswith('a'), ('b' in s), len(s))\n", "foreign-method");
+  check ("print(a.b[0].length)\n", "AttributeError", "'list' object has no attribute 'length'", 1,
+         "print(len(a.b[0]))\n", "foreign-method");
+}
+
+Test (foreign_method, only_when_the_type_is_named)
+{
+  check ("x.push(2)\n", "AttributeError", "'Stack' object has no attribute 'push'", 1, NULL, NULL);
+  /* two objects on the line: which one failed is not known */
+  check ("a.push(b.push(3))\n", "AttributeError", "'list' object has no attribute 'push'", 1, NULL,
+         NULL);
+  /* other lines are left */
+  check ("x.push(1)\ny.push(2)\n", "AttributeError", "'list' object has no attribute 'push'", 2,
+         "x.push(1)\ny.append(2)\n", "foreign-method");
+}
+
+/* --------------------------------------------------------- pasted-code */
+
+Test (pasted_code, fence_repl_indent_tabs)
+{
+  check_v ("Here:\n```python\nprint(1)\n```\nDone.\n", "SyntaxError", "invalid syntax", 1, NULL,
+           true, "print(1)\n", "pasted-code");
+  check_v ("```\nx = 1\n```\n```\ny\n```\n", "SyntaxError", "invalid syntax", 1, NULL, true, NULL,
+           NULL);
+  check_v (">>> for i in range(2):\n...     print(i)\n...\n0\n1\n", "SyntaxError", "invalid syntax",
+           1, NULL, true, "for i in range(2):\n    print(i)\n\n", "pasted-code");
+  check_v ("    x = 1\n\n    if x:\n        print(x)\n", "IndentationError", "unexpected indent", 1,
+           NULL, true, "x = 1\n\nif x:\n    print(x)\n", "pasted-code");
+  check_v ("if x:\n    a = 1\n\tb = 2\n", "TabError",
+           "inconsistent use of tabs and spaces in indentation", 3, NULL, true,
+           "if x:\n    a = 1\n    b = 2\n", "pasted-code");
+}
+
+/* ---------------------------------------------------- submodule-import */
+
+Test (submodule_import, xml_etree)
+{
+  check ("import xml\nr = xml.etree.ElementTree.fromstring(s)\nt = "
+         "xml.etree.ElementTree.tostring(r)\n",
+         "AttributeError", "module 'xml' has no attribute 'etree'", 2,
+         "import xml\nimport xml.etree.ElementTree\nr = xml.etree.ElementTree.fromstring(s)\n"
+         "t = xml.etree.ElementTree.tostring(r)\n",
+         "submodule-import");
+  check ("r = xml.etree.ElementTree.fromstring(s)\n", "AttributeError",
+         "module 'xml' has no attribute 'etree'", 1, NULL, NULL);
+}
+
+Test (heal_conf, tables)
+{
+  const struct csr_heal_map *m = csr_heal_map_find (&conf, CSR_MAP_METHOD, "list", "push", 4);
+  cr_assert_not_null (m);
+  cr_assert_str_eq (m->b, ".append");
+  m = csr_heal_map_find (&conf, CSR_MAP_PY2_NAME, NULL, "xrange", 6);
+  cr_assert_not_null (m);
+  cr_assert_str_eq (m->b, "range");
+  struct csr_heal_conf c;
+  csr_error *err = NULL;
+  cr_assert_eq (csr_heal_conf_parse ("method: list push\n", 18, &c, &err), -1);
+  cr_assert (strstr (csr_error_text (err), "line 1") != NULL);
+  csr_error_freep (&err);
+  cr_assert_eq (csr_heal_conf_parse ("bogus: a b\n", 11, &c, &err), -1);
+  csr_error_freep (&err);
+  cr_assert_eq (csr_heal_conf_parse ("submodule: xml\n", 15, &c, &err), -1);
+  csr_error_freep (&err);
+}
+
+Test (py2_idioms, numbers_raise_and_modules)
+{
+  check_v (
+      "import ConfigParser, Queue as Q\nfrom StringIO import StringIO\nx = 10L + 0777L + 0xffL\n"
+      "if x < 0:\n    raise ValueError, 'neg'\nprint 0.5, 1e5, 0, 0o7, '10L'\n",
+      "SyntaxError", "invalid decimal literal", 3, NULL, true,
+      "import configparser as ConfigParser, queue as Q\nfrom io import StringIO\n"
+      "x = 10 + 0o777 + 0xff\nif x < 0:\n    raise ValueError('neg')\n"
+      "print(0.5, 1e5, 0, 0o7, '10L')\n",
+      "py2-idioms,py2-print");
+  /* three-argument raise: left */
+  check_v ("raise E, 'm', tb\n", "SyntaxError", "invalid syntax", 1, NULL, true, NULL, NULL);
+}
+
+Test (py2_idioms, module_not_found)
+{
+  check ("import urlparse\nprint(urlparse.urlparse(u).path)\n", "ModuleNotFoundError",
+         "No module named 'urlparse'", 1,
+         "import urllib.parse as urlparse\nprint(urlparse.urlparse(u).path)\n", "py2-idioms");
+  check ("import urllib2\n", "ModuleNotFoundError", "No module named 'urllib2'", 1, NULL, NULL);
+}
+
+Test (py2_idioms, string_functions_and_attrs)
+{
+  check (
+      "import string, sys\nprint(string.upper(s), string.replace(a + b, 'x', 'y'), sys.maxint)\n",
+      "AttributeError", "module 'string' has no attribute 'upper'", 2,
+      "import string, sys\nprint(s.upper(), (a + b).replace('x', 'y'), sys.maxsize)\n",
+      "py2-idioms");
+  check ("print(map(str, xs)[0], zip(a, b)[1:])\n", "TypeError",
+         "'map' object is not subscriptable", 1,
+         "print(list(map(str, xs))[0], list(zip(a, b))[1:])\n", "py2-idioms");
+}
+
+Test (foreign_method, join)
+{
+  check ("print(words.join(', '), words.join(sep + sep))\n", "AttributeError",
+         "'list' object has no attribute 'join'", 1,
+         "print(', '.join(words), (sep + sep).join(words))\n", "foreign-method");
+}
+
+Test (did_you_mean, rivals)
+{
+  /* another attribute of the snippet as close: no fix */
+  check ("class A:\n    def __init__(self):\n        self.value = 1\n        self.valve = 2\n"
+         "print(A().vale)\n",
+         "AttributeError", "'A' object has no attribute 'vale'. Did you mean: 'value'?", 5, NULL,
+         NULL);
+  /* a plain name near an attribute is no rival (str vs sqr) */
+  check ("import math\nprint(str(math.sqr(4)))\n", "AttributeError",
+         "module 'math' has no attribute 'sqr'. Did you mean: 'sqrt'?", 2,
+         "import math\nprint(str(math.sqrt(4)))\n", "did-you-mean");
+  /* a builtin as close as the suggestion (sum vs sums): no fix */
+  const struct undef u[] = { { "sumx", "call", NULL }, { NULL, NULL, NULL } };
+  check_full ("sums = lambda x: x\nprint(sumx(1))\n", "NameError",
+              "name 'sumx' is not defined. Did you mean: 'sums'?", 2, u, NULL, NULL, NULL);
+}
+
+Test (py2_idioms, gate_names_only_when_blocked)
+{
+  /* the gate passed (the name sits in a branch that did not run) and the
+   * attempt failed for another reason: no rename */
+  struct csr_diagnosis d = { "ZeroDivisionError", "division by zero", 3, NULL };
+  struct csr_undefined_name names[1] = { { "xrange", 2, "call", NULL } };
+  struct csr_gate_verdict v;
+  memset (&v, 0, sizeof v);
+  v.outcome = CSR_GATE_PASS;
+  v.undefined = names;
+  v.n_undefined = 1;
+  struct csr_patch p;
+  csr_error *err = NULL;
+  cr_assert_eq (
+      csr_heal_local ("if False:\n    xrange(1)\nprint(1 / 0)\n", &d, &v, &conf, NULL, &p, &err),
+      0);
+  v.outcome = CSR_GATE_BLOCKED;
+  cr_assert_eq (
+      csr_heal_local ("if False:\n    xrange(1)\nprint(1 / 0)\n", &d, &v, &conf, NULL, &p, &err),
+      1);
+  cr_assert_str_eq (p.code, "if False:\n    range(1)\nprint(1 / 0)\n");
+  csr_patch_release (&p);
+}
+
+Test (foreign_method, str_not_equals)
+{
+  check ("print('n=' + n.toString(), n.toString(16))\n", "AttributeError",
+         "'int' object has no attribute 'toString'", 1, "print('n=' + str(n), n.toString(16))\n",
+         "foreign-method");
+  check ("if s.equals('a') or s.isEmpty():\n    pass\n", "AttributeError",
+         "'str' object has no attribute 'equals'", 1, "if (s == 'a') or (not s):\n    pass\n",
+         "foreign-method");
+}
+
+Test (foreign_method, foreign_calls)
+{
+  const struct undef u[]
+      = { { "console", "attribute", NULL }, { "parseInt", "call", NULL }, { NULL, NULL, NULL } };
+  check_full ("console.log(parseInt('4'), 'console.log')\nx.console.log(1)\n", NULL, NULL, 0, u,
+              NULL, "print(int('4'), 'console.log')\nx.console.log(1)\n", "foreign-call");
+  /* console is the snippet's own (not reported by the gate): left */
+  check_full ("console.log(1)\n", NULL, NULL, 0, NULL, NULL, NULL, NULL);
+  const struct undef w[]
+      = { { "Math", "attribute", NULL }, { "null", "name", NULL }, { NULL, NULL, NULL } };
+  check_full ("x = Math.floor(y) if y is not null else null\n", NULL, NULL, 0, w, NULL,
+              "import math\nx = math.floor(y) if y is not None else None\n",
+              "missing-import,foreign-call");
+}
+
+Test (foreign_method, line_not_in_the_code)
+{
+  check ("x.push(1)\n", "AttributeError", "'list' object has no attribute 'push'", 40, NULL, NULL);
+}
+
+Test (foreign_method, a_name_bound_once_on_every_line)
+{
+  check ("names = []\nnames.push('a')\nnames.push('b')\nprint(names.length, other.length)\n",
+         "AttributeError", "'list' object has no attribute 'push'", 2,
+         "names = []\nnames.append('a')\nnames.append('b')\nprint(len(names), other.length)\n",
+         "foreign-method");
+  /* bound twice, or a parameter: only the failing line */
+  check ("xs = []\nxs.push(1)\nxs = Stack()\nxs.push(2)\n", "AttributeError",
+         "'list' object has no attribute 'push'", 2,
+         "xs = []\nxs.append(1)\nxs = Stack()\nxs.push(2)\n", "foreign-method");
+  check ("def f(xs):\n    xs.push(1)\nxs = []\nxs.push(2)\n", "AttributeError",
+         "'list' object has no attribute 'push'", 4,
+         "def f(xs):\n    xs.push(1)\nxs = []\nxs.append(2)\n", "foreign-method");
+  check ("a, xs = 1, []\nxs.push(1)\nxs.push(2)\n", "AttributeError",
+         "'list' object has no attribute 'push'", 2, "a, xs = 1, []\nxs.append(1)\nxs.push(2)\n",
+         "foreign-method");
+}
+
+Test (foreign_method, map_filter_index)
+{
+  check ("print(xs.map(f), xs.filter(lambda x: x > 1), xs.get(0), xs.len())\n", "AttributeError",
+         "'list' object has no attribute 'map'", 1,
+         "print(list(map(f, xs)), list(filter(lambda x: x > 1, xs)), xs[0], len(xs))\n",
+         "foreign-method");
 }

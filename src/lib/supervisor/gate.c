@@ -574,6 +574,7 @@ csr_gate_verdict_release (struct csr_gate_verdict *v)
     {
       free (v->undefined[i].name);
       free (v->undefined[i].usage);
+      free (v->undefined[i].suggest);
     }
   free (v->undefined);
   free (v->message);
@@ -672,7 +673,8 @@ parse_undefined (yajl_val arr, struct csr_gate_verdict *v, struct problem *pb)
         return fail (pb, "%s is not an object", what);
       if (!get_str (o, "name", false, &x->name, what, pb)
           || !get_int (o, "line", &x->line, what, pb)
-          || !get_str (o, "usage", false, &x->usage, what, pb))
+          || !get_str (o, "usage", false, &x->usage, what, pb)
+          || !get_str (o, "suggest", true, &x->suggest, what, pb))
         return false;
       if (strcmp (x->usage, "attribute") != 0 && strcmp (x->usage, "call") != 0
           && strcmp (x->usage, "name") != 0)

@@ -71,7 +71,8 @@ void csr_gate_policy_release (struct csr_gate_policy *p);
  *   {"verdict":"pass"|"blocked"|"syntax_error"|"error",
  *    "violations":[{"rule":..,"line":..,"col":..,"message":..}],
  *    "syntax_error":{"line":..,"col":..,"message":..,"text":..|null}  (syntax_error only)
- *    "undefined_names":[{"name":..,"line":..,"usage":"attribute"|"call"|"name"}],
+ *    "undefined_names":[{"name":..,"line":..,"usage":"attribute"|"call"|"name",
+ *                        "suggest":..  (optional: the one name one edit away)}],
  *    "message":..  ("error" only: why the gate could not decide)}
  * Unknown extra fields are ignored. */
 enum csr_gate_outcome
@@ -95,6 +96,9 @@ struct csr_undefined_name
   char *name;
   int line;
   char *usage; /* "attribute" (used as X.attr), "call" (X(...)), "name" (anything else) */
+  /* The one defined name (or builtin) one edit away, visible at every use
+   * (the gate's "suggest"; NULL when there is none or more than one). */
+  char *suggest;
 };
 
 struct csr_gate_verdict

@@ -268,6 +268,190 @@ parse_entry (const char *s, size_t n, struct csr_heal_import *im, const char **w
   return 0;
 }
 
+/* ------------------------------------------------- the KIND: tables */
+
+static const struct
+{
+  const char *name;
+  enum csr_heal_map_kind kind;
+  int fields; /* words after the KIND */
+} map_kinds[] = {
+  { "py2-name:", CSR_MAP_PY2_NAME, 2 },
+  { "py2-method:", CSR_MAP_PY2_METHOD, 2 },
+  { "py2-attr:", CSR_MAP_PY2_ATTR, 3 },
+  { "py2-module:", CSR_MAP_PY2_MODULE, 2 },
+  { "method:", CSR_MAP_METHOD, 3 },
+  { "submodule:", CSR_MAP_SUBMODULE, 1 },
+  { "foreign-call:", CSR_MAP_FOREIGN_CALL, 2 },
+  { "foreign-name:", CSR_MAP_FOREIGN_NAME, 2 },
+};
+
+/* A dotted name: identifiers joined by single dots. */
+static bool
+valid_dotted (const char *s, size_t n, size_t min_parts)
+{
+  size_t parts = 0, i = 0;
+  while (i <= n)
+    {
+      size_t j = i;
+      while (j < n && s[j] != '.')
+        j++;
+      if (!heal_valid_identifier (s + i, j - i))
+        return false;
+      parts++;
+      i = j + 1;
+    }
+  return parts >= min_parts;
+}
+
+static void
+map_release (struct csr_heal_map *m)
+{
+  free (m->type);
+  free (m->a);
+  free (m->b);
+  memset (m, 0, sizeof *m);
+}
+
+/* A line "KIND: WORD...".  Returns 1 when it is one (parsed into M, or -1
+ * with *WHY), 0 when the line is an import entry. */
+static int
+parse_map (const char *s, size_t n, struct csr_heal_map *m, const char **why)
+{
+  size_t k = 0;
+  while (k < n && !isspace ((unsigned char)s[k]))
+    k++;
+  if (k == 0 || s[k - 1] != ':')
+    return 0;
+  memset (m, 0, sizeof *m);
+  size_t which = 0;
+  while (which < sizeof map_kinds / sizeof map_kinds[0]
+         && !(strlen (map_kinds[which].name) == k && memcmp (map_kinds[which].name, s, k) == 0))
+    which++;
+  if (which == sizeof map_kinds / sizeof map_kinds[0])
+    {
+      *why = "unknown table (py2-name:, py2-method:, py2-attr:, py2-module:, method:, "
+             "foreign-call:, foreign-name:, submodule:, package:)";
+      return -1;
+    }
+  m->kind = map_kinds[which].kind;
+  const char *w[4];
+  size_t wl[4];
+  int nw = 0;
+  for (size_t i = k; i < n;)
+    {
+      while (i < n && isspace ((unsigned char)s[i]))
+        i++;
+      if (i == n)
+        break;
+      size_t e = i;
+      while (e < n && !isspace ((unsigned char)s[e]))
+        e++;
+      if (nw == 4)
+        nw++;
+      if (nw > 4)
+        break;
+      w[nw] = s + i;
+      wl[nw++] = e - i;
+      i = e;
+    }
+  if (nw != map_kinds[which].fields)
+    {
+      *why = "wrong number of words for this table";
+      return -1;
+    }
+  bool ok;
+  switch (m->kind)
+    {
+    case CSR_MAP_METHOD:
+      ok = heal_valid_identifier (w[0], wl[0]) && heal_valid_identifier (w[1], wl[1])
+           && ((wl[2] > 1 && w[2][0] == '.' && heal_valid_identifier (w[2] + 1, wl[2] - 1))
+               || (wl[2] == 3 && memcmp (w[2], "len", 3) == 0)
+               || (wl[2] == 2 && memcmp (w[2], "in", 2) == 0)
+               || (wl[2] == 4 && memcmp (w[2], "join", 4) == 0)
+               || (wl[2] == 3 && memcmp (w[2], "str", 3) == 0)
+               || (wl[2] == 3 && memcmp (w[2], "not", 3) == 0)
+               || (wl[2] == 2 && memcmp (w[2], "==", 2) == 0)
+               || (wl[2] == 3 && memcmp (w[2], "map", 3) == 0)
+               || (wl[2] == 6 && memcmp (w[2], "filter", 6) == 0)
+               || (wl[2] == 2 && memcmp (w[2], "[]", 2) == 0));
+      if (!ok)
+        *why = "method: wants TYPE ATTR and .NAME, len, in, join, str, not, ==, map, filter or []";
+      break;
+    case CSR_MAP_PY2_ATTR:
+      ok = heal_valid_identifier (w[0], wl[0]) && heal_valid_identifier (w[1], wl[1])
+           && heal_valid_identifier (w[2], wl[2]);
+      if (!ok)
+        *why = "py2-attr: wants MODULE OLD NEW";
+      break;
+    case CSR_MAP_PY2_MODULE:
+      ok = heal_valid_identifier (w[0], wl[0]) && valid_dotted (w[1], wl[1], 1);
+      if (!ok)
+        *why = "py2-module: wants OLD and a (dotted) module name";
+      break;
+    case CSR_MAP_FOREIGN_CALL:
+      ok = valid_dotted (w[0], wl[0], 1) && valid_dotted (w[1], wl[1], 1);
+      if (!ok)
+        *why = "foreign-call: wants two (dotted) names";
+      break;
+    case CSR_MAP_FOREIGN_NAME:
+      ok = heal_valid_identifier (w[0], wl[0]) && heal_valid_identifier (w[1], wl[1]);
+      if (!ok)
+        *why = "foreign-name: wants two names";
+      break;
+    case CSR_MAP_SUBMODULE:
+      ok = valid_dotted (w[0], wl[0], 2);
+      if (!ok)
+        *why = "submodule: wants a dotted module name (a.b)";
+      break;
+    default:
+      ok = heal_valid_identifier (w[0], wl[0]) && heal_valid_identifier (w[1], wl[1]);
+      if (!ok)
+        *why = "this table wants two Python identifiers";
+      break;
+    }
+  if (!ok)
+    return -1;
+  int f = 0;
+  if ((m->kind == CSR_MAP_METHOD || m->kind == CSR_MAP_PY2_ATTR)
+      && (m->type = strndup (w[f++], wl[0])) == NULL)
+    goto oom;
+  if ((m->a = strndup (w[f], wl[f])) == NULL)
+    goto oom;
+  f++;
+  if (f < nw && (m->b = strndup (w[f], wl[f])) == NULL)
+    goto oom;
+  return 1;
+oom:
+  *why = NULL;
+  return -1;
+}
+
+const struct csr_heal_map *
+csr_heal_map_find (const struct csr_heal_conf *c, enum csr_heal_map_kind kind, const char *type,
+                   const char *a, size_t len)
+{
+  for (size_t i = 0; c && i < c->n_maps; i++)
+    {
+      const struct csr_heal_map *m = &c->maps[i];
+      if (m->kind == kind && strlen (m->a) == len && memcmp (m->a, a, len) == 0
+          && (type == NULL || (m->type && strcmp (m->type, type) == 0)))
+        return m;
+    }
+  return NULL;
+}
+
+static int
+add_map (struct csr_heal_conf *c, const struct csr_heal_map *m)
+{
+  struct csr_heal_map *nv = realloc (c->maps, (c->n_maps + 1) * sizeof *nv);
+  if (nv == NULL)
+    return -1;
+  c->maps = nv;
+  c->maps[c->n_maps++] = *m;
+  return 0;
+}
+
 int
 csr_heal_conf_parse (const char *text, size_t len, struct csr_heal_conf *c, csr_error **err)
 {
@@ -288,6 +472,21 @@ csr_heal_conf_parse (const char *text, size_t len, struct csr_heal_conf *c, csr_
         e--;
       if (s == e)
         continue;
+      {
+        struct csr_heal_map m;
+        const char *why = NULL;
+        int mr = parse_map (s, (size_t)(e - s), &m, &why);
+        if (mr != 0)
+          {
+            if (mr > 0 && add_map (c, &m) == 0)
+              continue;
+            map_release (&m);
+            csr_heal_conf_release (c);
+            if (why == NULL)
+              return csr_error_set (err, ENOMEM, "heal.conf: out of memory");
+            return csr_error_set (err, 0, "line %zu: %s", lineno, why);
+          }
+      }
       if (c->n_imports == cap)
         {
           cap = cap ? cap * 2 : 64;
@@ -336,4 +535,9 @@ csr_heal_conf_release (struct csr_heal_conf *c)
   free (c->imports);
   c->imports = NULL;
   c->n_imports = 0;
+  for (size_t i = 0; i < c->n_maps; i++)
+    map_release (&c->maps[i]);
+  free (c->maps);
+  c->maps = NULL;
+  c->n_maps = 0;
 }

@@ -14,8 +14,14 @@
 #include "../util/cleanup.h"
 
 static bool
-print_trigger (const struct csr_diagnosis *d, const struct csr_gate_verdict *v)
+print_trigger (const struct csr_diagnosis *d, const struct csr_gate_verdict *v, bool py2)
 {
+  /* The snippet is Python 2 (py2-idioms fixed a syntax error): its print
+   * statements are too, whichever error the parser reported first. */
+  if (py2
+      && ((d && d->error_type && strcmp (d->error_type, "SyntaxError") == 0)
+          || (v && v->outcome == CSR_GATE_SYNTAX_ERROR)))
+    return true;
   static const char missing[] = "Missing parentheses in call to 'print'";
   if (d && d->error_type && d->message)
     {
@@ -117,10 +123,10 @@ static const char *const compound[] = { "if",     "elif",    "else", "for", "whi
 
 int
 heal_print (const char *code, const struct csr_diagnosis *d, const struct csr_gate_verdict *v,
-            char **out)
+            bool py2, char **out)
 {
   *out = NULL;
-  if (!print_trigger (d, v))
+  if (!print_trigger (d, v, py2))
     return 0;
   struct toks t;
   if (pt_tokenize (code, strlen (code), &t) < 0)

@@ -34,11 +34,47 @@ struct csr_heal_import
   size_t n_not_attrs;
 };
 
+/* The other tables of heal.conf: lines that start with a KIND ending in ':'
+ * (see policies/heal.conf), e.g.
+ *   py2-name:    xrange        range
+ *   py2-method:  iteritems     items
+ *   py2-attr:    string  letters  ascii_letters
+ *   py2-module:  urlparse      urllib.parse
+ *   method:      list  push    .append
+ *   submodule:   xml.etree.ElementTree
+ *   foreign-call: console.log  print */
+enum csr_heal_map_kind
+{
+  CSR_MAP_PY2_NAME,     /* a builtin of Python 2: A -> B */
+  CSR_MAP_PY2_METHOD,   /* d.A() -> d.B() (iteritems...) */
+  CSR_MAP_PY2_ATTR,     /* MODULE.A -> MODULE.B (string.letters, sys.maxint) */
+  CSR_MAP_PY2_MODULE,   /* module A of Python 2 is B (a dotted name) in Python 3 */
+  CSR_MAP_METHOD,       /* on TYPE: .A -> B (".name", "len" or "in") */
+  CSR_MAP_SUBMODULE,    /* A is a dotted submodule that needs its own import */
+  CSR_MAP_FOREIGN_CALL, /* another language's global function A(...) (dotted) is B (dotted) */
+  CSR_MAP_FOREIGN_NAME, /* another language's global value A is B (null -> None) */
+};
+
+struct csr_heal_map
+{
+  enum csr_heal_map_kind kind;
+  char *type; /* CSR_MAP_METHOD: "list", "str", "dict"...; CSR_MAP_PY2_ATTR: the module */
+  char *a, *b;
+};
+
 struct csr_heal_conf
 {
   struct csr_heal_import *imports;
   size_t n_imports;
+  struct csr_heal_map *maps;
+  size_t n_maps;
 };
+
+/* The B of the first map of KIND whose A is A[0..LEN) (and TYPE, for
+ * CSR_MAP_METHOD and CSR_MAP_PY2_ATTR; NULL matches any), or NULL. */
+const struct csr_heal_map *csr_heal_map_find (const struct csr_heal_conf *c,
+                                              enum csr_heal_map_kind kind, const char *type,
+                                              const char *a, size_t len);
 
 /* heal.conf lines:  NAME  IMPORT-LINE  [OPTION...]   e.g.
  *   math        import math

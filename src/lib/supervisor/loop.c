@@ -332,6 +332,66 @@ heal_llm (const struct csr_loop_opts *o, const char *code, const struct csr_diag
   return 0;
 }
 
+/* ---- local healing of code that did not parse (issue 16) */
+static char *policy_json (const struct csr_loop_opts *o, bool with_names, csr_error **err);
+
+/* The local patch P of CODE fixed a syntax error (pasted code, Python 2):
+ * the gate checks the patched code now, and the static fixes its verdict
+ * allows (missing imports, one-edit typos, Python 2 builtins) join the same
+ * patch -- one attempt instead of two.  A gate that can't run, or finds
+ * nothing to heal, leaves P as it is.  -1 only on ENOMEM. */
+static int
+heal_local_again (const struct csr_loop_opts *o, const char *code, struct csr_patch *p,
+                  csr_error **err)
+{
+  cleanup_free char *json = policy_json (o, true, err);
+  if (json == NULL)
+    return -1;
+  cleanup_free char **argv = gate_argv (json, NULL, 0);
+  if (argv == NULL)
+    return csr_error_set (err, ENOMEM, "allocate argv");
+  struct csr_file snippet;
+  struct jail_snippet spec = gated_spec (o, argv, p->code, &snippet);
+  struct csr_attempt a;
+  memset (&a, 0, sizeof a);
+  cleanup_free char *vtext = NULL;
+  size_t vlen = 0;
+  csr_error *gerr = NULL;
+  int rc = csr_capture_run_gated (&spec, &o->capture, &a, &vtext, &vlen, &gerr);
+  csr_bbuf_release (&a.out);
+  csr_bbuf_release (&a.err);
+  if (rc < 0)
+    {
+      csr_error_freep (&gerr);
+      return 1;
+    }
+  struct csr_gate_verdict gv;
+  csr_gate_verdict_parse (vtext, vlen, &gv);
+  struct csr_patch q;
+  rc = gv.outcome == CSR_GATE_BLOCKED
+           ? csr_heal_local (p->code, NULL, &gv, o->heal, o->base->jail.rootfs_dir, &q, err)
+           : 0;
+  csr_gate_verdict_release (&gv);
+  if (rc <= 0)
+    return rc < 0 ? -1 : 1;
+  char *rules = NULL, *diff = csr_unified_diff (code, q.code, "snippet.py");
+  if (diff == NULL || asprintf (&rules, "%s,%s", p->rules, q.rules) < 0)
+    {
+      free (diff);
+      csr_patch_release (&q);
+      return csr_error_set (err, ENOMEM, "heal: out of memory");
+    }
+  free (p->code);
+  free (p->rules);
+  free (p->diff);
+  p->code = steal_pointer (&q.code);
+  p->rules = rules;
+  p->diff = diff;
+  csr_patch_release (&q);
+  return 1;
+}
+/* ---- end of issue 16's block */
+
 /* Try local rules, then the LLM, then the patch command.  Returns 1 with *p
  * filled, 0 with *why set, -1 on a csrun error. */
 static int
@@ -355,6 +415,8 @@ heal (const struct csr_loop_opts *o, int attempt, const char *code, const struct
   if (o->heal)
     {
       int rc = csr_heal_local (code, d, v, o->heal, o->base->jail.rootfs_dir, p, err);
+      if (rc > 0 && v && v->outcome == CSR_GATE_SYNTAX_ERROR)
+        rc = heal_local_again (o, code, p, err);
       if (rc != 0)
         return rc;
     }
@@ -426,6 +488,24 @@ policy_json (const struct csr_loop_opts *o, bool with_names, csr_error **err)
   size_t n = 0;
   for (size_t i = 0; with_names && o->heal && i < o->heal->n_imports && n < 512; i++)
     names[n++] = o->heal->imports[i].name;
+  /* heal.conf's py2-name: table too (xrange...: renamed before anything runs). */
+  for (size_t i = 0; with_names && o->heal && i < o->heal->n_maps && n < 512; i++)
+    if (o->heal->maps[i].kind == CSR_MAP_PY2_NAME)
+      names[n++] = o->heal->maps[i].a;
+  /* and the first names of its foreign-call: table (console of console.log) */
+  static __thread char roots[64][32];
+  size_t n_roots = 0;
+  for (size_t i = 0; with_names && o->heal && i < o->heal->n_maps && n < 512 && n_roots < 64; i++)
+    if (o->heal->maps[i].kind == CSR_MAP_FOREIGN_CALL
+        || o->heal->maps[i].kind == CSR_MAP_FOREIGN_NAME)
+      {
+        size_t l = strcspn (o->heal->maps[i].a, ".");
+        if (l >= sizeof roots[0])
+          continue;
+        memcpy (roots[n_roots], o->heal->maps[i].a, l);
+        roots[n_roots][l] = '\0';
+        names[n++] = roots[n_roots++];
+      }
   char *json = NULL;
   if (csr_gate_policy_to_json_ex (o->policy, !o->check_only, names, n, &json, err) < 0)
     return NULL;

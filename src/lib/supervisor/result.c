@@ -379,6 +379,11 @@ w_gate (struct writer *w, const struct csr_gate_verdict *v)
           w_int (w, v->undefined[i].line);
           w_key (w, "usage");
           w_str_or_null (w, v->undefined[i].usage);
+          if (v->undefined[i].suggest)
+            {
+              w_key (w, "suggest");
+              w_str_or_null (w, v->undefined[i].suggest);
+            }
           w_close (w);
         }
       if (ok (w))

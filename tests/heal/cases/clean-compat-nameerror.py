@@ -1,0 +1,5 @@
+try:
+    input = raw_input
+except NameError:
+    pass
+print('ok')

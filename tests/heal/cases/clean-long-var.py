@@ -1,0 +1,2 @@
+long = 3
+print(long)

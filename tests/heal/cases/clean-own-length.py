@@ -1,0 +1,4 @@
+class Seq:
+    length = 2
+
+print(Seq().length)

@@ -1,0 +1,8 @@
+def f():
+    '''
+    >>> f()
+    'ok'
+    '''
+    return 'ok'
+
+print(f())

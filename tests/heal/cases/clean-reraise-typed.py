@@ -1,0 +1,5 @@
+try:
+    x = int('1')
+except ValueError:
+    raise
+print('ok')

@@ -1,0 +1,1 @@
+print('xrange has_key `x` <> 0777')

@@ -1,0 +1,5 @@
+try:
+    unicode
+except NameError:
+    unicode = str
+print(unicode('x'))

@@ -1,0 +1,6 @@
+Try this:
+```python
+x = [1]
+x.push(2)
+print(x)
+```

@@ -1,0 +1,3 @@
+values = [9]
+for v in valeus:
+    print math.sqrt(v)

@@ -1,0 +1,3 @@
+>>> total = 6
+>>> print(totl)
+6

@@ -1,0 +1,3 @@
+value1 = 1
+value2 = 2
+print(value3)

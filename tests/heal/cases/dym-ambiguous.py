@@ -1,0 +1,3 @@
+cat = 1
+car = 2
+print(caz)

@@ -1,0 +1,5 @@
+class G:
+    def greet(self):
+        return 'hi'
+
+print(G().gret())

@@ -1,0 +1,2 @@
+import math
+print(str(math.sqr(4)))

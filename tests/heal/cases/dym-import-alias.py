@@ -1,0 +1,2 @@
+import json
+print(jsno.loads('[1]'))

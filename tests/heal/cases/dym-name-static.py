@@ -1,0 +1,2 @@
+total = 3
+print(totl + 1)

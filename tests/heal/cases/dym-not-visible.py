@@ -1,0 +1,5 @@
+def f():
+    result = 1
+    return result
+
+print(reslt)

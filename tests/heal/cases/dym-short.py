@@ -1,0 +1,2 @@
+ab = 1
+print(ac)

@@ -1,0 +1,3 @@
+ok = true
+bad = false
+print(ok, bad)

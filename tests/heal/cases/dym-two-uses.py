@@ -1,0 +1,3 @@
+numbers = [1, 2, 3, 4]
+print(sum(nubmers))
+print(sum(nubmers))

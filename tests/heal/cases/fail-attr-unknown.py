@@ -1,0 +1,4 @@
+class A:
+    pass
+
+print(A().nothing_like_it)

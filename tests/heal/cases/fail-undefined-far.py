@@ -1,0 +1,1 @@
+print(completely_unknown_thing)

@@ -1,0 +1,2 @@
+import urllib2
+print(urllib2.urlopen)

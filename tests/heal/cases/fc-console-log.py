@@ -1,0 +1,2 @@
+x = parseInt('42')
+console.log('x is', Math.max(x, 7))

@@ -1,0 +1,2 @@
+data = JSON.parse('[1, 2]')
+print(data)

@@ -1,0 +1,4 @@
+class Stack:
+    pass
+
+Stack().push(1)

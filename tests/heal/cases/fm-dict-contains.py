@@ -1,0 +1,2 @@
+d = {'a': 1}
+print(d.containsKey('a'))

@@ -1,0 +1,2 @@
+d = {'a': 1}
+print(list(d.entries()))

@@ -1,0 +1,2 @@
+name = 'a.py'
+print(name.endsWith('.py'))

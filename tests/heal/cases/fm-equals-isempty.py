@@ -1,0 +1,3 @@
+s = 'a'
+if s.equals('a') and not s.isEmpty():
+    print('yes')

@@ -1,0 +1,2 @@
+xs = [1, 2]
+print(xs.includes(2))

@@ -1,0 +1,3 @@
+xs = []
+if xs.isEmpty():
+    print('empty')

@@ -1,0 +1,2 @@
+words = ['a', 'b']
+print(words.join(','))

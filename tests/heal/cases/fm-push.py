@@ -1,0 +1,3 @@
+x = [1]
+x.push(2)
+print(x)

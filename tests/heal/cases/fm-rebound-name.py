@@ -1,0 +1,4 @@
+xs = []
+xs.push(1)
+xs = [2]
+print(xs)

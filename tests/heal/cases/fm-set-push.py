@@ -1,0 +1,3 @@
+s = set()
+s.push(1)
+print(s)

@@ -1,0 +1,3 @@
+s = 'abc'
+n = s.length
+print(n)

@@ -1,0 +1,2 @@
+s = 'abc'
+print(s.toUpperCase(), s.startsWith('a'), s.includes('b'))

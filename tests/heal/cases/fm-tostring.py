@@ -1,0 +1,2 @@
+n = 42
+print('n=' + n.toString())

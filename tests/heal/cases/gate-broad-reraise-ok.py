@@ -1,0 +1,5 @@
+try:
+    x = 1
+except Exception:
+    raise
+print('done')

@@ -1,0 +1,4 @@
+try:
+    x = 1
+except Exception as e:
+    print(e)

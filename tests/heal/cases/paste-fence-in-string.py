@@ -1,0 +1,6 @@
+doc = '''
+```python
+x = 1
+```
+'''
+print(doc

@@ -1,0 +1,6 @@
+1. Run this:
+
+   ```python
+   if True:
+       print('yes')
+   ```

@@ -1,0 +1,5 @@
+>>> for i in range(2):
+...     print(i)
+...
+0
+1

@@ -1,0 +1,8 @@
+First:
+```python
+x = 1
+```
+Then:
+```python
+print(x)
+```

@@ -1,0 +1,5 @@
+try:
+    x = int('z')
+except ValueError, e:
+    print 'bad'
+print 0777, 1 <> 2, `3`

@@ -1,0 +1,4 @@
+try:
+    int('z')
+except ValueError, e:
+    print('bad')

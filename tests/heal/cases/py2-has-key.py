@@ -1,0 +1,3 @@
+d = {'a': 1}
+if d.has_key('a'):
+    print('yes')

@@ -1,0 +1,2 @@
+x = 10L
+print(x + 0777L, 0xffL)

@@ -1,0 +1,3 @@
+import ConfigParser
+c = ConfigParser.ConfigParser()
+print(type(c).__name__)

@@ -1,0 +1,5 @@
+from StringIO import StringIO
+import cPickle as pickle
+s = StringIO()
+s.write('a')
+print(s.getvalue(), pickle.loads(pickle.dumps(1)))

@@ -1,0 +1,4 @@
+import Queue
+q = Queue.Queue()
+q.put(1)
+print(q.get())

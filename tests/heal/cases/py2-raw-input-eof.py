@@ -1,0 +1,2 @@
+x = raw_input()
+print(x)

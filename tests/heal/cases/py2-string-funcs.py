@@ -1,0 +1,2 @@
+import string
+print(string.upper('ab'), string.replace('aXb', 'X', '-'), string.split('a b'))

@@ -1,0 +1,2 @@
+import urlparse
+print urlparse.urlparse('http://a/b').path

@@ -1,0 +1,2 @@
+for i in xrange(3):
+    print i

@@ -1,0 +1,3 @@
+import xml
+d = xml.dom.minidom.parseString('<a/>')
+print(d.documentElement.tagName)

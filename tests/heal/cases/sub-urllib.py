@@ -1,0 +1,2 @@
+import urllib
+print(urllib.parse.quote('a b'))
