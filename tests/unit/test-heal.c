@@ -724,7 +724,7 @@ check_v (const char *code, const char *type, const char *msg, int line, const st
       check_full (code, type, msg, line, undef, NULL, want, rules);
       return;
     }
-  struct csr_diagnosis d = { (char *)type, (char *)msg, line, NULL };
+  struct csr_diagnosis d = { (char *)type, (char *)msg, line, NULL, NULL };
   struct csr_gate_verdict v;
   memset (&v, 0, sizeof v);
   v.outcome = CSR_GATE_SYNTAX_ERROR;
@@ -993,7 +993,7 @@ Test (py2_idioms, gate_names_only_when_blocked)
 {
   /* the gate passed (the name sits in a branch that did not run) and the
    * attempt failed for another reason: no rename */
-  struct csr_diagnosis d = { "ZeroDivisionError", "division by zero", 3, NULL };
+  struct csr_diagnosis d = { "ZeroDivisionError", "division by zero", 3, NULL, NULL };
   struct csr_undefined_name names[1] = { { "xrange", 2, "call", NULL } };
   struct csr_gate_verdict v;
   memset (&v, 0, sizeof v);
