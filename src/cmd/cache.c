@@ -1,7 +1,8 @@
 /* csrun cache verify: check the unpacked rootfs trees against their
  * manifests, and with --repair unpack the damaged ones again.
  * csrun cache ls / prune: list and remove what the cache holds (the trees,
- * compiled gates and seccomp programs: rootfs/cache-entries.c). */
+ * package layers, compiled gates and seccomp programs:
+ * rootfs/cache-entries.c, rootfs/cache-layers.c). */
 #include "config.h"
 
 #include <argp.h>
@@ -133,9 +134,9 @@ parse_cache (int key, char *arg, struct argp_state *state)
 static const char cache_doc[]
     = "verify: check the rootfs trees unpacked in the cache against the manifests recorded "
       "when they were unpacked.  ls: list what the cache holds (unpacked rootfs trees, "
-      "compiled gates and seccomp programs) with size and last use.  prune: remove those "
-      "entries (with --older-than, only those not used for that long); a tree a running csrun "
-      "uses is kept.\v"
+      "package layers, compiled gates and seccomp programs) with size and last use.  prune: "
+      "remove those entries (with --older-than, only those not used for that long); a tree or "
+      "layer a running csrun uses is kept.\v"
       "Each tree gets one line: ok, or damaged with the number of entries that differ and the "
       "first few.  With --repair a damaged tree is unpacked again from the tarball its manifest "
       "names (when that file still has the tree's digest), else removed so that the next run "
@@ -391,6 +392,47 @@ utc_time (int64_t t, char *buf, size_t size)
     snprintf (buf, size, "?");
 }
 
+/* A layer's packages, from its .json: "asked" (names), "packages"
+ * ({name, version}), "base_sha256". */
+static void
+layer_json (yajl_gen y, const struct csr_cache_entry *e)
+{
+  gen_str (y, "asked");
+  yajl_gen_array_open (y);
+  for (char **p = e->asked; p && *p; p++)
+    gen_str (y, *p);
+  yajl_gen_array_close (y);
+  gen_str (y, "packages");
+  yajl_gen_array_open (y);
+  for (size_t k = 0; k < e->n_pkgs; k++)
+    {
+      yajl_gen_map_open (y);
+      gen_str (y, "name");
+      gen_str (y, e->pkgs[k].name);
+      gen_str (y, "version");
+      gen_str (y, e->pkgs[k].version);
+      yajl_gen_map_close (y);
+    }
+  yajl_gen_array_close (y);
+  gen_str (y, "base_sha256");
+  if (e->base_sha256)
+    gen_str (y, e->base_sha256);
+  else
+    yajl_gen_null (y);
+}
+
+/* A layer's packages for a person: "  [python3-numpy; 4 packages]". */
+static void
+layer_text (const struct csr_cache_entry *e)
+{
+  if (e->kind != CSR_CACHE_LAYER || e->asked == NULL)
+    return;
+  fputs ("  [", stdout);
+  for (char **p = e->asked; *p; p++)
+    printf ("%s%s", p == e->asked ? "" : " ", *p);
+  printf ("; %zu package%s]", e->n_pkgs, e->n_pkgs == 1 ? "" : "s");
+}
+
 static void
 entries_json (const char *cache_dir, const struct csr_cache_entry *v, size_t n, bool prune)
 {
@@ -420,11 +462,13 @@ entries_json (const char *cache_dir, const struct csr_cache_entry *v, size_t n, 
       gen_str (y, when);
       gen_str (y, "last_use_epoch");
       yajl_gen_integer (y, (long long)v[i].last_use);
-      if (v[i].kind == CSR_CACHE_ROOTFS && !prune)
+      if ((v[i].kind == CSR_CACHE_ROOTFS || v[i].kind == CSR_CACHE_LAYER) && !prune)
         {
           gen_str (y, "in_use");
           yajl_gen_bool (y, v[i].in_use);
         }
+      if (v[i].kind == CSR_CACHE_LAYER)
+        layer_json (y, &v[i]);
       if (prune)
         {
           gen_str (y, "removed");
@@ -466,8 +510,11 @@ entries_text (const char *cache_dir, const struct csr_cache_entry *v, size_t n, 
         printf ("kept    %-7s %6s  %s: %s\n", csr_cache_kind_name (v[i].kind), size, v[i].path,
                 v[i].skipped ? v[i].skipped : "?");
       else
-        printf ("%-7s %6s  %s  %s%s\n", csr_cache_kind_name (v[i].kind), size, when, v[i].path,
-                v[i].in_use ? "  (in use)" : "");
+        {
+          printf ("%-7s %6s  %s  %s", csr_cache_kind_name (v[i].kind), size, when, v[i].path);
+          layer_text (&v[i]);
+          printf ("%s\n", v[i].in_use ? "  (in use)" : "");
+        }
       if (!prune || v[i].removed)
         {
           total += v[i].bytes;

@@ -230,4 +230,54 @@ fi
 # The cache verifier still sees only the rootfs trees.
 check "csrun cache verify ignores the layers" csrun cache verify --quick --cache-dir "$C"
 
+# ---------------------------------------------------------------- cache ls / prune and the layers
+# (csrun-cache(1)): listed with their packages; one a running `run --with`
+# uses is kept, the rest go with their manifest, json, use lock and .known.
+np_key=$(basename "$L")
+csrun cache ls --cache-dir "$C" --json >"$T/ls.json" 2>"$T/ls.err" </dev/null
+rc=$?
+np_entry='[e for e in j["entries"] if e["kind"] == "layer" and e["name"] == "layers/'$np_key'"]'
+if [ "$rc" = 0 ] && [ "$(json_get "$T/ls.json" "len([e for e in j['entries'] if e['kind'] == 'layer'])")" = 2 ] &&
+  [ "$(json_get "$T/ls.json" "$np_entry[0]['asked']")" = "['python3-numpy']" ] &&
+  [ "$(json_get "$T/ls.json" "[p['version'] for p in $np_entry[0]['packages'] if p['name'] == 'python3-numpy'][0]")" = "$np_version" ] &&
+  [ "$(json_get "$T/ls.json" "$np_entry[0]['bytes'] > 1000000 and $np_entry[0]['in_use'] is False")" = True ] &&
+  csrun cache ls --cache-dir "$C" </dev/null | grep -q "^layer .*/layers/$np_key  \[python3-numpy; [0-9]* packages\]$"; then
+  ok "cache ls lists the two layers: kind layer, size, the packages asked for and in it (JSON and text)"
+else
+  not_ok "cache ls lists the layers" "rc=$rc" "$(cat "$T/ls.err" "$T/ls.json")"
+fi
+printf 'import time, numpy\ntime.sleep(8)\nprint("slept", numpy.__name__)\n' >"$T/sleeper.py"
+csrun run --cache-dir "$C" --with python3-numpy "$T/sleeper.py" >"$T/sleeper.out" 2>"$T/sleeper.err" </dev/null &
+sleeper=$!
+busy=
+for _ in $(seq 1 200); do
+  if [ "$(csrun cache ls --cache-dir "$C" --json </dev/null | python3 -c 'import json,sys; print(any(e.get("in_use") for e in json.load(sys.stdin)["entries"] if e["kind"] == "layer"))')" = True ]; then
+    busy=1
+    break
+  fi
+  sleep 0.1
+done
+csrun cache prune --cache-dir "$C" --json >"$T/pr.json" 2>"$T/pr.err" </dev/null
+rc=$?
+wait "$sleeper"
+src=$?
+got=$(json_get "$T/pr.json" 'sorted((e["name"] == "layers/'$np_key'", e["removed"], e.get("kept")) for e in j["entries"] if e["kind"] == "layer")')
+others=$(find "$C/layers" -mindepth 1 -maxdepth 1 ! -name "$np_key*" ! -name 'base-*.known' ! -name .lock -printf '%P\n')
+if [ -n "$busy" ] && [ "$rc" = 0 ] && [ "$src" = 0 ] && [ "$(cat "$T/sleeper.out")" = "slept numpy" ] &&
+  [ "$got" = "[(False, True, None), (True, False, 'in use by a running csrun')]" ] &&
+  [ -z "$others" ] && [ -d "$L/usr/lib/python3/dist-packages/numpy" ] && ls "$C"/layers/base-*.known >/dev/null; then
+  ok "cache prune keeps the layer a running run --with uses (the run goes on), removes the other"
+else
+  not_ok "cache prune keeps a layer in use" "busy '$busy', prune exit $rc, run exit $src: $(cat "$T/sleeper.out" "$T/sleeper.err")" \
+    "$got" "left: $others" "$(cat "$T/pr.err")"
+fi
+csrun cache prune --cache-dir "$C" >"$T/pr2.out" 2>"$T/pr2.err" </dev/null
+rc=$?
+left=$(find "$C/layers" -mindepth 1 -maxdepth 1 ! -name .lock -printf '%P\n')
+if [ "$rc" = 0 ] && [ -z "$left" ] && grep -q "^removed layer .*/layers/$np_key$" "$T/pr2.out"; then
+  ok "a plain cache prune then removes the read-only layer, its manifest, json, use lock and base-*.known"
+else
+  not_ok "cache prune removes the layer" "rc=$rc" "left: $left" "$(cat "$T/pr2.out" "$T/pr2.err")"
+fi
+
 done_testing

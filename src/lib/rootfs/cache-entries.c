@@ -2,7 +2,8 @@
  * cache prune`: the unpacked rootfs trees (CACHE_DIR/<sha256>, with their
  * .manifest, .use lock and by-stat links), the compiled gates
  * (CACHE_DIR/gate/<key>.bin) and the seccomp programs
- * (CACHE_DIR/seccomp/<key>.bpf); and the trees' use lock. */
+ * (CACHE_DIR/seccomp/<key>.bpf); and the trees' use lock.  The package
+ * layers (CACHE_DIR/layers/<key>) are cache-layers.c's. */
 #include "config.h"
 #include "rootfs.h"
 
@@ -74,8 +75,8 @@ csr_rootfs_use_lock (int cache_fd, const char *dir, const char *hex)
 
 /* ---------------------------------------------------------------- listing */
 
-static bool
-is_hex_digest (const char *s)
+bool
+csr_cache_is_hex (const char *s)
 {
   if (strlen (s) != CSR_SHA256_HEX_LEN)
     return false;
@@ -98,9 +99,8 @@ add_bytes (const char *path, const struct stat *st, int flag, struct FTW *ftw)
   return 0;
 }
 
-/* Disk usage of the tree at PATH (no symlink followed, one file system). */
-static uint64_t
-tree_bytes (const char *path)
+uint64_t
+csr_cache_tree_bytes (const char *path)
 {
   walk_bytes = 0;
   if (nftw (path, add_bytes, 32, FTW_PHYS | FTW_MOUNT) != 0)
@@ -108,9 +108,8 @@ tree_bytes (const char *path)
   return walk_bytes;
 }
 
-/* Whether a running csrun holds the use lock of tree HEX. */
-static bool
-tree_in_use (int cfd, const char *hex)
+bool
+csr_cache_in_use (int cfd, const char *hex)
 {
   char name[CSR_SHA256_HEX_LEN + sizeof USE_SUFFIX];
   snprintf (name, sizeof name, "%s" USE_SUFFIX, hex);
@@ -123,14 +122,8 @@ tree_in_use (int cfd, const char *hex)
   return false;
 }
 
-struct list
-{
-  struct csr_cache_entry *v;
-  size_t n, cap;
-};
-
-static struct csr_cache_entry *
-list_add (struct list *l)
+struct csr_cache_entry *
+csr_cache_list_add (struct csr_cache_list *l)
 {
   if (l->n == l->cap)
     {
@@ -156,7 +149,7 @@ mtime_at (int dfd, const char *name)
 }
 
 static int
-list_trees (int cfd, const char *dir, struct list *l, csr_error **err)
+list_trees (int cfd, const char *dir, struct csr_cache_list *l, csr_error **err)
 {
   int fd = dup (cfd);
   if (fd < 0)
@@ -172,10 +165,10 @@ list_trees (int cfd, const char *dir, struct list *l, csr_error **err)
   while ((de = readdir (d)) != NULL)
     {
       struct stat st;
-      if (!is_hex_digest (de->d_name) || fstatat (cfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0
+      if (!csr_cache_is_hex (de->d_name) || fstatat (cfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0
           || csr_trust_check_entry (&st, false, de->d_name, NULL) < 0)
         continue; /* not a tree csrun made */
-      struct csr_cache_entry *e = list_add (l);
+      struct csr_cache_entry *e = csr_cache_list_add (l);
       if (e == NULL || (e->name = strdup (de->d_name)) == NULL
           || asprintf (&e->path, "%s/%s", dir, de->d_name) < 0)
         {
@@ -187,7 +180,7 @@ list_trees (int cfd, const char *dir, struct list *l, csr_error **err)
       char side[CSR_SHA256_HEX_LEN + 16];
       snprintf (side, sizeof side, "%s" MANIFEST_SUFFIX, de->d_name);
       struct stat mst;
-      e->bytes = tree_bytes (e->path);
+      e->bytes = csr_cache_tree_bytes (e->path);
       if (fstatat (cfd, side, &mst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG (mst.st_mode))
         e->bytes += (uint64_t)mst.st_blocks * 512;
       /* Published by rename: the tree's own mtime is when it was unpacked. */
@@ -196,7 +189,7 @@ list_trees (int cfd, const char *dir, struct list *l, csr_error **err)
       int64_t used = mtime_at (cfd, side);
       if (used > e->last_use)
         e->last_use = used;
-      e->in_use = tree_in_use (cfd, de->d_name);
+      e->in_use = csr_cache_in_use (cfd, de->d_name);
     }
   return 0;
 }
@@ -204,7 +197,7 @@ list_trees (int cfd, const char *dir, struct list *l, csr_error **err)
 /* The regular files of ours in CACHE_DIR/SUB whose names end in SUFFIX. */
 static int
 list_files (int cfd, const char *dir, const char *sub, const char *suffix, enum csr_cache_kind kind,
-            struct list *l, csr_error **err)
+            struct csr_cache_list *l, csr_error **err)
 {
   cleanup_error csr_error *e0 = NULL;
   int sfd = csr_trust_open_subdir (cfd, dir, sub, 0, &e0);
@@ -231,7 +224,7 @@ list_files (int cfd, const char *dir, const char *sub, const char *suffix, enum 
           || fstatat (dirfd (d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0
           || csr_trust_check_entry (&st, true, de->d_name, NULL) < 0)
         continue;
-      struct csr_cache_entry *e = list_add (l);
+      struct csr_cache_entry *e = csr_cache_list_add (l);
       if (e == NULL || asprintf (&e->name, "%s/%s", sub, de->d_name) < 0)
         {
           if (e)
@@ -274,9 +267,9 @@ open_cache (const char *cache_dir, char **canonical, csr_error **err)
 }
 
 static int
-list_all (int cfd, const char *dir, struct list *l, csr_error **err)
+list_all (int cfd, const char *dir, struct csr_cache_list *l, csr_error **err)
 {
-  if (list_trees (cfd, dir, l, err) < 0
+  if (list_trees (cfd, dir, l, err) < 0 || csr_cache_list_layers (cfd, dir, l, err) < 0
       || list_files (cfd, dir, "gate", ".bin", CSR_CACHE_GATE, l, err) < 0
       || list_files (cfd, dir, "seccomp", ".bpf", CSR_CACHE_SECCOMP, l, err) < 0)
     return -1;
@@ -292,6 +285,16 @@ csr_cache_entries_release (struct csr_cache_entry *v, size_t n)
     {
       free (v[i].name);
       free (v[i].path);
+      for (char **p = v[i].asked; p && *p; p++)
+        free (*p);
+      free (v[i].asked);
+      for (size_t k = 0; k < v[i].n_pkgs; k++)
+        {
+          free (v[i].pkgs[k].name);
+          free (v[i].pkgs[k].version);
+        }
+      free (v[i].pkgs);
+      free (v[i].base_sha256);
     }
   free (v);
 }
@@ -307,7 +310,7 @@ csr_cache_list (const char *cache_dir, struct csr_cache_entry **out, size_t *n, 
     return 0;
   if (cfd < 0)
     return -1;
-  struct list l = { 0 };
+  struct csr_cache_list l = { 0 };
   if (list_all (cfd, dir, &l, err) < 0)
     {
       csr_cache_entries_release (l.v, l.n);
@@ -407,9 +410,10 @@ prune_file (int cfd, const char *dir, struct csr_cache_entry *e, csr_error **err
 }
 
 /* Use locks whose tree is gone (a run whose tree was then removed by
- * `cache verify --repair`): removed when nobody holds them. */
-static void
-prune_orphan_locks (int cfd)
+ * `cache verify --repair`; in layers/, a failed build): removed when
+ * nobody holds them. */
+void
+csr_cache_prune_orphan_locks (int cfd)
 {
   int fd = dup (cfd);
   if (fd < 0)
@@ -432,7 +436,7 @@ prune_orphan_locks (int cfd)
         continue;
       memcpy (hex, de->d_name, CSR_SHA256_HEX_LEN);
       hex[CSR_SHA256_HEX_LEN] = '\0';
-      if (!is_hex_digest (hex) || fstatat (cfd, hex, &st, AT_SYMLINK_NOFOLLOW) == 0)
+      if (!csr_cache_is_hex (hex) || fstatat (cfd, hex, &st, AT_SYMLINK_NOFOLLOW) == 0)
         continue;
       cleanup_close int ufd
           = openat (cfd, de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
@@ -475,7 +479,12 @@ csr_cache_prune (const char *cache_dir, int64_t older_than_s, struct csr_cache_e
   cleanup_close int lock = cache_lock (cfd, dir, err);
   if (lock < 0)
     return -1;
-  struct list l = { 0 };
+  /* And the one layer builds take: no layer is built or published while
+   * we look (lock order: the cache's, then the layers'). */
+  cleanup_close int lfd = -1, llock = -1;
+  if (csr_cache_layers_open (cfd, dir, &lfd, &llock, err) < 0)
+    return -1;
+  struct csr_cache_list l = { 0 };
   if (list_all (cfd, dir, &l, err) < 0)
     goto fail;
   int64_t now = (int64_t)time (NULL);
@@ -487,12 +496,15 @@ csr_cache_prune (const char *cache_dir, int64_t older_than_s, struct csr_cache_e
           e->skipped = "used recently";
           continue;
         }
-      int rc = e->kind == CSR_CACHE_ROOTFS ? prune_tree (cfd, dir, e, err)
-                                           : prune_file (cfd, dir, e, err);
+      int rc = e->kind == CSR_CACHE_ROOTFS  ? prune_tree (cfd, dir, e, err)
+               : e->kind == CSR_CACHE_LAYER ? csr_cache_prune_layer (lfd, dir, e, err)
+                                            : prune_file (cfd, dir, e, err);
       if (rc < 0)
         goto fail;
     }
-  prune_orphan_locks (cfd);
+  csr_cache_prune_orphan_locks (cfd);
+  if (lfd >= 0)
+    csr_cache_prune_layers_done (lfd, &l);
   *out = l.v;
   *n = l.n;
   return 0;
@@ -508,6 +520,8 @@ csr_cache_kind_name (enum csr_cache_kind k)
     {
     case CSR_CACHE_ROOTFS:
       return "rootfs";
+    case CSR_CACHE_LAYER:
+      return "layer";
     case CSR_CACHE_GATE:
       return "gate";
     case CSR_CACHE_SECCOMP:

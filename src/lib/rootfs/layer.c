@@ -20,11 +20,8 @@
 #include "../util/json.h"
 #include "../util/log.h"
 #include "../util/trust.h"
+#include "cache-internal.h"
 #include "rootfs.h"
-
-#define LAYERS_DIR "layers"
-#define LOCK_NAME ".lock"
-#define TMP_PREFIX ".tmp-"
 #define JSON_MAX (16u << 20)
 #define MANIFEST_MAX (64u << 20)
 
@@ -123,6 +120,8 @@ csr_layer_free (struct csr_layer *l)
   strv_free (l->asked, l->n_asked);
   csr_layer_pkgs_free (l->pkgs, l->n_pkgs);
   free (l->rebuilt_why);
+  if (l->use_fd >= 0)
+    close (l->use_fd);
   free (l);
 }
 
@@ -476,6 +475,7 @@ csr_layer_ensure (const char *base_dir, const char *base_sha256, const char *cac
   cleanup_layer struct csr_layer *l = calloc (1, sizeof *l);
   if (l == NULL)
     return csr_error_errno (err, "layer");
+  l->use_fd = -1;
   snprintf (l->base_sha256, sizeof l->base_sha256, "%s", base_sha256);
   if (sorted_unique (pkgs, n, &l->asked, &l->n_asked, err) < 0
       || csr_layer_key (base_sha256, pkgs, n, l->key, err) < 0)
@@ -491,6 +491,10 @@ csr_layer_ensure (const char *base_dir, const char *base_sha256, const char *cac
   cleanup_free char *ldir = NULL;
   if (asprintf (&ldir, "%s/" LAYERS_DIR, cdir) < 0 || asprintf (&l->dir, "%s/%s", ldir, l->key) < 0)
     return csr_error_errno (err, "layer");
+  /* Before the layer is trusted to be there, and kept while it is used:
+   * `csrun cache prune` leaves it alone (a layer it removed meanwhile is a
+   * miss, built again below). */
+  l->use_fd = csr_rootfs_use_lock (lfd, ldir, l->key);
 
   cleanup_free char *why = NULL;
   int r = try_cached (lfd, l, &why, err);

@@ -40,7 +40,13 @@
  * Before every use the layer is checked: the tree, its manifest and every
  * entry owned by the effective uid, not writable by group or others, no
  * special files, each entry as its manifest says (type, mode, size) and
- * none more.  A layer that fails is rebuilt, never used. */
+ * none more.  A layer that fails is rebuilt, never used.
+ *
+ * Whoever uses a layer (a run with --with, `csrun rootfs add`) holds a
+ * shared flock on LAYERS/<key>.use from before the check until
+ * csr_layer_free, as a run does with its rootfs tree's CACHE_DIR/<sha>.use
+ * (csr_rootfs_use_lock); `csrun cache prune` removes a layer only with an
+ * exclusive one, taken without waiting (rootfs/cache-layers.c). */
 #ifndef CSRUN_LAYER_H
 #define CSRUN_LAYER_H
 
@@ -78,6 +84,7 @@ struct csr_layer
   size_t files;             /* entries in the layer */
   bool built_now;           /* this call built it (a cache miss) */
   char *rebuilt_why;        /* a cached copy failed its check: why (it was rebuilt) */
+  int use_fd; /* the layer's use lock (LAYERS/<key>.use, shared), held until freed; -1: none */
 };
 
 /* Make sure the layer of PKGS (N names, Debian package names) over the

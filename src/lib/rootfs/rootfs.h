@@ -141,35 +141,49 @@ int csr_rootfs_check_repair (const struct csr_rootfs *r, struct csr_tree_damage 
 enum csr_cache_kind
 {
   CSR_CACHE_ROOTFS,  /* CACHE_DIR/<sha256>: an unpacked tree (+ .manifest, .use) */
+  CSR_CACHE_LAYER,   /* CACHE_DIR/layers/<key>: a package layer (+ .manifest, .json, .use) */
   CSR_CACHE_GATE,    /* CACHE_DIR/gate/<key>.bin: a compiled gate */
   CSR_CACHE_SECCOMP, /* CACHE_DIR/seccomp/<key>.bpf: a compiled seccomp program */
 };
-const char *csr_cache_kind_name (enum csr_cache_kind k); /* "rootfs", "gate", "seccomp" */
+/* "rootfs", "layer", "gate", "seccomp" */
+const char *csr_cache_kind_name (enum csr_cache_kind k);
+
+struct csr_cache_pkg
+{
+  char *name, *version;
+};
 
 struct csr_cache_entry
 {
   enum csr_cache_kind kind;
-  char *name;          /* "<sha256>", "gate/<key>.bin", "seccomp/<key>.bpf" */
+  char *name;          /* "<sha256>", "layers/<key>", "gate/<key>.bin", "seccomp/<key>.bpf" */
   char *path;          /* absolute */
   uint64_t bytes;      /* disk usage (blocks): a tree with its manifest */
   int64_t last_use;    /* seconds since the epoch: the mtime of a tree's .use stamp (refreshed
                           by runs at most hourly) or of the tree; a file's mtime */
-  bool in_use;         /* a tree whose use lock a running csrun holds */
+  bool in_use;         /* a tree or layer whose use lock a running csrun holds */
   bool removed;        /* csr_cache_prune removed it */
   const char *skipped; /* csr_cache_prune kept it: why ("in use by a running csrun", ...) */
+  /* A layer's, from its .json (NULL, 0 when it can't be read): */
+  char **asked;               /* the packages asked for, NULL-terminated */
+  struct csr_cache_pkg *pkgs; /* the packages in the layer */
+  size_t n_pkgs;
+  char *base_sha256; /* the base rootfs tarball's digest */
 };
 
 /* What CACHE_DIR (trust-checked, never created; missing: nothing) holds
- * that csrun made: trees owned by us with a digest for a name, and our
- * regular files in gate/ and seccomp/; sorted by kind and name.  No symlink
- * is followed. */
+ * that csrun made: trees owned by us with a digest for a name, the same
+ * in layers/, and our regular files in gate/ and seccomp/; sorted by kind
+ * and name.  No symlink is followed. */
 int csr_cache_list (const char *cache_dir, struct csr_cache_entry **out, size_t *n,
                     csr_error **err);
 /* Remove those entries (OLDER_THAN_S >= 0: only those whose last use is at
  * least that old), under the cache lock; a tree is removed only when no
  * running csrun holds its use lock (taken without waiting), renamed aside
- * first, then its manifest, use lock and by-stat links.  *OUT lists every
- * entry with removed or skipped set. */
+ * first, then its manifest, use lock and by-stat links; a layer the same
+ * way (under the layers' lock too), with its manifest, json and use lock,
+ * and a layers/base-<sha>.known once no layer over that base is left.
+ * *OUT lists every entry with removed or skipped set. */
 int csr_cache_prune (const char *cache_dir, int64_t older_than_s, struct csr_cache_entry **out,
                      size_t *n, csr_error **err);
 void csr_cache_entries_release (struct csr_cache_entry *v, size_t n);
