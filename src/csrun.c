@@ -39,6 +39,7 @@ static const struct command commands[] = {
   { "run", cmd_run_either, "run a Python snippet in a disposable jail" },
   { "check", cmd_check, "run only the AST gate on a snippet" },
   { "cache", cmd_cache, "verify, list (ls) and prune the cache: rootfs trees, compiled gates" },
+  { "sandbox", cmd_sandbox, "long-lived jails: create, exec, ls, inspect, stop, start, rm, gc" },
   { "create", cmd_oci_create, "OCI: create a container from a bundle" },
   { "start", cmd_oci_start, "OCI: start a created container" },
   { "state", cmd_oci_state, "OCI: print a container's state" },
