@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/seccomp.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include "../jail/enter.h"
 #include "../jail/rlimit.h"
 #include "../util/syscalls.h"
+#include "layer.h"
 
 extern char **environ;
 
@@ -87,18 +89,37 @@ process (const struct jail_snippet *sn, const struct csr_sbx_exec_req *r, int st
 /* The helper: outside, in the sandbox's cgroup, joins its namespaces, forks
  * the process and waits for it. */
 __attribute__ ((noreturn)) static void
-helper (pid_t init_pid, const int *cg_fds, size_t n_cg, const struct jail_snippet *sn,
-        const struct csr_sbx_exec_req *r, int st)
+helper (pid_t init_pid, const int *ns_fds, const int *cg_fds, size_t n_cg,
+        const struct jail_snippet *sn, const struct csr_sbx_exec_req *r, int st)
 {
   csr_error *e = NULL;
   prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  /* Our messages go to the caller. */
+  if (dup2 (r->fds[2], 2) < 0)
+    _exit (125);
   if (n_cg && csr_cgroup_exec_join (cg_fds, n_cg, getpid (), &e) < 0)
     fail (st, 125, "join the sandbox's cgroup", e);
-  struct csr_enter en;
-  csr_enter_init (&en);
-  if (csr_enter_open (&en, init_pid, &e) < 0 || csr_enter_join (&en, &e) < 0)
-    fail (st, 125, "enter the sandbox", e);
-  csr_enter_release (&en);
+  /* The namespaces the holder handed over (layer.h): the jail's init is
+   * not dumpable, so its /proc/PID/ns can't be opened by an unprivileged
+   * keeper; without them, by path (jail/enter.c). */
+  if (ns_fds && ns_fds[0] >= 0)
+    {
+      for (int i = 0; i < CSR_SANDBOX_N_NS; i++)
+        if (!(sn->host_net && strcmp (csr_sandbox_ns_names[i], "net") == 0)
+            && setns (ns_fds[i], 0) < 0)
+          {
+            csr_error_errno (&e, "join the sandbox's %s namespace", csr_sandbox_ns_names[i]);
+            fail (st, 125, "enter the sandbox", e);
+          }
+    }
+  else
+    {
+      struct csr_enter en;
+      csr_enter_init (&en);
+      if (csr_enter_open (&en, init_pid, &e) < 0 || csr_enter_join (&en, &e) < 0)
+        fail (st, 125, "enter the sandbox", e);
+      csr_enter_release (&en);
+    }
   pid_t pid = fork ();
   if (pid < 0)
     fail (st, 125, "fork", NULL);
@@ -116,8 +137,9 @@ helper (pid_t init_pid, const int *cg_fds, size_t n_cg, const struct jail_snippe
 }
 
 int
-csr_sbx_exec_spawn (pid_t init_pid, const int *cg_fds, size_t n_cg, const struct jail_snippet *sn,
-                    const struct csr_sbx_exec_req *r, struct csr_sbx_exec *x, csr_error **err)
+csr_sbx_exec_spawn (pid_t init_pid, const int *ns_fds, const int *cg_fds, size_t n_cg,
+                    const struct jail_snippet *sn, const struct csr_sbx_exec_req *r,
+                    struct csr_sbx_exec *x, csr_error **err)
 {
   memset (x, 0, sizeof *x);
   x->status_fd = -1;
@@ -136,7 +158,7 @@ csr_sbx_exec_spawn (pid_t init_pid, const int *cg_fds, size_t n_cg, const struct
   if (pid == 0)
     {
       close (p[0]);
-      helper (init_pid, cg_fds, n_cg, sn, r, st);
+      helper (init_pid, ns_fds, cg_fds, n_cg, sn, r, st);
     }
   int saved = errno;
   close (st);

@@ -40,10 +40,10 @@ struct csr_sbx_exec
   int status, exec_errno;
 };
 
-/* Spawn R in the sandbox whose init is INIT_PID; CG_FDS: the cgroup.procs
- * files of its cgroup (may be empty); SN: the sandbox's jail (seccomp
+/* Spawn R in the sandbox whose init is INIT_PID (NS_FDS: its namespaces, layer.h's order, or NULL);
+ * CG_FDS: the cgroup.procs files of its cgroup (may be empty); SN: the sandbox's jail (seccomp
  * program, rlimits). */
-int csr_sbx_exec_spawn (pid_t init_pid, const int *cg_fds, size_t n_cg,
+int csr_sbx_exec_spawn (pid_t init_pid, const int *ns_fds, const int *cg_fds, size_t n_cg,
                         const struct jail_snippet *sn, const struct csr_sbx_exec_req *r,
                         struct csr_sbx_exec *x, csr_error **err);
 /* Read what the status pipe has (non-blocking); 1 when the exec is over

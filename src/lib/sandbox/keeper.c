@@ -31,6 +31,7 @@
 #include "../util/json-gen.h"
 #include "../util/json.h"
 #include "exec.h"
+#include "layer.h"
 
 #define MAX_EXECS 64
 #define CPU_PERIOD_US 100000
@@ -57,6 +58,7 @@ struct keeper
   struct jail_snippet sn;
   struct csr_jail jail;
   bool running;
+  int ns_fds[CSR_SANDBOX_N_NS]; /* the jail's namespaces, from its holder; -1: none */
   int listen_fd;
   uint64_t last_activity_ms, ttl_deadline_ms;
   struct keeper_exec execs[MAX_EXECS];
@@ -183,11 +185,57 @@ setup_cgroup (struct keeper *k, csr_error **err)
   return 0;
 }
 
+static void
+close_ns (struct keeper *k)
+{
+  for (size_t i = 0; i < CSR_SANDBOX_N_NS; i++)
+    {
+      if (k->ns_fds[i] >= 0)
+        close (k->ns_fds[i]);
+      k->ns_fds[i] = -1;
+    }
+}
+
+/* The namespaces the holder sent (layer.h), there by READY. */
+static void
+receive_ns (struct keeper *k, int sock)
+{
+  char byte;
+  struct iovec iov = { &byte, 1 };
+  union
+  {
+    char buf[CMSG_SPACE (sizeof (int) * CSR_SANDBOX_N_NS)];
+    struct cmsghdr align;
+  } u;
+  struct msghdr mh
+      = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf };
+  if (recvmsg (sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) != 1)
+    return;
+  struct cmsghdr *c = CMSG_FIRSTHDR (&mh);
+  if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS
+      && c->cmsg_len == CMSG_LEN (sizeof (int) * CSR_SANDBOX_N_NS))
+    memcpy (k->ns_fds, CMSG_DATA (c), sizeof (int) * CSR_SANDBOX_N_NS);
+}
+
 static int
 start_jail (struct keeper *k, csr_error **err)
 {
-  if (csr_jail_start (&k->sn, &k->jail, err) < 0)
-    return csr_error_wrap (err, "start the sandbox");
+  int sp[2];
+  if (socketpair (AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sp) < 0)
+    return csr_error_errno (err, "socketpair");
+  k->sn.extra_fds[0] = sp[1];
+  k->sn.n_extra_fds = 1;
+  int rc = csr_jail_start (&k->sn, &k->jail, err);
+  close (sp[1]);
+  k->sn.n_extra_fds = 0;
+  if (rc < 0)
+    {
+      close (sp[0]);
+      return csr_error_wrap (err, "start the sandbox");
+    }
+  close_ns (k);
+  receive_ns (k, sp[0]);
+  close (sp[0]);
   k->running = true;
   return 0;
 }
@@ -293,6 +341,7 @@ stop_jail (struct keeper *k)
         close (k->jail.syncfd);
       k->jail.pidfd = k->jail.syncfd = -1;
       k->running = false;
+      close_ns (k);
     }
 }
 
@@ -376,6 +425,16 @@ reply_info (struct keeper *k, int fd)
   csr_jgen_array_open (&w);
   pid_t pids[256];
   size_t n = k->running ? csr_procns_pid_members (k->jail.pid, pids, 256) : 0;
+  /* Rootless, the jail's init is not dumpable: its namespace can't be read
+   * through /proc; the cgroup's list, else init alone. */
+  pid_t *cgp = NULL;
+  size_t ncg = 0;
+  if (k->running && n <= 1 && k->cg && csr_cgroup_pids (k->cg, &cgp, &ncg, NULL) == 0)
+    for (n = 0; n < ncg && n < 256; n++)
+      pids[n] = cgp[n];
+  free (cgp);
+  if (k->running && n == 0)
+    pids[n++] = k->jail.pid;
   for (size_t i = 0; i < n && i < 256; i++)
     csr_jgen_int (&w, pids[i]);
   csr_jgen_array_close (&w);
@@ -477,7 +536,8 @@ start_exec (struct keeper *k, int fd, yajl_val req, const int *fds, size_t n_fds
   };
   struct keeper_exec *e = &k->execs[slot];
   csr_error *err = NULL;
-  int rc = envp ? csr_sbx_exec_spawn (k->jail.pid, k->cg_fds, k->n_cg_fds, &k->sn, &r, &e->x, &err)
+  int rc = envp ? csr_sbx_exec_spawn (k->jail.pid, k->ns_fds, k->cg_fds, k->n_cg_fds, &k->sn, &r,
+                                      &e->x, &err)
                 : csr_error_set (&err, ENOMEM, "exec");
   strv_free (argv);
   strv_free (extra);
@@ -716,6 +776,8 @@ csr_keeper_main (struct csr_keeper_boot *b)
   k.listen_fd = -1;
   k.jail.pid = -1;
   k.jail.pidfd = k.jail.syncfd = -1;
+  for (size_t i = 0; i < CSR_SANDBOX_N_NS; i++)
+    k.ns_fds[i] = -1;
   signal (SIGPIPE, SIG_IGN);
   csr_error *e = NULL;
   if (setup (&k, &e) < 0)

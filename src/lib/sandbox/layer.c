@@ -6,6 +6,8 @@
 #include <fcntl.h>
 #include <linux/mount.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -65,10 +67,48 @@ csr_sandbox_mount_layer (int fds[3], csr_error **err)
   return 0;
 }
 
+/* The order a process outside joins them in (jail/enter.c's): the user
+ * namespace first, which owns the others; the mount namespace last. */
+const char *const csr_sandbox_ns_names[CSR_SANDBOX_N_NS]
+    = { "user", "ipc", "uts", "net", "pid", "cgroup", "mnt" };
+
 void
 csr_sandbox_hold (void)
 {
   prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
+  /* fd 3: the keeper's socket.  The jail's init is not dumpable, so the
+   * keeper can't open its /proc/PID/ns (rootless): the holder hands them
+   * over, opened from inside. */
+  int fds[CSR_SANDBOX_N_NS];
+  size_t n = 0;
+  for (size_t i = 0; i < CSR_SANDBOX_N_NS; i++)
+    {
+      char p[32];
+      snprintf (p, sizeof p, "/proc/self/ns/%s", csr_sandbox_ns_names[i]);
+      fds[i] = open (p, O_RDONLY | O_CLOEXEC);
+      if (fds[i] >= 0)
+        n++;
+    }
+  if (n == CSR_SANDBOX_N_NS)
+    {
+      char byte = 'N';
+      struct iovec iov = { &byte, 1 };
+      union
+      {
+        char buf[CMSG_SPACE (sizeof fds)];
+        struct cmsghdr align;
+      } u;
+      struct msghdr mh = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf
+      };
+      struct cmsghdr *c = CMSG_FIRSTHDR (&mh);
+      c->cmsg_level = SOL_SOCKET;
+      c->cmsg_type = SCM_RIGHTS;
+      c->cmsg_len = CMSG_LEN (sizeof fds);
+      memcpy (CMSG_DATA (c), fds, sizeof fds);
+      if (sendmsg (3, &mh, MSG_NOSIGNAL) < 0)
+        _exit (125);
+    }
   csr_close_range (3, 0);
   for (;;)
     pause ();

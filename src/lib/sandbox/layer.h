@@ -18,8 +18,13 @@ int csr_sandbox_layer_open (const struct jail_snippet *spec, int fds[3], csr_err
  * assembly point, nosuid and nodev; FDS are closed. */
 int csr_sandbox_mount_layer (int fds[3], csr_error **err);
 
-/* The holder: not dumpable, every descriptor above 2 closed, waits for the
- * signal that ends it.  Never returns. */
+#define CSR_SANDBOX_N_NS 7
+extern const char *const csr_sandbox_ns_names[CSR_SANDBOX_N_NS];
+
+/* The holder: not dumpable; sends its namespaces (csr_sandbox_ns_names'
+ * order, SCM_RIGHTS with one byte) on fd 3, the keeper's socket; every
+ * descriptor above 2 closed; waits for the signal that ends it.  Never
+ * returns. */
 __attribute__ ((noreturn)) void csr_sandbox_hold (void);
 
 #endif
