@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../cgroup/cgroup.h"
 #include "../cgroup/subcgroup.h"
 #include "../jail/caps.h"
 #include "../jail/enter.h"
@@ -89,7 +90,7 @@ process (const struct jail_snippet *sn, const struct csr_sbx_exec_req *r, int st
 /* The helper: outside, in the sandbox's cgroup, joins its namespaces, forks
  * the process and waits for it. */
 __attribute__ ((noreturn)) static void
-helper (pid_t init_pid, const int *ns_fds, const int *cg_fds, size_t n_cg,
+helper (pid_t init_pid, const int *ns_fds, const int *cg_fds, size_t n_cg, bool cg_self,
         const struct jail_snippet *sn, const struct csr_sbx_exec_req *r, int st)
 {
   csr_error *e = NULL;
@@ -97,7 +98,10 @@ helper (pid_t init_pid, const int *ns_fds, const int *cg_fds, size_t n_cg,
   /* Our messages go to the caller. */
   if (dup2 (r->fds[2], 2) < 0)
     _exit (125);
-  if (n_cg && csr_cgroup_exec_join (cg_fds, n_cg, getpid (), &e) < 0)
+  if (n_cg
+      && (cg_self ? csr_cgroup_self_enter (cg_fds, (int)n_cg, &e)
+                  : csr_cgroup_exec_join (cg_fds, n_cg, getpid (), &e))
+             < 0)
     fail (st, 125, "join the sandbox's cgroup", e);
   /* The namespaces the holder handed over (layer.h): the jail's init is
    * not dumpable, so its /proc/PID/ns can't be opened by an unprivileged
@@ -137,7 +141,7 @@ helper (pid_t init_pid, const int *ns_fds, const int *cg_fds, size_t n_cg,
 }
 
 int
-csr_sbx_exec_spawn (pid_t init_pid, const int *ns_fds, const int *cg_fds, size_t n_cg,
+csr_sbx_exec_spawn (pid_t init_pid, const int *ns_fds, const int *cg_fds, size_t n_cg, bool cg_self,
                     const struct jail_snippet *sn, const struct csr_sbx_exec_req *r,
                     struct csr_sbx_exec *x, csr_error **err)
 {
@@ -158,7 +162,7 @@ csr_sbx_exec_spawn (pid_t init_pid, const int *ns_fds, const int *cg_fds, size_t
   if (pid == 0)
     {
       close (p[0]);
-      helper (init_pid, ns_fds, cg_fds, n_cg, sn, r, st);
+      helper (init_pid, ns_fds, cg_fds, n_cg, cg_self, sn, r, st);
     }
   int saved = errno;
   close (st);

@@ -41,11 +41,12 @@ struct csr_sbx_exec
 };
 
 /* Spawn R in the sandbox whose init is INIT_PID (NS_FDS: its namespaces, layer.h's order, or NULL);
- * CG_FDS: the cgroup.procs files of its cgroup (may be empty); SN: the sandbox's jail (seccomp
+ * CG_FDS: the cgroup.procs files of its cgroup (may be empty), or with CG_SELF its v1
+ * "tasks" files (the helper moves itself); SN: the sandbox's jail (seccomp
  * program, rlimits). */
 int csr_sbx_exec_spawn (pid_t init_pid, const int *ns_fds, const int *cg_fds, size_t n_cg,
-                        const struct jail_snippet *sn, const struct csr_sbx_exec_req *r,
-                        struct csr_sbx_exec *x, csr_error **err);
+                        bool cg_self, const struct jail_snippet *sn,
+                        const struct csr_sbx_exec_req *r, struct csr_sbx_exec *x, csr_error **err);
 /* Read what the status pipe has (non-blocking); 1 when the exec is over
  * (the helper is reaped), 0 not yet. */
 int csr_sbx_exec_poll (struct csr_sbx_exec *x);

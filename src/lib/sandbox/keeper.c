@@ -53,6 +53,7 @@ struct keeper
   struct csr_cgroup *cg;
   int cg_fds[CSR_CG_MAX_DIRS + 1];
   size_t n_cg_fds;
+  bool cg_self; /* cg_fds are v1 "tasks" files the helper writes "0" to */
   char *upper, *work;
   char *argv_hold[2];
   struct jail_snippet sn;
@@ -163,9 +164,17 @@ setup_cgroup (struct keeper *k, csr_error **err)
         if ((s->cgroup_v1[s->n_cgroup_v1] = strdup (v1[i])))
           s->n_cgroup_v1++;
       k->sn.jail.cgroup = k->cg;
-      if (csr_cgroup_exec_open (s->cgroup_v2, s->cgroup_v1, s->n_cgroup_v1, NULL, 0, k->cg_fds,
-                                sizeof k->cg_fds / sizeof k->cg_fds[0], &k->n_cg_fds, err)
-          < 0)
+      /* v1: each exec's helper moves itself through "tasks" (cgroup.h:
+       * ~0.02 ms instead of 15-30 ms for a pid written to cgroup.procs). */
+      int nself = csr_cgroup_self_enter_fds (k->cg, k->cg_fds, err);
+      if (nself < 0)
+        return -1;
+      k->cg_self = nself > 0;
+      k->n_cg_fds = (size_t)nself;
+      if (nself == 0
+          && csr_cgroup_exec_open (s->cgroup_v2, s->cgroup_v1, s->n_cgroup_v1, NULL, 0, k->cg_fds,
+                                   sizeof k->cg_fds / sizeof k->cg_fds[0], &k->n_cg_fds, err)
+                 < 0)
         return -1;
     }
   /* What the cgroup can't do: rlimits, as csrun run (supervisor/limits.c). */
@@ -536,8 +545,8 @@ start_exec (struct keeper *k, int fd, yajl_val req, const int *fds, size_t n_fds
   };
   struct keeper_exec *e = &k->execs[slot];
   csr_error *err = NULL;
-  int rc = envp ? csr_sbx_exec_spawn (k->jail.pid, k->ns_fds, k->cg_fds, k->n_cg_fds, &k->sn, &r,
-                                      &e->x, &err)
+  int rc = envp ? csr_sbx_exec_spawn (k->jail.pid, k->ns_fds, k->cg_fds, k->n_cg_fds, k->cg_self,
+                                      &k->sn, &r, &e->x, &err)
                 : csr_error_set (&err, ENOMEM, "exec");
   strv_free (argv);
   strv_free (extra);
