@@ -300,6 +300,19 @@ cmd_create (int argc, char **argv)
       csr_sandbox_spec_release (s);
       return sbx_fail ("create", e, st == EEXIST ? CSR_EXIT_USAGE : CSR_EXIT_INTERNAL);
     }
+  /* Never a limit claimed that is not applied (inspect says how each is). */
+  cleanup_close int d = openat (root, s->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  struct csr_sandbox_spec made;
+  if (d >= 0 && csr_sandbox_spec_read (d, &made, NULL) == 0)
+    {
+      if ((made.cpu_millis && !made.cpu_enforced) || strstr (made.mechanism, "rlimit"))
+        fprintf (stderr,
+                 "csrun sandbox create: warning: limits %s%s (no writable cgroup here; see "
+                 "csrun sandbox inspect)\n",
+                 strstr (made.mechanism, "rlimit") ? "enforced by rlimits" : "incomplete",
+                 made.cpu_millis && !made.cpu_enforced ? ", cpu not limited" : "");
+      csr_sandbox_spec_release (&made);
+    }
   if (o.json)
     printf ("{\"id\":\"%s\"%s%s%s}\n", s->id, s->name ? ",\"name\":\"" : "", s->name ? s->name : "",
             s->name ? "\"" : "");

@@ -39,6 +39,15 @@ rc=$?
   && [ "$(stat -c %a "$SBX/$id/ctl.sock")" = 600 ] && [ "$(stat -c %a "$SBX")" = 700 ] \
   && ok "create prints a 32-digit id; state directory 0700 with upper/ and a 0600 control socket" \
   || not_ok "create" "exit $rc, id '$id'" "$(cat "$T/c.err")" "$(ls -la "$SBX" "$SBX/$id" 2>&1)"
+# A limit that is not applied is said (rootless without a writable cgroup: rlimits, no cpu).
+mech=$(json_get "$SBX/$id/spec.json" 'j["mechanism"]' 2>&1)
+if [ "${mech#*rlimit}" != "$mech" ] || [ "$mech" = none ]; then
+  grep -q "warning: limits" "$T/c.err" && ok "create warns that limits are rlimits here ($mech)" \
+    || not_ok "create warning" "$mech" "$(cat "$T/c.err")"
+else
+  [ ! -s "$T/c.err" ] && ok "create is silent when every limit is in a cgroup ($mech)" \
+    || not_ok "create stderr" "$mech" "$(cat "$T/c.err")"
+fi
 
 csrun sandbox ls --json > "$T/ls.json" 2>&1
 got=$(jget "$T/ls.json" '[(s["id"], s["name"], s["status"], s["idle_timeout_s"]) for s in j]')
@@ -194,11 +203,11 @@ for c in $cgs; do [ -e "$c" ] && left="$left $c"; done
   || not_ok "rm" "exit $rc" "left: $left" "$(ls -la "$SBX" 2>&1)"
 
 # ---------------------------------------------------------------- idle timeout, keeper killed
-id2=$(csrun sandbox create --idle-timeout 2s 2>&1)
+id2=$(csrun sandbox create --idle-timeout 2s 2>"$T/c2.err")
 csrun sandbox exec "$id2" -- python3 -c pass > /dev/null 2>&1
 wait_until 30 no_dir "$SBX/$id2" && ok "the idle timeout (2s) removes the sandbox" || not_ok "idle" "$(ls -la "$SBX/$id2" 2>&1)"
 
-id3=$(csrun sandbox create --name victim 2>&1)
+id3=$(csrun sandbox create --name victim 2>"$T/c3.err")
 csrun sandbox inspect victim > "$T/in3.json" 2>&1
 kp=$(jget "$T/in3.json" 'j["keeper_pid"]')
 init=$(jget "$T/in3.json" 'j["init_pid"]')
@@ -213,7 +222,7 @@ rc=$?
 csrun sandbox gc --json > "$T/gc.json" 2>&1
 [ "$(jget "$T/gc.json" 'j["removed"]')" = "[]" ] && ok "gc --json: nothing more to remove" || not_ok "gc --json" "$(cat "$T/gc.json")"
 
-id4=$(csrun sandbox create --ttl 2s 2>&1)
+id4=$(csrun sandbox create --ttl 2s 2>"$T/c4.err")
 wait_until 30 no_dir "$SBX/$id4" && ok "--ttl removes the sandbox when it expires" || not_ok "ttl" "$id4"
 
 done_testing
