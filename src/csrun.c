@@ -39,6 +39,7 @@ static const struct command commands[] = {
   { "run", cmd_run_either, "run a Python snippet in a disposable jail" },
   { "check", cmd_check, "run only the AST gate on a snippet" },
   { "cache", cmd_cache, "verify, list (ls) and prune the cache: rootfs trees, compiled gates" },
+  { "sandbox", cmd_sandbox, "long-lived jails: create, exec, ls, inspect, stop, start, rm, gc" },
   { "create", cmd_oci_create, "OCI: create a container from a bundle" },
   { "start", cmd_oci_start, "OCI: start a created container" },
   { "state", cmd_oci_state, "OCI: print a container's state" },
@@ -116,7 +117,8 @@ static const char global_doc[]
       "  rootfs add PKG...  add Debian packages to the rootfs as a cached layer (run --with)\n"
       "  check      run only the AST gate on a snippet (in the jail)\n"
       "  cache verify [--repair]  check the cached rootfs trees against their manifests\n"
-      "  cache ls | prune [--older-than D]  list or remove the cache's trees, gates, programs\n\n"
+      "  cache ls | prune [--older-than D]  list or remove the cache's trees, gates, programs\n"
+      "  sandbox create|exec|ls|inspect|stop|start|rm|gc  long-lived jails (csrun-sandbox(1))\n\n"
       "OCI runtime commands (runc/crun compatible; see csrun-oci(8)):\n"
       "  create, start, state, kill, delete, run (with a bundle), list, ps, spec,\n"
       "  features, pause, resume, exec, update, events\n"

@@ -31,6 +31,7 @@ struct csr_global
 int cmd_run (struct csr_global *g, int argc, char **argv);
 int cmd_check (struct csr_global *g, int argc, char **argv);
 int cmd_cache (struct csr_global *g, int argc, char **argv);
-int cmd_rootfs (struct csr_global *g, int argc, char **argv); /* package layers */
+int cmd_rootfs (struct csr_global *g, int argc, char **argv);  /* package layers */
+int cmd_sandbox (struct csr_global *g, int argc, char **argv); /* issue 15 */
 
 #endif

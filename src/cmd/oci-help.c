@@ -203,6 +203,7 @@ oci_help_global (FILE *out)
            "   run         run a Python snippet (csrun(1)), or a container from a bundle\n"
            "   check       run only the AST gate on a snippet (in the jail)\n"
            "   cache       verify [--repair], ls, prune [--older-than D] the cache\n"
+           "   sandbox     long-lived jails: create, exec, ls, inspect, stop, start, rm, gc\n"
            "   hook        OCI hook: gate a container's Python script, scan its log\n",
            prog, prog);
   for (const struct oci_help_entry *e = entries; e->name; e++)

@@ -22,6 +22,7 @@
 #include "mounts.h"
 #include "net.h"
 #include "rlimit.h"
+#include "../sandbox/layer.h" /* issue 15 */
 
 /* Become root of the new user namespace (also when the outer uid is not the
  * one mapped to 0, as when csrun runs as host root). */
@@ -115,6 +116,10 @@ start_payload (void *arg, int syncfd, const sigset_t *oldmask)
       csr_error_errno (&e, "load the seccomp filter");
       csr_launch_fail (syncfd, e);
     }
+  /* issue 15: a sandbox's holder (spec.h HOLD): init sees READY when the
+   * exec pipe closes here; nothing of csrun's memory is readable. */
+  if (spec->hold)
+    csr_sandbox_hold ();
   execve (spec->argv[0], spec->argv, spec->envp);
   csr_error_errno (&e, "execve %s", spec->argv[0]);
   csr_launch_fail (syncfd, e);
@@ -148,10 +153,16 @@ csr_snippet_entry (const struct jail_spec *jail, void *face, const struct csr_la
       csr_error_errno (&e, "open the rootfs %s", jail->rootfs_dir);
       csr_launch_fail (syncfd, e);
     }
-  if (csr_mounts_bind_rootfs (jail->rootfs_dir, jail->layer_dir, rootfs_fd, &e) < 0)
+  /* issue 15: a sandbox's writable layer (src/lib/sandbox/layer.c): its
+   * directories opened now, mounted as the namespace's root. */
+  int layer_fds[3] = { -1, -1, -1 };
+  if (spec->layer_upper
+          ? csr_sandbox_layer_open (spec, layer_fds, &e) < 0
+          : csr_mounts_bind_rootfs (jail->rootfs_dir, jail->layer_dir, rootfs_fd, &e) < 0)
     csr_launch_fail (syncfd, e);
   close (rootfs_fd);
-  if (become_ns_root (&e) < 0 || csr_mounts_setup (spec, bind_fds, &e) < 0)
+  if (become_ns_root (&e) < 0 || (spec->layer_upper && csr_sandbox_mount_layer (layer_fds, &e) < 0)
+      || csr_mounts_setup (spec, bind_fds, &e) < 0)
     csr_launch_fail (syncfd, e);
   /* Die with the supervisor (set after the credential change, which clears it). */
   if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)

@@ -404,7 +404,9 @@ csr_mounts_setup (const struct jail_snippet *spec, const int *bind_fds, csr_erro
   if (setup_tmpfs (rootfd, "tmp", "1777", spec, err) < 0)
     return -1;
   const char *cwd = spec->cwd ? spec->cwd : "/work";
-  if (strcmp (cwd, "/tmp") != 0 && setup_tmpfs (rootfd, cwd + 1, "0755", spec, err) < 0)
+  /* issue 15: a sandbox keeps its working directory on its layer. */
+  if (strcmp (cwd, "/tmp") != 0 && spec->layer_upper == NULL
+      && setup_tmpfs (rootfd, cwd + 1, "0755", spec, err) < 0)
     return -1;
   /* --mount: the host directories opened earlier (binds.c). */
   if (csr_binds_attach (spec, bind_fds, NEWROOT, err) < 0)

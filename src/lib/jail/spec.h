@@ -76,7 +76,15 @@ struct jail_snippet
 
   /* Layout. */
   bool rootfs_writable; /* reserved: the root is bound read-only */
-  uint64_t tmp_size;    /* bytes for /tmp and for the working directory, each */
+  /* issue 15, sandboxes (src/lib/sandbox/): LAYER_UPPER/LAYER_WORK (host
+   * paths) make the root a writable overlay over the rootfs whose upper
+   * layer is kept; the working directory is then on that layer, not a
+   * tmpfs.  HOLD: no program, the payload only holds the jail open (no
+   * capabilities, seccomp on) until it is killed. */
+  const char *layer_upper;
+  const char *layer_work;
+  bool hold;
+  uint64_t tmp_size; /* bytes for /tmp and for the working directory, each */
   uint64_t tmp_inodes;
   /* Files written into the working directory before exec (e.g. snippet.py). */
   const struct csr_file *files;

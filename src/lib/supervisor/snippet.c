@@ -37,6 +37,14 @@ static const char *const default_env[] = {
   "PYTHONDONTWRITEBYTECODE=1",
 };
 
+/* issue 15: sandboxes start from the same environment. */
+const char *const *
+csr_snippet_default_env (size_t *n)
+{
+  *n = sizeof default_env / sizeof default_env[0];
+  return default_env;
+}
+
 void
 csr_snippet_request_init (struct csr_snippet_request *req)
 {

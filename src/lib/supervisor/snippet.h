@@ -169,6 +169,10 @@ int csr_snippet_run (const struct csr_snippet_request *req, struct csr_snippet_r
                      csr_error **err);
 void csr_snippet_result_release (struct csr_snippet_result *res);
 
+/* issue 15: the default environment of every jail (PATH, HOME=/work, LANG,
+ * TMPDIR, PYTHONUNBUFFERED, PYTHONDONTWRITEBYTECODE): *N entries. */
+const char *const *csr_snippet_default_env (size_t *n);
+
 /* The rules a snippet's bytes follow (NAME in messages): not blank, no
  * NUL, UTF-8 or the encoding a PEP 263 declaration names. */
 int csr_snippet_check_code (const char *name, const char *code, size_t len, csr_error **err);

@@ -1,0 +1,25 @@
+/* csrun sandbox: the subcommands' shared helpers (sandbox.c). */
+#ifndef CSRUN_CMD_SANDBOX_H
+#define CSRUN_CMD_SANDBOX_H
+
+#include <stdbool.h>
+
+#include "util/error.h"
+
+/* Exit codes of csrun sandbox (csrun-sandbox(1) EXIT STATUS). */
+enum
+{
+  SBX_EXIT_REFUSED = 1, /* rm of a running sandbox, exec into a stopped one, ... */
+};
+
+/* Print "csrun sandbox CMD: message" (frees E) and return CODE. */
+int sbx_fail (const char *cmd, csr_error *e, int code);
+/* The sandbox directory (its fd), after collecting dead sandboxes; on an
+ * error prints it and returns -1 with *CODE the exit code. */
+int sbx_root (const char *cmd, int *code);
+/* ID_OR_NAME's state directory fd (*ID its id); -1 printed, *CODE set. */
+int sbx_open (const char *cmd, int rootfd, const char *id_or_name, char *id, int *code);
+
+int cmd_sandbox_exec (int argc, char **argv);
+
+#endif

@@ -1,0 +1,160 @@
+/* csrun — talking to a sandbox's keeper: one JSON line per request on its
+ * control socket, descriptors passed with SCM_RIGHTS, one JSON line back. */
+#include "config.h"
+#include "sandbox.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "../util/cleanup.h"
+#include "../util/clock.h"
+#include "../util/json.h"
+
+int
+csr_sandbox_connect (int dirfd, const char *req, const int *fds, size_t n_fds, csr_error **err)
+{
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  /* Through the directory's descriptor: sun_path is short. */
+  snprintf (sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d/ctl.sock", dirfd);
+  int s = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (s < 0)
+    return csr_error_errno (err, "socket");
+  if (connect (s, (struct sockaddr *)&sa, sizeof sa) < 0)
+    {
+      csr_error_errno (err, "connect to the sandbox's keeper");
+      close (s);
+      return -1;
+    }
+  size_t len = strlen (req);
+  cleanup_free char *line = malloc (len + 1);
+  if (line == NULL)
+    {
+      close (s);
+      return csr_error_set (err, ENOMEM, "request");
+    }
+  memcpy (line, req, len);
+  line[len] = '\n';
+  struct iovec iov = { line, len + 1 };
+  union
+  {
+    char buf[CMSG_SPACE (sizeof (int) * 8)];
+    struct cmsghdr align;
+  } u;
+  struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+  if (n_fds > 0 && n_fds <= 8)
+    {
+      mh.msg_control = u.buf;
+      mh.msg_controllen = CMSG_SPACE (sizeof (int) * n_fds);
+      struct cmsghdr *c = CMSG_FIRSTHDR (&mh);
+      c->cmsg_level = SOL_SOCKET;
+      c->cmsg_type = SCM_RIGHTS;
+      c->cmsg_len = CMSG_LEN (sizeof (int) * n_fds);
+      memcpy (CMSG_DATA (c), fds, sizeof (int) * n_fds);
+    }
+  /* The first message carries the descriptors; the rest of a long line follows. */
+  ssize_t w = sendmsg (s, &mh, MSG_NOSIGNAL);
+  size_t off = w > 0 ? (size_t)w : 0;
+  while (w >= 0 && off < len + 1)
+    {
+      w = send (s, line + off, len + 1 - off, MSG_NOSIGNAL);
+      if (w > 0)
+        off += (size_t)w;
+    }
+  if (w < 0)
+    {
+      csr_error_errno (err, "send the request to the sandbox's keeper");
+      close (s);
+      return -1;
+    }
+  return s;
+}
+
+int
+csr_sandbox_read_reply (int sock, int timeout_ms, char **line, csr_error **err)
+{
+  *line = NULL;
+  size_t cap = 4096, n = 0;
+  char *buf = malloc (cap);
+  if (buf == NULL)
+    return csr_error_set (err, ENOMEM, "reply");
+  uint64_t deadline = timeout_ms >= 0 ? csr_mono_ms () + (uint64_t)timeout_ms : 0;
+  for (;;)
+    {
+      int wait = -1;
+      if (timeout_ms >= 0)
+        {
+          uint64_t now = csr_mono_ms ();
+          wait = now >= deadline ? 0 : (int)(deadline - now);
+        }
+      struct pollfd p = { sock, POLLIN, 0 };
+      int pr = poll (&p, 1, wait);
+      if (pr < 0 && errno == EINTR)
+        continue;
+      if (pr == 0)
+        {
+          free (buf);
+          return csr_error_set (err, ETIMEDOUT, "the sandbox's keeper did not answer");
+        }
+      if (n + 1 >= cap)
+        {
+          if (cap >= 1 << 16)
+            {
+              free (buf);
+              return csr_error_set (err, E2BIG, "the keeper's reply is too long");
+            }
+          cap *= 2;
+          char *nb = realloc (buf, cap);
+          if (nb == NULL)
+            {
+              free (buf);
+              return csr_error_set (err, ENOMEM, "reply");
+            }
+          buf = nb;
+        }
+      ssize_t r = read (sock, buf + n, cap - n - 1);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r <= 0)
+        {
+          free (buf);
+          return csr_error_set (err, r < 0 ? errno : EPIPE,
+                                "the sandbox's keeper closed the connection");
+        }
+      n += (size_t)r;
+      buf[n] = '\0';
+      char *nl = memchr (buf, '\n', n);
+      if (nl)
+        {
+          *nl = '\0';
+          *line = buf;
+          return 0;
+        }
+    }
+}
+
+int
+csr_sandbox_call (int dirfd, const char *req, int timeout_ms, char **reply, csr_error **err)
+{
+  cleanup_close int s = csr_sandbox_connect (dirfd, req, NULL, 0, err);
+  if (s < 0)
+    return -1;
+  if (csr_sandbox_read_reply (s, timeout_ms, reply, err) < 0)
+    return -1;
+  char ebuf[64];
+  cleanup_yajl_val yajl_val t = yajl_tree_parse (*reply, ebuf, sizeof ebuf);
+  const char *msg = csr_json_str (csr_json_get (t, "error"));
+  if (t == NULL || msg)
+    {
+      csr_error_set (err, 0, "%s", msg ? msg : "the keeper's reply is not JSON");
+      free (*reply);
+      *reply = NULL;
+      return -1;
+    }
+  return 0;
+}

@@ -1,0 +1,235 @@
+/* csrun — exec into a running sandbox (see exec.h). */
+#include "config.h"
+#include "exec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../cgroup/cgroup.h"
+#include "../cgroup/subcgroup.h"
+#include "../jail/caps.h"
+#include "../jail/enter.h"
+#include "../jail/rlimit.h"
+#include "../util/syscalls.h"
+#include "layer.h"
+
+extern char **environ;
+
+#define FD_HIGH 64
+
+static void
+rec (int fd, char type, int32_t value)
+{
+  struct csr_sbx_rec r = { type, value };
+  if (write (fd, &r, sizeof r) != (ssize_t)sizeof r)
+    _exit (125);
+}
+
+__attribute__ ((noreturn)) static void
+fail (int st, int code, const char *what, csr_error *e)
+{
+  dprintf (2, "csrun: sandbox exec: %s%s%s\n", what, e ? ": " : "", e ? csr_error_text (e) : "");
+  rec (st, 'F', code);
+  _exit (code);
+}
+
+/* The process, in the sandbox's namespaces (forked after the join). */
+__attribute__ ((noreturn)) static void
+process (const struct jail_snippet *sn, const struct csr_sbx_exec_req *r, int st)
+{
+  csr_error *e = NULL;
+  struct sigaction dfl = { .sa_handler = SIG_DFL };
+  for (int s = 1; s < NSIG; s++)
+    sigaction (s, &dfl, NULL);
+  sigset_t none;
+  sigemptyset (&none);
+  sigprocmask (SIG_SETMASK, &none, NULL);
+  if (setsid () < 0)
+    fail (st, 125, "setsid", NULL);
+  prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  int high[3];
+  for (int i = 0; i < 3; i++)
+    if ((high[i] = fcntl (r->fds[i], F_DUPFD_CLOEXEC, FD_HIGH)) < 0)
+      fail (st, 125, "prepare the standard streams", NULL);
+  for (int i = 0; i < 3; i++)
+    if (dup2 (high[i], i) < 0)
+      fail (st, 125, "dup2", NULL);
+  if (chdir (r->cwd) < 0)
+    {
+      csr_error_errno (&e, "%s", r->cwd);
+      fail (st, 125, "working directory", e);
+    }
+  if (csr_rlimits_apply (sn, &e) < 0)
+    fail (st, 125, "rlimits", e);
+  if (csr_caps_drop_all (r->uid, r->gid, &e) < 0)
+    fail (st, 125, "user (--user must be an id this sandbox maps; without subordinate ids only 0)",
+          e);
+  /* Nothing but 0, 1, 2 and the status pipe (close-on-exec) goes on. */
+  csr_close_range_between (3, (unsigned)st - 1);
+  csr_close_range_between ((unsigned)st + 1, ~0U);
+  const void *bpf = sn->jail.seccomp_bpf;
+  if (bpf && prctl (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, bpf) < 0)
+    fail (st, 125, "load the seccomp filter", NULL);
+  environ = r->envp;
+  execvp (r->argv[0], r->argv);
+  int saved = errno;
+  dprintf (2, "csrun: sandbox exec: %s: %s\n", r->argv[0], strerror (saved));
+  rec (st, 'E', saved);
+  _exit (saved == ENOENT ? 127 : 126);
+}
+
+/* The helper: outside, in the sandbox's cgroup, joins its namespaces, forks
+ * the process and waits for it. */
+__attribute__ ((noreturn)) static void
+helper (pid_t init_pid, const int *ns_fds, const int *cg_fds, size_t n_cg, bool cg_self,
+        const struct jail_snippet *sn, const struct csr_sbx_exec_req *r, int st)
+{
+  csr_error *e = NULL;
+  prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  /* Our messages go to the caller. */
+  if (dup2 (r->fds[2], 2) < 0)
+    _exit (125);
+  if (n_cg
+      && (cg_self ? csr_cgroup_self_enter (cg_fds, (int)n_cg, &e)
+                  : csr_cgroup_exec_join (cg_fds, n_cg, getpid (), &e))
+             < 0)
+    fail (st, 125, "join the sandbox's cgroup", e);
+  /* The namespaces the holder handed over (layer.h): the jail's init is
+   * not dumpable, so its /proc/PID/ns can't be opened by an unprivileged
+   * keeper; without them, by path (jail/enter.c). */
+  if (ns_fds && ns_fds[0] >= 0)
+    {
+      for (int i = 0; i < CSR_SANDBOX_N_NS; i++)
+        if (!(sn->host_net && strcmp (csr_sandbox_ns_names[i], "net") == 0)
+            && setns (ns_fds[i], 0) < 0)
+          {
+            csr_error_errno (&e, "join the sandbox's %s namespace", csr_sandbox_ns_names[i]);
+            fail (st, 125, "enter the sandbox", e);
+          }
+    }
+  else
+    {
+      struct csr_enter en;
+      csr_enter_init (&en);
+      if (csr_enter_open (&en, init_pid, &e) < 0 || csr_enter_join (&en, &e) < 0)
+        fail (st, 125, "enter the sandbox", e);
+      csr_enter_release (&en);
+    }
+  pid_t pid = fork ();
+  if (pid < 0)
+    fail (st, 125, "fork", NULL);
+  if (pid == 0)
+    process (sn, r, st);
+  rec (st, 'P', pid);
+  for (int i = 0; i < 3; i++)
+    close (r->fds[i]);
+  int status;
+  while (waitpid (pid, &status, 0) < 0)
+    if (errno != EINTR)
+      _exit (125);
+  rec (st, 'S', status);
+  _exit (0);
+}
+
+int
+csr_sbx_exec_spawn (pid_t init_pid, const int *ns_fds, const int *cg_fds, size_t n_cg, bool cg_self,
+                    const struct jail_snippet *sn, const struct csr_sbx_exec_req *r,
+                    struct csr_sbx_exec *x, csr_error **err)
+{
+  memset (x, 0, sizeof *x);
+  x->status_fd = -1;
+  int p[2];
+  if (pipe2 (p, O_CLOEXEC) < 0)
+    return csr_error_errno (err, "pipe");
+  /* Above the descriptors the process gets. */
+  int st = fcntl (p[1], F_DUPFD_CLOEXEC, FD_HIGH + 8);
+  close (p[1]);
+  if (st < 0)
+    {
+      close (p[0]);
+      return csr_error_errno (err, "dup");
+    }
+  pid_t pid = fork ();
+  if (pid == 0)
+    {
+      close (p[0]);
+      helper (init_pid, ns_fds, cg_fds, n_cg, cg_self, sn, r, st);
+    }
+  int saved = errno;
+  close (st);
+  if (pid < 0)
+    {
+      close (p[0]);
+      errno = saved;
+      return csr_error_errno (err, "fork");
+    }
+  fcntl (p[0], F_SETFL, O_NONBLOCK);
+  x->helper = pid;
+  x->status_fd = p[0];
+  return 0;
+}
+
+int
+csr_sbx_exec_poll (struct csr_sbx_exec *x)
+{
+  struct csr_sbx_rec r;
+  ssize_t n;
+  while ((n = read (x->status_fd, &r, sizeof r)) == (ssize_t)sizeof r)
+    switch (r.type)
+      {
+      case 'P':
+        x->pid = (pid_t)r.value;
+        break;
+      case 'S':
+        x->have_status = true;
+        x->status = r.value;
+        break;
+      case 'E':
+        x->exec_failed = true;
+        x->exec_errno = r.value;
+        break;
+      case 'F':
+        x->setup_failed = true;
+        x->status = r.value << 8; /* as an exit status */
+        x->have_status = true;
+        break;
+      default:
+        break;
+      }
+  if (n < 0 && (errno == EAGAIN || errno == EINTR))
+    return 0;
+  /* End of file: the helper is gone. */
+  close (x->status_fd);
+  x->status_fd = -1;
+  int st;
+  while (waitpid (x->helper, &st, 0) < 0 && errno == EINTR)
+    ;
+  x->helper = 0;
+  if (!x->have_status)
+    {
+      x->have_status = true;
+      x->status = WIFSIGNALED (st) ? st : 125 << 8;
+    }
+  return 1;
+}
+
+void
+csr_sbx_exec_kill (struct csr_sbx_exec *x)
+{
+  if (x->pid > 0)
+    {
+      kill (-x->pid, SIGKILL);
+      kill (x->pid, SIGKILL);
+    }
+  else if (x->helper > 0)
+    kill (x->helper, SIGKILL);
+}
