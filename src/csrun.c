@@ -38,6 +38,7 @@ cmd_run_either (struct csr_global *g, int argc, char **argv)
 static const struct command commands[] = {
   { "run", cmd_run_either, "run a Python snippet in a disposable jail" },
   { "check", cmd_check, "run only the AST gate on a snippet" },
+  { "batch", cmd_batch, "run many snippets in parallel: progress, report, resume, shards" },
   { "cache", cmd_cache, "verify, list (ls) and prune the cache: rootfs trees, compiled gates" },
   { "create", cmd_oci_create, "OCI: create a container from a bundle" },
   { "start", cmd_oci_start, "OCI: start a created container" },

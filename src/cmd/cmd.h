@@ -31,5 +31,6 @@ struct csr_global
 int cmd_run (struct csr_global *g, int argc, char **argv);
 int cmd_check (struct csr_global *g, int argc, char **argv);
 int cmd_cache (struct csr_global *g, int argc, char **argv);
+int cmd_batch (struct csr_global *g, int argc, char **argv); /* issue 17 */
 
 #endif
