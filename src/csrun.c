@@ -114,6 +114,7 @@ static const char global_doc[]
       "Commands:\n"
       "  run        gate, run and heal a Python snippet in a disposable jail\n"
       "  check      run only the AST gate on a snippet (in the jail)\n"
+      "  batch      run many snippets in parallel jails: report, resume, shards\n"
       "  cache verify [--repair]  check the cached rootfs trees against their manifests\n"
       "  cache ls | prune [--older-than D]  list or remove the cache's trees, gates, programs\n\n"
       "OCI runtime commands (runc/crun compatible; see csrun-oci(8)):\n"
