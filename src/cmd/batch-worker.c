@@ -213,6 +213,7 @@ batch_worker (const struct batch_opts *o, const struct batch_item *it, unsigned 
   ro.req.allow = o->run.allow;
   ro.req.silent_patterns = o->run.silent_patterns;
   ro.req.llm = &ro.llm;
+  ro.req.preloaded = o->preloaded;
   char why[512] = "";
   cleanup_yajl_val yajl_val v = NULL;
   if (it->line)

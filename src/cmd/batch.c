@@ -574,6 +574,20 @@ cmd_batch (struct csr_global *g, int argc, char **argv)
       batch_items_release (&items);
       return CSR_EXIT_USAGE;
     }
+  /* What every item shares, loaded once here rather than in every worker:
+   * the policies, the rootfs (unpacked if needed), seccomp, the gate. */
+  struct csr_snippet_result pre;
+  memset (&pre, 0, sizeof pre);
+  int prc = csr_snippet_preload (&o.run.req, &pre, &e);
+  if (prc < 0)
+    {
+      fprintf (stderr, "csrun batch: %s\n", csr_error_text (e));
+      csr_error_free (e);
+      csr_snippet_result_release (&pre);
+      batch_items_release (&items);
+      return prc == CSR_SNIPPET_BAD_INPUT ? CSR_EXIT_USAGE : CSR_EXIT_INTERNAL;
+    }
+  o.preloaded = &pre;
   struct batch b = { .o = &o, .items = &items, .intr = { -1, -1 } };
   b.c.total = items.n;
   b.live = o.progress || (!o.no_progress && isatty (STDERR_FILENO));
@@ -637,5 +651,6 @@ cmd_batch (struct csr_global *g, int argc, char **argv)
     }
   free (b.slots);
   batch_items_release (&items);
+  csr_snippet_result_release (&pre);
   return rc;
 }

@@ -55,6 +55,8 @@ struct batch_opts
   bool progress, no_progress;
   char **paths;
   size_t n_paths;
+  /* Loaded once by the parent before the workers fork (csr_snippet_preload). */
+  const struct csr_snippet_result *preloaded;
 };
 
 struct batch_counts

@@ -239,7 +239,8 @@ base_spec (const struct csr_snippet_request *req, struct csr_snippet_result *res
   cleanup_free char *rootfs_src = req->rootfs ? strdup (req->rootfs) : csr_find_rootfs ();
   if (rootfs_src == NULL)
     return csr_error_set (err, ENOMEM, "find the rootfs"), CSR_SNIPPET_INTERNAL;
-  if (csr_rootfs_resolve (rootfs_src, cache_dir, &res->rootfs, err) < 0)
+  if (res->rootfs == NULL /* issue 17: preloaded */
+      && csr_rootfs_resolve (rootfs_src, cache_dir, &res->rootfs, err) < 0)
     return CSR_SNIPPET_INTERNAL;
   build_env (req, res);
   jail_snippet_init (spec);
@@ -251,7 +252,12 @@ base_spec (const struct csr_snippet_request *req, struct csr_snippet_result *res
     return CSR_SNIPPET_INTERNAL;
 
   /* Seccomp: the default allowlist unless told otherwise; compiled BPF is cached. */
-  if (req->seccomp == NULL || strcmp (req->seccomp, "unconfined") != 0)
+  if (res->seccomp) /* issue 17: preloaded */
+    {
+      spec->jail.seccomp_bpf = &res->seccomp->prog;
+      res->seccomp_shown = res->seccomp->digest;
+    }
+  else if (req->seccomp == NULL || strcmp (req->seccomp, "unconfined") != 0)
     {
       cleanup_free char *sp = NULL;
       if (policy_path (req->seccomp, "seccomp/default.json", &sp, err) < 0)
@@ -525,15 +531,11 @@ files_deliver (const struct csr_snippet_request *req, struct csr_snippet_result 
               over, over == 1 ? "" : "s", (unsigned long long)req->out_max);
 }
 
+/* ---- issue 17: load once, run many (csrun batch) */
 int
-csr_snippet_run (const struct csr_snippet_request *req, struct csr_snippet_result *res,
-                 csr_error **err)
+csr_snippet_preload (const struct csr_snippet_request *req, struct csr_snippet_result *res,
+                     csr_error **err)
 {
-  struct timespec t0;
-  clock_gettime (CLOCK_MONOTONIC, &t0);
-  describe_run (req, res);
-  if (csr_snippet_check_code (req->name, req->code, req->code_len, err) < 0)
-    return CSR_SNIPPET_BAD_INPUT;
   int rc = load_policies (req, res, err);
   if (rc < 0)
     return rc;
@@ -543,12 +545,66 @@ csr_snippet_run (const struct csr_snippet_request *req, struct csr_snippet_resul
     return rc;
   struct jail_snippet spec;
   rc = base_spec (req, res, cache_dir, &spec, err);
+  if (rc < 0)
+    return rc;
+  if (csr_gate_code_fd (&spec, cache_dir, &res->gate_code_fd, err) < 0)
+    return CSR_SNIPPET_INTERNAL;
+  res->cache_dir = steal_pointer (&cache_dir);
+  return 0;
+}
+
+/* RES borrows P's policies, model, rootfs and seccomp program; the gate is
+ * reopened (a file offset of its own: attempts seek it). */
+static int
+adopt_preloaded (const struct csr_snippet_result *p, struct csr_snippet_result *res,
+                 char **cache_dir, csr_error **err)
+{
+  res->borrowed = true;
+  res->policy = p->policy;
+  res->scan = p->scan;
+  res->heal = p->heal;
+  res->llm = p->llm;
+  res->rootfs = p->rootfs;
+  res->seccomp = p->seccomp;
+  if (p->cache_dir && (*cache_dir = strdup (p->cache_dir)) == NULL)
+    return csr_error_set (err, ENOMEM, "out of memory"), CSR_SNIPPET_INTERNAL;
+  if (p->gate_code_fd > 0)
+    {
+      char path[64];
+      snprintf (path, sizeof path, "/proc/self/fd/%d", p->gate_code_fd);
+      res->gate_code_fd = open (path, O_RDONLY | O_CLOEXEC);
+      if (res->gate_code_fd < 0)
+        res->gate_code_fd = 0; /* compiled again by this run */
+    }
+  return 0;
+}
+
+int
+csr_snippet_run (const struct csr_snippet_request *req, struct csr_snippet_result *res,
+                 csr_error **err)
+{
+  struct timespec t0;
+  clock_gettime (CLOCK_MONOTONIC, &t0);
+  describe_run (req, res);
+  if (csr_snippet_check_code (req->name, req->code, req->code_len, err) < 0)
+    return CSR_SNIPPET_BAD_INPUT;
+  cleanup_free char *cache_dir = NULL;
+  int rc = req->preloaded ? adopt_preloaded (req->preloaded, res, &cache_dir, err)
+                          : load_policies (req, res, err);
+  if (rc < 0)
+    return rc;
+  if (!req->preloaded)
+    rc = trusted_cache_dir (req->cache_dir, &cache_dir, err);
+  if (rc < 0)
+    return rc;
+  struct jail_snippet spec;
+  rc = base_spec (req, res, cache_dir, &spec, err);
   describe_run (req, res);
   if (rc < 0)
     return rc;
 
   /* The gate, precompiled for this rootfs (cached next to the rootfs trees). */
-  if (csr_gate_code_fd (&spec, cache_dir, &res->gate_code_fd, err) < 0)
+  if (res->gate_code_fd <= 0 && csr_gate_code_fd (&spec, cache_dir, &res->gate_code_fd, err) < 0)
     return CSR_SNIPPET_INTERNAL;
 
   /* The healers edit text and show it as UTF-8 (diffs, prompts, JSON): a
@@ -624,12 +680,15 @@ void
 csr_snippet_result_release (struct csr_snippet_result *res)
 {
   csr_loop_release (&res->loop);
-  csr_gate_policy_release (&res->policy);
-  csr_scan_release (&res->scan);
-  csr_heal_conf_release (&res->heal);
-  csr_llm_config_release (&res->llm);
-  csr_rootfs_free (res->rootfs);
-  csr_seccomp_free (res->seccomp);
+  if (!res->borrowed) /* issue 17: the preloaded result owns them */
+    {
+      csr_gate_policy_release (&res->policy);
+      csr_scan_release (&res->scan);
+      csr_heal_conf_release (&res->heal);
+      csr_llm_config_release (&res->llm);
+      csr_rootfs_free (res->rootfs);
+      csr_seccomp_free (res->seccomp);
+    }
   if (res->gate_code_fd > 0)
     close (res->gate_code_fd);
   for (char **p = res->owned_env; *p; p++)
