@@ -550,6 +550,9 @@ csr_snippet_preload (const struct csr_snippet_request *req, struct csr_snippet_r
   if (csr_gate_code_fd (&spec, cache_dir, &res->gate_code_fd, err) < 0)
     return CSR_SNIPPET_INTERNAL;
   res->cache_dir = steal_pointer (&cache_dir);
+  /* Once for the whole batch; it also finds the cgroup hierarchies once
+   * (mountinfo), which the forked workers inherit. */
+  csr_cgroup_cleanup_stale ();
   return 0;
 }
 
@@ -660,7 +663,8 @@ csr_snippet_run (const struct csr_snippet_request *req, struct csr_snippet_resul
       res->has_stdin = true;
       lo.capture.stdin_store = &res->stdin_store;
     }
-  csr_cgroup_cleanup_stale ();
+  if (!req->preloaded) /* issue 17: csr_snippet_preload did it once */
+    csr_cgroup_cleanup_stale ();
   rc = csr_loop_run (&res->loop, req->code, req->code_len, &lo, err);
   if (res->rootfs->sha256 != NULL && failed_before_verdict (&res->loop.result, rc))
     repair_and_rerun (req, res, &spec, &lo, cache_dir, &rc, err);
