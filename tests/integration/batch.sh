@@ -78,11 +78,16 @@ grep -q '<td class="n-failed">1</td>' "$T/mix.html" && grep -q '&lt;b&gt;bad&lt;
   || not_ok "--html" "$(cat "$T/mix.html")"
 chromium=$(command -v chromium || command -v chromium-browser || true)
 if [ -n "$chromium" ]; then
-  "$chromium" --headless --no-sandbox --disable-gpu --dump-dom "file://$T/mix.html" > "$T/dom.html" 2>/dev/null
-  grep -q 'n-failed">1<' "$T/dom.html" && ok "the HTML report renders in a headless browser" \
-    || not_ok "chromium" "$(head -c 2000 "$T/dom.html")"
+  # Headless, its profile in the test's directory (CI has no usable HOME); the DOM it
+  # rendered has the counts, and it can draw the page.
+  cr=(timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --user-data-dir="$T/chrome")
+  HOME=$T "${cr[@]}" --dump-dom "file://$T/mix.html" > "$T/dom.html" 2> "$T/chrome.err"
+  HOME=$T "${cr[@]}" --screenshot="$T/shot.png" --window-size=1000,1200 "file://$T/mix.html" > /dev/null 2>> "$T/chrome.err"
+  grep -q 'n-failed">1<' "$T/dom.html" && grep -q 'n-healed">1<' "$T/dom.html" && [ -s "$T/shot.png" ] \
+    && ok "the HTML report rendered by headless chromium: the counts are in its DOM, a screenshot is drawn" \
+    || not_ok "chromium" "$(head -c 2000 "$T/dom.html")" "$(tail -5 "$T/chrome.err")"
 else
-  skip "the HTML report in a headless browser" "no chromium here"
+  skip "the HTML report in a headless browser" "no chromium here (apt-get install chromium)"
 fi
 
 # ---------------------------------------------------------------- -j8, 100 tiny items
