@@ -13,6 +13,7 @@
 
 #include "batch.h"
 #include "util/cleanup.h"
+#include "util/json-gen.h"
 #include "util/json.h"
 #include "util/parse.h"
 #include "util/utf8.h"
@@ -255,6 +256,52 @@ parse_manifest_line (const char *manifest, char *line, size_t len, uint64_t base
   return 0;
 }
 
+/* A TSV manifest line (PATH, then LABEL, then one argument per field; an
+ * empty LABEL: the path) as the JSON object a JSONL line would be. */
+static char *
+tsv_to_json (const char *line)
+{
+  struct csr_jgen w;
+  csr_error *e = NULL;
+  if (csr_jgen_init (&w, false, &e) < 0)
+    {
+      csr_error_free (e);
+      return NULL;
+    }
+  csr_jgen_map_open (&w);
+  const char *p = line;
+  for (int field = 0; p; field++)
+    {
+      const char *tab = strchr (p, '\t');
+      size_t len = tab ? (size_t)(tab - p) : strlen (p);
+      cleanup_free char *f = strndup (p, len);
+      if (f == NULL)
+        break;
+      if (field == 0)
+        csr_jgen_kv_str (&w, "path", f);
+      else if (field == 1 && f[0])
+        csr_jgen_kv_str (&w, "label", f);
+      else if (field == 2)
+        {
+          csr_jgen_str (&w, "args");
+          csr_jgen_array_open (&w);
+        }
+      if (field >= 2)
+        csr_jgen_str (&w, f);
+      if (tab == NULL && field >= 2)
+        csr_jgen_array_close (&w);
+      p = tab ? tab + 1 : NULL;
+    }
+  csr_jgen_map_close (&w);
+  size_t n = 0;
+  char *r = csr_jgen_finish (&w, "a TSV line", &n, &e);
+  csr_jgen_release (&w);
+  csr_error_free (e);
+  if (r)
+    r[strcspn (r, "\n")] = '\0';
+  return r;
+}
+
 static int
 read_manifest (const struct batch_opts *o, struct batch_items *items, csr_error **err)
 {
@@ -275,6 +322,18 @@ read_manifest (const struct batch_opts *o, struct batch_items *items, csr_error 
       char why[300] = "";
       char *path = NULL, *label = NULL;
       uint64_t memory = 0;
+      cleanup_free char *json = NULL;
+      if (line[skip] != '{')
+        {
+          /* TSV: PATH<TAB>LABEL<TAB>ARG... */
+          json = tsv_to_json (line);
+          if (json == NULL)
+            return csr_error_set (err, ENOMEM, "out of memory");
+          free (line);
+          line = steal_pointer (&json);
+          cap = strlen (line) + 1;
+          n = (ssize_t)strlen (line);
+        }
       if (parse_manifest_line (o->manifest, line, (size_t)n, o->run.req.limits.memory, &path,
                                &label, &memory, why, sizeof why)
           < 0)

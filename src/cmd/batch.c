@@ -43,7 +43,7 @@ static struct argp_option batch_options[] = {
   { "jobs", OPT_JOBS, "N", 0, "Run at most N items at a time (default: the number of CPUs)", 0 },
   { "manifest", OPT_MANIFEST, "FILE", 0,
     "Also run the items of FILE: one JSON object per line (path, label, args, env, in, out, "
-    "timeout, memory, stdin); see csrun-batch(1)",
+    "timeout, memory, stdin) or TSV (path, label, args...); see csrun-batch(1)",
     0 },
   { "skip-bad", OPT_SKIP_BAD, NULL, 0,
     "Skip manifest lines that do not parse (each is named on stderr) instead of refusing the "

@@ -238,6 +238,15 @@ second ok ['c'] None 536870912 60.0"
   || not_ok "manifest overrides" "exit $rc" "got: $got" "want: $want" "$(cat "$T/m.err")"
 [ "$(cat "$T/outs/first/result.txt" 2>&1)" = HELLO ] && [ "$(cat "$T/outs/second/result.txt" 2>&1)" = HELLO ] \
   && ok "--out DIR: each item's files in DIR/LABEL" || not_ok "per-item out" "$(find "$T/outs" 2>&1)"
+printf 'io.py\ttsv-one\tx\ty z\nio.py\t\n' > "$T/mf/m.tsv"
+csrun batch -q --in "$T/mf/in.txt" --report "$T/tsv.jsonl" --manifest "$T/mf/m.tsv" > /dev/null 2> "$T/tsv.err"
+rc=$?
+got=$(python3 -c '
+import json, sys
+print(sorted((d["label"], d["attempts"][0]["stdout"].strip()) for d in map(json.loads, open(sys.argv[1]))))' "$T/tsv.jsonl" 2>&1)
+[ $rc = 0 ] && [ "$got" = "[('io.py', '[] None'), ('tsv-one', \"['x', 'y z'] None\")]" ] \
+  && ok "a TSV manifest: path, label (empty: the path), one argument per field" \
+  || not_ok "TSV manifest" "exit $rc" "$got" "$(cat "$T/tsv.err")"
 cp "$T/mf/m.jsonl" "$T/mf/bad.jsonl"
 echo '{"path": "io.py", "label": "third", "timeot": "1s"}' >> "$T/mf/bad.jsonl"
 echo '{"path": "io.py", "label": "fourth"' >> "$T/mf/bad.jsonl"
