@@ -292,7 +292,16 @@ launch (struct batch *b, struct slot *s, size_t item, unsigned try)
   if (pipe2 (p, O_CLOEXEC) < 0)
     return -1;
   fflush (NULL);
+  /* Until the worker has its own handlers, a stop signal waits. */
+  sigset_t set, old;
+  sigemptyset (&set);
+  sigaddset (&set, SIGINT);
+  sigaddset (&set, SIGTERM);
+  sigaddset (&set, SIGHUP);
+  sigprocmask (SIG_BLOCK, &set, &old);
   pid_t pid = fork ();
+  if (pid != 0)
+    sigprocmask (SIG_SETMASK, &old, NULL);
   if (pid < 0)
     {
       close (p[0]);
@@ -329,6 +338,9 @@ stop (struct batch *b, int sig)
   if (b->stop_sig == 0)
     {
       b->stop_sig = sig;
+      for (unsigned i = 0; i < b->o->jobs; i++)
+        if (b->slots[i].pid > 0)
+          kill (b->slots[i].pid, sig); /* a worker of ours: it stops its jail */
       unsigned char c = (unsigned char)sig;
       for (unsigned i = 0; i < b->n_running; i++)
         if (write (b->intr[1], &c, 1) < 0)
@@ -362,7 +374,8 @@ record (struct batch *b, struct slot *s, int wstatus)
       else
         snprintf (why, sizeof why, "the batch worker ended without a result (exit status %d)",
                   WEXITSTATUS (wstatus));
-      int st = s->killed ? CSR_STATUS_INTERRUPTED : CSR_STATUS_ERROR;
+      int st = s->killed || (b->stop_sig && WIFSIGNALED (wstatus)) ? CSR_STATUS_INTERRUPTED
+                                                                   : CSR_STATUS_ERROR;
       own = batch_error_line (it, s->try, st, why, &len);
       line = own;
       memset (&info, 0, sizeof info);

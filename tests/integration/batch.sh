@@ -179,6 +179,28 @@ got=$(lines "$T/i.jsonl" | awk '{print $2}' | sort | uniq -c | tr -s ' ')
 [ $rc = 0 ] && [ "$got" = " 24 ok" ] && ok "then --resume runs the interrupted and the remaining items: one line each" \
   || not_ok "resume after SIGINT" "exit $rc" "$got" "$(cat "$T/i2.err")"
 
+# SIGINT to the whole process group (what a terminal's Ctrl-C does): workers and jails get it too.
+if command -v setsid > /dev/null; then
+  setsid "$CSRUN" batch -j3 --no-progress -q --mount "$T/marks:/work/marks:rw" --report "$T/g.jsonl" "$T/slow" > /dev/null 2> "$T/g.err" &
+  pid=$!
+  wait_lines "$T/g.jsonl" 3 $pid
+  kill -INT -- -$pid 2>/dev/null
+  wait $pid
+  rc=$?
+  bad=$(python3 -c '
+import json, sys
+print([d["status"] for d in map(json.loads, open(sys.argv[1])) if d["status"] not in ("ok", "interrupted")])' "$T/g.jsonl" 2>&1)
+  if [ $rc = 130 ] && [ "$bad" = "[]" ]; then
+    ok "SIGINT to the process group (Ctrl-C): exit 130, running items recorded as interrupted, not failed"
+  elif [ $rc = 0 ]; then
+    skip "SIGINT to the process group" "the batch ended before the signal"
+  else
+    not_ok "SIGINT to the process group" "exit $rc" "$bad" "$(tail -5 "$T/g.err")"
+  fi
+else
+  skip "SIGINT to the process group" "no setsid"
+fi
+
 # ---------------------------------------------------------------- shards and --merge
 for s in 0 1 2; do
   csrun batch -q --shard $s/3 --report "$T/shard$s.jsonl" "$T/many" > /dev/null 2>&1
