@@ -421,7 +421,14 @@ record (struct batch *b, struct slot *s, int wstatus)
   if (bad && b->o->fail_fast)
     b->stop_launch = true;
   if (b->live)
-    progress_line (b);
+    {
+      /* Items that need a look stay on the screen, above the progress line. */
+      if (bad && !b->o->run.quiet)
+        fprintf (stderr, "\r\x1b[Kcsrun batch: %s %s (%llu ms)\n",
+                 st >= 0 ? csr_status_name ((enum csr_status)st) : "?", it->label,
+                 (unsigned long long)ms);
+      progress_line (b);
+    }
   else if (!b->o->run.quiet || bad)
     fprintf (stderr, "csrun batch: [%zu/%zu] %s %s (%llu ms%s)\n", b->c.finished, b->c.total,
              st >= 0 ? csr_status_name ((enum csr_status)st) : "?", it->label,
