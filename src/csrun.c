@@ -38,6 +38,7 @@ cmd_run_either (struct csr_global *g, int argc, char **argv)
 static const struct command commands[] = {
   { "run", cmd_run_either, "run a Python snippet in a disposable jail" },
   { "check", cmd_check, "run only the AST gate on a snippet" },
+  { "batch", cmd_batch, "run many snippets in parallel: progress, report, resume, shards" },
   { "cache", cmd_cache, "verify, list (ls) and prune the cache: rootfs trees, compiled gates" },
   { "sandbox", cmd_sandbox, "long-lived jails: create, exec, ls, inspect, stop, start, rm, gc" },
   { "create", cmd_oci_create, "OCI: create a container from a bundle" },
@@ -116,6 +117,7 @@ static const char global_doc[]
       "  run        gate, run and heal a Python snippet in a disposable jail\n"
       "  rootfs add PKG...  add Debian packages to the rootfs as a cached layer (run --with)\n"
       "  check      run only the AST gate on a snippet (in the jail)\n"
+      "  batch      run many snippets in parallel jails: report, resume, shards\n"
       "  cache verify [--repair]  check the cached rootfs trees against their manifests\n"
       "  cache ls | prune [--older-than D]  list or remove the cache's trees, gates, programs\n"
       "  sandbox create|exec|ls|inspect|stop|start|rm|gc  long-lived jails (csrun-sandbox(1))\n\n"

@@ -33,5 +33,6 @@ int cmd_check (struct csr_global *g, int argc, char **argv);
 int cmd_cache (struct csr_global *g, int argc, char **argv);
 int cmd_rootfs (struct csr_global *g, int argc, char **argv);  /* package layers */
 int cmd_sandbox (struct csr_global *g, int argc, char **argv); /* issue 15 */
+int cmd_batch (struct csr_global *g, int argc, char **argv);   /* issue 17 */
 
 #endif

@@ -202,6 +202,7 @@ oci_help_global (FILE *out)
            "COMMANDS:\n"
            "   run         run a Python snippet (csrun(1)), or a container from a bundle\n"
            "   check       run only the AST gate on a snippet (in the jail)\n"
+           "   batch       run many snippets in parallel jails: report, resume, shards\n"
            "   cache       verify [--repair], ls, prune [--older-than D] the cache\n"
            "   sandbox     long-lived jails: create, exec, ls, inspect, stop, start, rm, gc\n"
            "   hook        OCI hook: gate a container's Python script, scan its log\n",

@@ -82,6 +82,12 @@ static struct argp_option common_options[] = {
     "call:NAME (call:os.system); repeatable",
     0 },
   { "max-code-size", OPT_MAX_CODE, "SIZE", 0, "Refuse snippets larger than SIZE (default 1M)", 0 },
+  { NULL, 0, NULL, 0, NULL, 0 },
+};
+
+/* issue 17: what only `csrun run` and `csrun check` take (csrun batch has
+ * its own output and labels); parsed by parse_common too. */
+static struct argp_option output_options[] = {
   { "json", OPT_JSON, NULL, 0,
     "Print the result as one JSON object, with one write (runs appending to one file never "
     "interleave)",
@@ -295,6 +301,15 @@ parse_common (int key, char *arg, struct argp_state *state)
   return 0;
 }
 
+/* issue 17: the jail options without FILE, --json and --label (for csrun batch). */
+static error_t
+parse_common_jail (int key, char *arg, struct argp_state *state)
+{
+  if (key == ARGP_KEY_ARG || key == ARGP_KEY_NO_ARGS || key == OPT_JSON || key == OPT_LABEL)
+    return ARGP_ERR_UNKNOWN;
+  return parse_common (key, arg, state);
+}
+
 static error_t
 parse_run (int key, char *arg, struct argp_state *state)
 {
@@ -305,7 +320,8 @@ parse_run (int key, char *arg, struct argp_state *state)
     {
     case ARGP_KEY_INIT:
       state->child_inputs[0] = o;
-      state->child_inputs[1] = o; /* files in and out */
+      state->child_inputs[1] = o; /* --json, --label, FILE */
+      state->child_inputs[2] = o; /* files in and out */
       break;
     case OPT_MEMORY:
       if (csr_parse_size (arg, 1ULL << 40, &o->req.limits.memory, &e) < 0)
@@ -527,6 +543,7 @@ parse_check (int key, char *arg, struct argp_state *state)
   if (key == ARGP_KEY_INIT)
     {
       state->child_inputs[0] = state->input;
+      state->child_inputs[1] = state->input;
       return 0;
     }
   return ARGP_ERR_UNKNOWN;
@@ -653,14 +670,40 @@ parse_files (int key, char *arg, struct argp_state *state)
 static struct argp files_argp = { files_options, parse_files, NULL, NULL, NULL, NULL, NULL };
 /* ---------------------------------------------------------------- end of files in and out */
 
-static struct argp common_argp = { common_options, parse_common, NULL, NULL, NULL, NULL, NULL };
-static struct argp_child children[] = { { &common_argp, 0, NULL, 0 }, { NULL, 0, NULL, 0 } };
+static struct argp common_argp
+    = { common_options, parse_common_jail, NULL, NULL, NULL, NULL, NULL };
+static struct argp output_argp = { output_options, parse_common, NULL, NULL, NULL, NULL, NULL };
+static struct argp_child children[]
+    = { { &common_argp, 0, NULL, 0 }, { &output_argp, 0, NULL, 0 }, { NULL, 0, NULL, 0 } };
 static struct argp_child run_children[] = { { &common_argp, 0, NULL, 0 },
+                                            { &output_argp, 0, NULL, 0 },
                                             { &files_argp, 0, "Files in and out:", 0 },
                                             { NULL, 0, NULL, 0 } };
 static struct argp run_argp
     = { run_options, parse_run, "FILE|- [ARGS...]", run_doc, run_children, NULL, NULL };
 static struct argp check_argp = { NULL, parse_check, "FILE|-", check_doc, children, NULL, NULL };
+
+/* ---------------------------------------------------------------- issue 17: csrun batch */
+/* The options of `csrun run` but FILE, --json and --label, as an argp child
+ * (its input: the struct run_opts). */
+static error_t
+parse_run_batch (int key, char *arg, struct argp_state *state)
+{
+  if (key == ARGP_KEY_INIT)
+    {
+      state->child_inputs[0] = state->input;
+      state->child_inputs[1] = state->input; /* files in and out */
+      return 0;
+    }
+  return parse_run (key, arg, state);
+}
+
+static struct argp_child batch_run_children[] = { { &common_argp, 0, NULL, 0 },
+                                                  { &files_argp, 0, "Files in and out:", 0 },
+                                                  { NULL, 0, NULL, 0 } };
+const struct argp run_opts_batch_argp
+    = { run_options, parse_run_batch, NULL, NULL, batch_run_children, NULL, NULL };
+/* ---------------------------------------------------------------- end of csrun batch */
 
 static const char *
 lookup_env (const char *name, void *data)
@@ -670,8 +713,8 @@ lookup_env (const char *name, void *data)
 }
 
 /* The library's defaults; the lists and the LLM selection live here. */
-static void
-defaults (struct run_opts *o)
+void
+run_opts_defaults (struct run_opts *o)
 {
   memset (o, 0, sizeof *o);
   csr_snippet_request_init (&o->req);
@@ -689,14 +732,14 @@ defaults (struct run_opts *o)
 void
 run_opts_parse (int argc, char **argv, struct run_opts *o)
 {
-  defaults (o);
+  run_opts_defaults (o);
   argp_parse (&run_argp, argc, argv, ARGP_IN_ORDER, NULL, o);
 }
 
 void
 check_opts_parse (int argc, char **argv, struct run_opts *o)
 {
-  defaults (o);
+  run_opts_defaults (o);
   o->req.check_only = true;
   argp_parse (&check_argp, argc, argv, ARGP_IN_ORDER, NULL, o);
   if (o->req.n_args > 0)

@@ -44,6 +44,13 @@ struct run_opts
 void run_opts_parse (int argc, char **argv, struct run_opts *o);
 void check_opts_parse (int argc, char **argv, struct run_opts *o);
 
+/* issue 17: csrun batch.  The defaults (what the parsers start from), and
+ * the options of `csrun run` but FILE, --json and --label as an argp child
+ * whose input is a struct run_opts. */
+void run_opts_defaults (struct run_opts *o);
+struct argp;
+extern const struct argp run_opts_batch_argp;
+
 #define CSR_LABEL_MAX 256
 /* Why TEXT is not a valid --label, or NULL. */
 const char *csr_label_problem (const char *text);

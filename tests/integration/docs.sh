@@ -69,6 +69,7 @@ check_page "csrun (global options)" "$MAN/csrun.1" "$CSRUN" --help
 check_page "csrun run" "$MAN/csrun-run.1" "$CSRUN" run --help
 check_page "csrun check" "$MAN/csrun-check.1" "$CSRUN" check --help
 check_page "csrun cache" "$MAN/csrun-cache.1" "$CSRUN" cache --help
+check_page "csrun batch" "$MAN/csrun-batch.1" "$CSRUN" batch --help
 check_page "csrun hook" "$MAN/csrun-hook.1" "$CSRUN" hook --help
 for c in create exec ls inspect stop start rm gc; do
   check_page "csrun sandbox $c" "$MAN/csrun-sandbox.1" "$CSRUN" sandbox "$c" --help

@@ -247,10 +247,11 @@ base_spec (const struct csr_snippet_request *req, struct csr_snippet_result *res
   cleanup_free char *rootfs_src = req->rootfs ? strdup (req->rootfs) : csr_find_rootfs ();
   if (rootfs_src == NULL)
     return csr_error_set (err, ENOMEM, "find the rootfs"), CSR_SNIPPET_INTERNAL;
-  if (csr_rootfs_resolve (rootfs_src, cache_dir, &res->rootfs, err) < 0)
+  if (res->rootfs == NULL /* issue 17: preloaded */
+      && csr_rootfs_resolve (rootfs_src, cache_dir, &res->rootfs, err) < 0)
     return CSR_SNIPPET_INTERNAL;
   /* --with: the package layer above the rootfs (built on a cache miss). */
-  if (req->n_with > 0)
+  if (req->n_with > 0 && res->layer == NULL /* issue 17: preloaded */)
     {
       if (cache_dir == NULL)
         return csr_error_set (err, 0, "--with: no cache directory to keep the layer in"),
@@ -271,7 +272,12 @@ base_spec (const struct csr_snippet_request *req, struct csr_snippet_result *res
     return CSR_SNIPPET_INTERNAL;
 
   /* Seccomp: the default allowlist unless told otherwise; compiled BPF is cached. */
-  if (req->seccomp == NULL || strcmp (req->seccomp, "unconfined") != 0)
+  if (res->seccomp) /* issue 17: preloaded */
+    {
+      spec->jail.seccomp_bpf = &res->seccomp->prog;
+      res->seccomp_shown = res->seccomp->digest;
+    }
+  else if (req->seccomp == NULL || strcmp (req->seccomp, "unconfined") != 0)
     {
       cleanup_free char *sp = NULL;
       if (policy_path (req->seccomp, "seccomp/default.json", &sp, err) < 0)
@@ -546,15 +552,11 @@ files_deliver (const struct csr_snippet_request *req, struct csr_snippet_result 
               over, over == 1 ? "" : "s", (unsigned long long)req->out_max);
 }
 
+/* ---- issue 17: load once, run many (csrun batch) */
 int
-csr_snippet_run (const struct csr_snippet_request *req, struct csr_snippet_result *res,
-                 csr_error **err)
+csr_snippet_preload (const struct csr_snippet_request *req, struct csr_snippet_result *res,
+                     csr_error **err)
 {
-  struct timespec t0;
-  clock_gettime (CLOCK_MONOTONIC, &t0);
-  describe_run (req, res);
-  if (csr_snippet_check_code (req->name, req->code, req->code_len, err) < 0)
-    return CSR_SNIPPET_BAD_INPUT;
   int rc = load_policies (req, res, err);
   if (rc < 0)
     return rc;
@@ -564,12 +566,70 @@ csr_snippet_run (const struct csr_snippet_request *req, struct csr_snippet_resul
     return rc;
   struct jail_snippet spec;
   rc = base_spec (req, res, cache_dir, &spec, err);
+  if (rc < 0)
+    return rc;
+  if (csr_gate_code_fd (&spec, cache_dir, &res->gate_code_fd, err) < 0)
+    return CSR_SNIPPET_INTERNAL;
+  res->cache_dir = steal_pointer (&cache_dir);
+  /* Once for the whole batch; it also finds the cgroup hierarchies once
+   * (mountinfo), which the forked workers inherit. */
+  csr_cgroup_cleanup_stale ();
+  return 0;
+}
+
+/* RES borrows P's policies, model, rootfs and seccomp program; the gate is
+ * reopened (a file offset of its own: attempts seek it). */
+static int
+adopt_preloaded (const struct csr_snippet_result *p, struct csr_snippet_result *res,
+                 char **cache_dir, csr_error **err)
+{
+  res->borrowed = true;
+  res->policy = p->policy;
+  res->scan = p->scan;
+  res->heal = p->heal;
+  res->llm = p->llm;
+  res->rootfs = p->rootfs;
+  res->seccomp = p->seccomp;
+  res->layer = p->layer;
+  if (p->cache_dir && (*cache_dir = strdup (p->cache_dir)) == NULL)
+    return csr_error_set (err, ENOMEM, "out of memory"), CSR_SNIPPET_INTERNAL;
+  if (p->gate_code_fd > 0)
+    {
+      char path[64];
+      snprintf (path, sizeof path, "/proc/self/fd/%d", p->gate_code_fd);
+      res->gate_code_fd = open (path, O_RDONLY | O_CLOEXEC);
+      if (res->gate_code_fd < 0)
+        res->gate_code_fd = 0; /* compiled again by this run */
+    }
+  return 0;
+}
+
+int
+csr_snippet_run (const struct csr_snippet_request *req, struct csr_snippet_result *res,
+                 csr_error **err)
+{
+  struct timespec t0;
+  clock_gettime (CLOCK_MONOTONIC, &t0);
+  describe_run (req, res);
+  if (csr_snippet_check_code (req->name, req->code, req->code_len, err) < 0)
+    return CSR_SNIPPET_BAD_INPUT;
+  cleanup_free char *cache_dir = NULL;
+  int rc = req->preloaded ? adopt_preloaded (req->preloaded, res, &cache_dir, err)
+                          : load_policies (req, res, err);
+  if (rc < 0)
+    return rc;
+  if (!req->preloaded)
+    rc = trusted_cache_dir (req->cache_dir, &cache_dir, err);
+  if (rc < 0)
+    return rc;
+  struct jail_snippet spec;
+  rc = base_spec (req, res, cache_dir, &spec, err);
   describe_run (req, res);
   if (rc < 0)
     return rc;
 
   /* The gate, precompiled for this rootfs (cached next to the rootfs trees). */
-  if (csr_gate_code_fd (&spec, cache_dir, &res->gate_code_fd, err) < 0)
+  if (res->gate_code_fd <= 0 && csr_gate_code_fd (&spec, cache_dir, &res->gate_code_fd, err) < 0)
     return CSR_SNIPPET_INTERNAL;
 
   /* The healers edit text and show it as UTF-8 (diffs, prompts, JSON): a
@@ -625,7 +685,8 @@ csr_snippet_run (const struct csr_snippet_request *req, struct csr_snippet_resul
       res->has_stdin = true;
       lo.capture.stdin_store = &res->stdin_store;
     }
-  csr_cgroup_cleanup_stale ();
+  if (!req->preloaded) /* issue 17: csr_snippet_preload did it once */
+    csr_cgroup_cleanup_stale ();
   rc = csr_loop_run (&res->loop, req->code, req->code_len, &lo, err);
   if (res->rootfs->sha256 != NULL && failed_before_verdict (&res->loop.result, rc))
     repair_and_rerun (req, res, &spec, &lo, cache_dir, &rc, err);
@@ -645,13 +706,16 @@ void
 csr_snippet_result_release (struct csr_snippet_result *res)
 {
   csr_loop_release (&res->loop);
-  csr_gate_policy_release (&res->policy);
-  csr_scan_release (&res->scan);
-  csr_heal_conf_release (&res->heal);
-  csr_llm_config_release (&res->llm);
-  csr_rootfs_free (res->rootfs);
-  csr_layer_free (res->layer);
-  csr_seccomp_free (res->seccomp);
+  if (!res->borrowed) /* issue 17: the preloaded result owns them */
+    {
+      csr_gate_policy_release (&res->policy);
+      csr_scan_release (&res->scan);
+      csr_heal_conf_release (&res->heal);
+      csr_llm_config_release (&res->llm);
+      csr_rootfs_free (res->rootfs);
+      csr_layer_free (res->layer);
+      csr_seccomp_free (res->seccomp);
+    }
   if (res->gate_code_fd > 0)
     close (res->gate_code_fd);
   for (char **p = res->owned_env; *p; p++)

@@ -111,6 +111,14 @@ struct csr_snippet_request
   const char *const *out_globs;
   size_t n_out_globs;
   uint64_t out_max;
+  /* issue 17 (csrun batch): what csr_snippet_preload made once for many
+   * runs (NULL: everything is loaded by this call).  The policies, the
+   * model, the cache directory, the rootfs, the seccomp program and the
+   * compiled gate are then taken from it, so the fields that decide them
+   * (gate_conf, allow, silent_*, heal_conf, llm, cache_dir, rootfs,
+   * seccomp, check_only, no_heal, no_silent_scan) must be the ones it was
+   * made with. */
+  const struct csr_snippet_result *preloaded;
 };
 
 /* What one call owns: the outcome is RES->loop.result, which points into
@@ -153,6 +161,7 @@ struct csr_snippet_result
   struct csr_jail_bind binds[16];
   char *outputs_error;
   char **out_globs; /* the request's, copied (NULL-terminated) */
+  bool borrowed;    /* issue 17: the policies, rootfs, seccomp are the preloaded result's */
 };
 
 /* The defaults of `csrun run`: 60 s, 512 MiB, 128 pids, one CPU, 1 MiB of
@@ -172,6 +181,15 @@ void csr_snippet_result_release (struct csr_snippet_result *res);
 /* issue 15: the default environment of every jail (PATH, HOME=/work, LANG,
  * TMPDIR, PYTHONUNBUFFERED, PYTHONDONTWRITEBYTECODE): *N entries. */
 const char *const *csr_snippet_default_env (size_t *n);
+/* issue 17: load once what every run of REQ shares (see the request's
+ * PRELOADED): the policies, the model, the cache directory, the rootfs (unpacked
+ * when needed), the seccomp program, the compiled gate.  For a process that
+ * then forks one worker per snippet: each worker's csr_snippet_run reopens
+ * the gate (its own file offset) and must not release what it borrowed (a
+ * worker's result is released by exiting).  Errors as csr_snippet_run's;
+ * release RES with csr_snippet_result_release. */
+int csr_snippet_preload (const struct csr_snippet_request *req, struct csr_snippet_result *res,
+                         csr_error **err);
 
 /* The rules a snippet's bytes follow (NAME in messages): not blank, no
  * NUL, UTF-8 or the encoding a PEP 263 declaration names. */
