@@ -446,22 +446,6 @@ csr_cache_prune_orphan_locks (int cfd)
     }
 }
 
-static int
-cache_lock (int cfd, const char *dir, csr_error **err)
-{
-  int fd = openat (cfd, LOCK_NAME, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0)
-    return csr_error_errno (err, "lock '%s/" LOCK_NAME "'", dir);
-  while (flock (fd, LOCK_EX) < 0)
-    if (errno != EINTR)
-      {
-        csr_error_errno (err, "lock '%s/" LOCK_NAME "'", dir);
-        close (fd);
-        return -1;
-      }
-  return fd;
-}
-
 int
 csr_cache_prune (const char *cache_dir, int64_t older_than_s, struct csr_cache_entry **out,
                  size_t *n, csr_error **err)
@@ -476,7 +460,7 @@ csr_cache_prune (const char *cache_dir, int64_t older_than_s, struct csr_cache_e
     return -1;
   /* The lock every unpack and repair takes: nothing is published or
    * repaired while we look. */
-  cleanup_close int lock = cache_lock (cfd, dir, err);
+  cleanup_close int lock = csr_cache_lock_dir (cfd, dir, 0644, err);
   if (lock < 0)
     return -1;
   /* And the one layer builds take: no layer is built or published while

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "../util/error.h"
 
@@ -27,6 +28,10 @@
  * -1 when the lock can't be had here (a cache we can't write: debug
  * message; the run goes on without it). */
 int csr_rootfs_use_lock (int cache_fd, const char *dir, const char *hex);
+
+/* Open (creating it with MODE) and flock exclusively, waiting, the lock
+ * file DFD/LOCK_NAME (DIR for messages): its descriptor, or -1. */
+int csr_cache_lock_dir (int dfd, const char *dir, mode_t mode, csr_error **err);
 
 /* ---------------------------------------------------------------- cache ls / prune */
 

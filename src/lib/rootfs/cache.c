@@ -223,20 +223,26 @@ index_add (struct cache *c, const char *key, const char *hex)
 
 /* ---------------------------------------------------------------- locked work */
 
-static int
-cache_lock (struct cache *c, csr_error **err)
+int
+csr_cache_lock_dir (int dfd, const char *dir, mode_t mode, csr_error **err)
 {
-  int fd = openat (c->fd, LOCK_NAME, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  int fd = openat (dfd, LOCK_NAME, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode);
   if (fd < 0)
-    return csr_error_errno (err, "lock '%s/" LOCK_NAME "'", c->dir);
+    return csr_error_errno (err, "lock '%s/" LOCK_NAME "'", dir);
   while (flock (fd, LOCK_EX) < 0)
     if (errno != EINTR)
       {
-        csr_error_errno (err, "lock '%s/" LOCK_NAME "'", c->dir);
+        csr_error_errno (err, "lock '%s/" LOCK_NAME "'", dir);
         close (fd);
         return -1;
       }
   return fd;
+}
+
+static int
+cache_lock (struct cache *c, csr_error **err)
+{
+  return csr_cache_lock_dir (c->fd, c->dir, 0644, err);
 }
 
 /* With the lock held, any temporary tree is the remains of a crashed unpack. */

@@ -436,22 +436,6 @@ out:
   return ret;
 }
 
-static int
-lock_layers (int lfd, const char *ldir, csr_error **err)
-{
-  int fd = openat (lfd, LOCK_NAME, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0)
-    return csr_error_errno (err, "lock '%s/" LOCK_NAME "'", ldir);
-  while (flock (fd, LOCK_EX) < 0)
-    if (errno != EINTR)
-      {
-        csr_error_errno (err, "lock '%s/" LOCK_NAME "'", ldir);
-        close (fd);
-        return -1;
-      }
-  return fd;
-}
-
 int
 csr_layer_ensure (const char *base_dir, const char *base_sha256, const char *cache_dir,
                   const char *const *pkgs, size_t n, struct csr_layer **out, csr_error **err)
@@ -505,7 +489,7 @@ csr_layer_ensure (const char *base_dir, const char *base_sha256, const char *cac
     }
   if (r < 0)
     return -1;
-  cleanup_close int lock = lock_layers (lfd, ldir, err);
+  cleanup_close int lock = csr_cache_lock_dir (lfd, ldir, 0600, err);
   if (lock < 0)
     return -1;
   free (why);
