@@ -122,6 +122,28 @@ csr_cache_in_use (int cfd, const char *hex)
   return false;
 }
 
+int
+csr_cache_take_use_lock (int dfd, const char *use, struct csr_cache_entry *e)
+{
+  int ufd = openat (dfd, use, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
+  struct stat st;
+  if (ufd < 0 || fstat (ufd, &st) < 0 || csr_trust_check_entry (&st, true, use, NULL) < 0)
+    {
+      e->skipped = "its use lock can't be taken";
+      if (ufd >= 0)
+        close (ufd);
+      return -1;
+    }
+  if (flock (ufd, LOCK_EX | LOCK_NB) < 0)
+    {
+      e->skipped
+          = errno == EWOULDBLOCK ? "in use by a running csrun" : "its use lock can't be taken";
+      close (ufd);
+      return -1;
+    }
+  return ufd;
+}
+
 struct csr_cache_entry *
 csr_cache_list_add (struct csr_cache_list *l)
 {
@@ -355,20 +377,9 @@ prune_tree (int cfd, const char *dir, struct csr_cache_entry *e, csr_error **err
   char manifest[CSR_SHA256_HEX_LEN + sizeof MANIFEST_SUFFIX];
   snprintf (use, sizeof use, "%s" USE_SUFFIX, e->name);
   snprintf (manifest, sizeof manifest, "%s" MANIFEST_SUFFIX, e->name);
-  cleanup_close int ufd
-      = openat (cfd, use, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
-  struct stat st;
-  if (ufd < 0 || fstat (ufd, &st) < 0 || csr_trust_check_entry (&st, true, use, NULL) < 0)
-    {
-      e->skipped = "its use lock can't be taken";
-      return 0;
-    }
-  if (flock (ufd, LOCK_EX | LOCK_NB) < 0)
-    {
-      e->skipped
-          = errno == EWOULDBLOCK ? "in use by a running csrun" : "its use lock can't be taken";
-      return 0;
-    }
+  cleanup_close int ufd = csr_cache_take_use_lock (cfd, use, e);
+  if (ufd < 0)
+    return 0;
   cleanup_free char *aside = NULL, *aside_path = NULL;
   if (asprintf (&aside, TMP_PREFIX "prune-%.16s-%ld", e->name, (long)getpid ()) < 0
       || asprintf (&aside_path, "%s/%s", dir, aside) < 0)

@@ -48,6 +48,10 @@ bool csr_cache_is_hex (const char *s);
 uint64_t csr_cache_tree_bytes (const char *path);
 /* Whether a running csrun holds the use lock DFD/<HEX>.use. */
 bool csr_cache_in_use (int dfd, const char *hex);
+/* For removing E: the use lock DFD/USE (created if need be, checked like a
+ * cache entry) flocked exclusively without waiting: its descriptor, or -1
+ * with E->skipped saying why not. */
+int csr_cache_take_use_lock (int dfd, const char *use, struct csr_cache_entry *e);
 /* Remove the DFD/<HEX>.use files whose <HEX> is gone, when nobody holds them. */
 void csr_cache_prune_orphan_locks (int dfd);
 

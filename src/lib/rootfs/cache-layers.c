@@ -201,20 +201,9 @@ csr_cache_prune_layer (int lfd, const char *dir, struct csr_cache_entry *e, csr_
   const char *key = e->name + strlen (LAYERS_DIR "/");
   char use[CSR_SHA256_HEX_LEN + sizeof USE_SUFFIX];
   snprintf (use, sizeof use, "%.64s" USE_SUFFIX, key);
-  cleanup_close int ufd
-      = openat (lfd, use, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
-  struct stat st;
-  if (ufd < 0 || fstat (ufd, &st) < 0 || csr_trust_check_entry (&st, true, use, NULL) < 0)
-    {
-      e->skipped = "its use lock can't be taken";
-      return 0;
-    }
-  if (flock (ufd, LOCK_EX | LOCK_NB) < 0)
-    {
-      e->skipped
-          = errno == EWOULDBLOCK ? "in use by a running csrun" : "its use lock can't be taken";
-      return 0;
-    }
+  cleanup_close int ufd = csr_cache_take_use_lock (lfd, use, e);
+  if (ufd < 0)
+    return 0;
   cleanup_free char *aside = NULL, *aside_path = NULL;
   if (asprintf (&aside, TMP_PREFIX "prune-%.16s-%ld", key, (long)getpid ()) < 0
       || asprintf (&aside_path, "%s/" LAYERS_DIR "/%s", dir, aside) < 0)
