@@ -350,14 +350,9 @@ static void
 unlink_index (int cfd, const char *hex)
 {
   int ifd = openat (cfd, INDEX_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (ifd < 0)
-    return;
-  cleanup_dir DIR *d = fdopendir (ifd);
+  cleanup_dir DIR *d = csr_fdopendir_or_close (ifd);
   if (d == NULL)
-    {
-      close (ifd);
-      return;
-    }
+    return;
   struct dirent *de;
   char target[CSR_SHA256_HEX_LEN + 2];
   while ((de = readdir (d)) != NULL)
@@ -427,14 +422,9 @@ void
 csr_cache_prune_orphan_locks (int cfd)
 {
   int fd = dup (cfd);
-  if (fd < 0)
-    return;
-  cleanup_dir DIR *d = fdopendir (fd);
+  cleanup_dir DIR *d = csr_fdopendir_or_close (fd);
   if (d == NULL)
-    {
-      close (fd);
-      return;
-    }
+    return;
   rewinddir (d);
   struct dirent *de;
   while ((de = readdir (d)) != NULL)

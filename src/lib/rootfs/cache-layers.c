@@ -250,14 +250,9 @@ void
 csr_cache_prune_layers_done (int lfd, const struct csr_cache_list *l)
 {
   int fd = dup (lfd);
-  if (fd < 0)
-    return;
-  cleanup_dir DIR *d = fdopendir (fd);
+  cleanup_dir DIR *d = csr_fdopendir_or_close (fd);
   if (d == NULL)
-    {
-      close (fd);
-      return;
-    }
+    return;
   rewinddir (d);
   const size_t pl = strlen (KNOWN_PREFIX), sl = strlen (KNOWN_SUFFIX);
   struct dirent *de;

@@ -250,14 +250,9 @@ static void
 remove_stale (struct cache *c)
 {
   int fd = dup (c->fd);
-  if (fd < 0)
-    return;
-  cleanup_dir DIR *d = fdopendir (fd);
+  cleanup_dir DIR *d = csr_fdopendir_or_close (fd);
   if (d == NULL)
-    {
-      close (fd);
-      return;
-    }
+    return;
   struct dirent *de;
   while ((de = readdir (d)) != NULL)
     {
@@ -274,14 +269,9 @@ remove_stale (struct cache *c)
 
   /* Index temporaries are made without the lock: only remove old ones. */
   int ifd = openat (c->fd, INDEX_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (ifd < 0)
-    return;
-  cleanup_dir DIR *id = fdopendir (ifd);
+  cleanup_dir DIR *id = csr_fdopendir_or_close (ifd);
   if (id == NULL)
-    {
-      close (ifd);
-      return;
-    }
+    return;
   time_t now = time (NULL);
   while ((de = readdir (id)) != NULL)
     {

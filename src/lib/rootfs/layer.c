@@ -318,14 +318,9 @@ static void
 remove_stale (int lfd, const char *ldir)
 {
   int fd = dup (lfd);
-  if (fd < 0)
-    return;
-  cleanup_dir DIR *d = fdopendir (fd);
+  cleanup_dir DIR *d = csr_fdopendir_or_close (fd);
   if (d == NULL)
-    {
-      close (fd);
-      return;
-    }
+    return;
   struct dirent *de;
   while ((de = readdir (d)) != NULL)
     {

@@ -352,6 +352,17 @@ out:
   return ret;
 }
 
+DIR *
+csr_fdopendir_or_close (int fd)
+{
+  if (fd < 0)
+    return NULL;
+  DIR *d = fdopendir (fd);
+  if (d == NULL)
+    close (fd);
+  return d;
+}
+
 int
 csr_rm_rf (const char *path, csr_error **err)
 {

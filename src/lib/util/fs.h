@@ -2,6 +2,7 @@
 #ifndef CSRUN_FS_H
 #define CSRUN_FS_H
 
+#include <dirent.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -17,6 +18,9 @@ int csr_read_fd (int fd, size_t max, char **out, size_t *len, csr_error **err);
 int csr_mkdir_p (const char *path, mode_t mode, csr_error **err);
 /* rm -rf PATH (does not follow symlinks; stays on one file system). */
 int csr_rm_rf (const char *path, csr_error **err);
+/* A directory stream on FD (which it then owns), or NULL: FD < 0, or
+ * fdopendir failed (FD closed). */
+DIR *csr_fdopendir_or_close (int fd);
 
 /* Best effort: set the mtime of NAME in DIRFD (no symlink followed) to now
  * when it is at least AGE_S seconds old: a cache entry's "last use" (csrun
