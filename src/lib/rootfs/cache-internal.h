@@ -32,6 +32,11 @@ int csr_rootfs_use_lock (int cache_fd, const char *dir, const char *hex);
 /* Open (creating it with MODE) and flock exclusively, waiting, the lock
  * file DFD/LOCK_NAME (DIR for messages): its descriptor, or -1. */
 int csr_cache_lock_dir (int dfd, const char *dir, mode_t mode, csr_error **err);
+/* With that lock held: remove every TMP_PREFIX entry of DFD (DIR for
+ * messages), the remains of a crash; debug messages begin with WHO, and
+ * SAY_EACH also names each one removed.  -1 when DFD could not be read
+ * through (no descriptor, no memory), else 0. */
+int csr_cache_remove_tmp (int dfd, const char *dir, const char *who, bool say_each);
 
 /* ---------------------------------------------------------------- cache ls / prune */
 

@@ -245,14 +245,13 @@ cache_lock (struct cache *c, csr_error **err)
   return csr_cache_lock_dir (c->fd, c->dir, 0644, err);
 }
 
-/* With the lock held, any temporary tree is the remains of a crashed unpack. */
-static void
-remove_stale (struct cache *c)
+int
+csr_cache_remove_tmp (int dfd, const char *dir, const char *who, bool say_each)
 {
-  int fd = dup (c->fd);
+  int fd = dup (dfd);
   cleanup_dir DIR *d = csr_fdopendir_or_close (fd);
   if (d == NULL)
-    return;
+    return -1;
   struct dirent *de;
   while ((de = readdir (d)) != NULL)
     {
@@ -260,12 +259,22 @@ remove_stale (struct cache *c)
         continue;
       cleanup_free char *path = NULL;
       cleanup_error csr_error *e = NULL;
-      if (asprintf (&path, "%s/%s", c->dir, de->d_name) < 0)
-        return;
-      csr_debug ("rootfs cache: removing stale '%s'", path);
+      if (asprintf (&path, "%s/%s", dir, de->d_name) < 0)
+        return -1;
+      if (say_each)
+        csr_debug ("%s: removing stale '%s'", who, path);
       if (csr_rm_rf (path, &e) < 0)
-        csr_debug ("rootfs cache: %s", csr_error_text (e));
+        csr_debug ("%s: %s", who, csr_error_text (e));
     }
+  return 0;
+}
+
+/* With the lock held, any temporary tree is the remains of a crashed unpack. */
+static void
+remove_stale (struct cache *c)
+{
+  if (csr_cache_remove_tmp (c->fd, c->dir, "rootfs cache", true) < 0)
+    return;
 
   /* Index temporaries are made without the lock: only remove old ones. */
   int ifd = openat (c->fd, INDEX_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -273,6 +282,7 @@ remove_stale (struct cache *c)
   if (id == NULL)
     return;
   time_t now = time (NULL);
+  struct dirent *de;
   while ((de = readdir (id)) != NULL)
     {
       struct stat st;

@@ -317,25 +317,7 @@ remove_layer (int lfd, const char *ldir, const char *key, csr_error **err)
 static void
 remove_stale (int lfd, const char *ldir)
 {
-  int fd = dup (lfd);
-  cleanup_dir DIR *d = csr_fdopendir_or_close (fd);
-  if (d == NULL)
-    return;
-  struct dirent *de;
-  while ((de = readdir (d)) != NULL)
-    {
-      if (strncmp (de->d_name, TMP_PREFIX, strlen (TMP_PREFIX)) != 0)
-        continue;
-      cleanup_free char *path = NULL;
-      csr_error *e = NULL;
-      if (asprintf (&path, "%s/%s", ldir, de->d_name) < 0)
-        return;
-      if (csr_rm_rf (path, &e) < 0)
-        {
-          csr_debug ("layer: %s", csr_error_text (e));
-          csr_error_free (e);
-        }
-    }
+  (void)csr_cache_remove_tmp (lfd, ldir, "layer", false);
 }
 
 /* ---------------------------------------------------------------- ensure */
