@@ -113,24 +113,7 @@ print_json (const struct csr_layer *l)
   csr_jgen_bool (&w, l->built_now);
   if (l->rebuilt_why)
     csr_jgen_kv_str (&w, "rebuilt_why", l->rebuilt_why);
-  csr_jgen_kv_strv (&w, "asked", (const char *const *)l->asked);
-  for (int pass = 0; pass < 2; pass++)
-    {
-      csr_jgen_str (&w, pass == 0 ? "packages" : "in_base");
-      csr_jgen_array_open (&w);
-      for (size_t i = 0; i < l->n_pkgs; i++)
-        if (l->pkgs[i].in_base == (pass == 1))
-          {
-            csr_jgen_map_open (&w);
-            csr_jgen_kv_str (&w, "name", l->pkgs[i].name);
-            csr_jgen_kv_str (&w, "version", l->pkgs[i].version);
-            csr_jgen_kv_str (&w, "arch", l->pkgs[i].arch);
-            csr_jgen_map_close (&w);
-          }
-      csr_jgen_array_close (&w);
-    }
-  csr_jgen_kv_int (&w, "files", (long long)l->files);
-  csr_jgen_kv_int (&w, "bytes", (long long)l->bytes);
+  csr_layer_jgen_contents (&w, l);
   csr_jgen_map_close (&w);
   size_t len = 0;
   cleanup_free char *doc = csr_jgen_finish (&w, "the result", &len, &e);

@@ -134,6 +134,30 @@ layer_freep (struct csr_layer **l)
 
 /* ---------------------------------------------------------------- the json */
 
+void
+csr_layer_jgen_contents (struct csr_jgen *w, const struct csr_layer *l)
+{
+  csr_jgen_kv_strv (w, "asked", (const char *const *)l->asked);
+  for (int pass = 0; pass < 2; pass++)
+    {
+      csr_jgen_str (w, pass == 0 ? "packages" : "in_base");
+      csr_jgen_array_open (w);
+      for (size_t i = 0; i < l->n_pkgs; i++)
+        {
+          if (l->pkgs[i].in_base != (pass == 1))
+            continue;
+          csr_jgen_map_open (w);
+          csr_jgen_kv_str (w, "name", l->pkgs[i].name);
+          csr_jgen_kv_str (w, "version", l->pkgs[i].version);
+          csr_jgen_kv_str (w, "arch", l->pkgs[i].arch);
+          csr_jgen_map_close (w);
+        }
+      csr_jgen_array_close (w);
+    }
+  csr_jgen_kv_int (w, "files", (long long)l->files);
+  csr_jgen_kv_int (w, "bytes", (long long)l->bytes);
+}
+
 static char *
 layer_json (const struct csr_layer *l, size_t *len, csr_error **err)
 {
@@ -145,25 +169,7 @@ layer_json (const struct csr_layer *l, size_t *len, csr_error **err)
   csr_jgen_kv_str (&w, "key", l->key);
   csr_jgen_kv_str (&w, "base_sha256", l->base_sha256);
   csr_jgen_kv_str (&w, "digest", l->digest);
-  csr_jgen_kv_strv (&w, "asked", (const char *const *)l->asked);
-  for (int pass = 0; pass < 2; pass++)
-    {
-      csr_jgen_str (&w, pass == 0 ? "packages" : "in_base");
-      csr_jgen_array_open (&w);
-      for (size_t i = 0; i < l->n_pkgs; i++)
-        {
-          if (l->pkgs[i].in_base != (pass == 1))
-            continue;
-          csr_jgen_map_open (&w);
-          csr_jgen_kv_str (&w, "name", l->pkgs[i].name);
-          csr_jgen_kv_str (&w, "version", l->pkgs[i].version);
-          csr_jgen_kv_str (&w, "arch", l->pkgs[i].arch);
-          csr_jgen_map_close (&w);
-        }
-      csr_jgen_array_close (&w);
-    }
-  csr_jgen_kv_int (&w, "files", (long long)l->files);
-  csr_jgen_kv_int (&w, "bytes", (long long)l->bytes);
+  csr_layer_jgen_contents (&w, l);
   csr_jgen_map_close (&w);
   return csr_jgen_finish (&w, "the layer's json", len, err);
 }

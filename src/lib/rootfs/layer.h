@@ -96,6 +96,12 @@ int csr_layer_ensure (const char *base_dir, const char *base_sha256, const char 
                       const char *const *pkgs, size_t n, struct csr_layer **out, csr_error **err);
 void csr_layer_free (struct csr_layer *l);
 
+struct csr_jgen;
+/* Into the open map of W: L's "asked", "packages", "in_base" (each package
+ * {name, version, arch}), "files" and "bytes" (its json file and
+ * `csrun rootfs add --json` share them). */
+void csr_layer_jgen_contents (struct csr_jgen *w, const struct csr_layer *l);
+
 /* Is NAME a well-formed Debian package name (lower case letters, digits,
  * '+', '-', '.'; two characters at least, starting alphanumeric)?  Pure. */
 bool csr_layer_valid_name (const char *name);
