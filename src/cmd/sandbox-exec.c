@@ -76,16 +76,8 @@ parse_exec (int key, char *arg, struct argp_state *state)
       o->workdir = arg;
       break;
     case OPT_ENV:
-      {
-        size_t kl;
-        bool has;
-        if (csr_parse_env (arg, &kl, &has, &e) < 0 || !has)
-          argp_failure (state, CSR_EXIT_USAGE, 0, "--env expects KEY=VALUE: '%s'", arg);
-        if (o->n_env == CSR_SANDBOX_MAX_ENV)
-          argp_failure (state, CSR_EXIT_USAGE, 0, "too many --env");
-        o->env[o->n_env++] = arg;
-        break;
-      }
+      sbx_parse_env (state, arg, o->env, &o->n_env);
+      break;
     case OPT_TIMEOUT:
       if (csr_parse_duration (arg, 7 * 86400.0, &o->timeout_s, &e) < 0 || o->timeout_s <= 0)
         argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --timeout '%s'", arg);

@@ -23,6 +23,19 @@
 #include "util/parse.h"
 #include "util/trust.h"
 
+void
+sbx_parse_env (struct argp_state *state, char *arg, const char **env, size_t *n_env)
+{
+  csr_error *e = NULL;
+  size_t kl;
+  bool has;
+  if (csr_parse_env (arg, &kl, &has, &e) < 0 || !has)
+    argp_failure (state, CSR_EXIT_USAGE, 0, "--env expects KEY=VALUE: '%s'", arg);
+  if (*n_env == CSR_SANDBOX_MAX_ENV)
+    argp_failure (state, CSR_EXIT_USAGE, 0, "too many --env");
+  env[(*n_env)++] = arg;
+}
+
 int
 sbx_fail (const char *cmd, csr_error *e, int code)
 {
@@ -170,16 +183,8 @@ parse_create (int key, char *arg, struct argp_state *state)
       s->pids = v;
       break;
     case OPT_ENV:
-      {
-        size_t kl;
-        bool has;
-        if (csr_parse_env (arg, &kl, &has, &e) < 0 || !has)
-          argp_failure (state, CSR_EXIT_USAGE, 0, "--env expects KEY=VALUE: '%s'", arg);
-        if (o->n_env == CSR_SANDBOX_MAX_ENV)
-          argp_failure (state, CSR_EXIT_USAGE, 0, "too many --env");
-        o->env[o->n_env++] = arg;
-        break;
-      }
+      sbx_parse_env (state, arg, o->env, &o->n_env);
+      break;
     case OPT_WORKDIR:
       if (arg[0] != '/' || strstr (arg, "/..") || strstr (arg, "/./") || strlen (arg) > 1024
           || strcmp (arg, "/") == 0 || strcmp (arg, "/tmp") == 0 || strncmp (arg, "/proc", 5) == 0

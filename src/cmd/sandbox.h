@@ -2,7 +2,9 @@
 #ifndef CSRUN_CMD_SANDBOX_H
 #define CSRUN_CMD_SANDBOX_H
 
+#include <argp.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "util/error.h"
 
@@ -19,6 +21,10 @@ int sbx_fail (const char *cmd, csr_error *e, int code);
 int sbx_root (const char *cmd, int *code);
 /* ID_OR_NAME's state directory fd (*ID its id); -1 printed, *CODE set. */
 int sbx_open (const char *cmd, int rootfd, const char *id_or_name, char *id, int *code);
+
+/* --env ARG (KEY=VALUE) appended to ENV (*N_ENV of at most
+ * CSR_SANDBOX_MAX_ENV); a usage error otherwise (exit 2). */
+void sbx_parse_env (struct argp_state *state, char *arg, const char **env, size_t *n_env);
 
 int cmd_sandbox_exec (int argc, char **argv);
 
