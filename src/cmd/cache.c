@@ -280,18 +280,28 @@ select_trees (const struct cache_opts *o, const char *cache_dir, char ***hexes, 
   return 0;
 }
 
+/* --cache-dir, else the default one (allocated into *DEFAULT_DIR). */
+static int
+cache_dir_of (const struct cache_opts *o, char **default_dir, const char **cache_dir, csr_error **e)
+{
+  *cache_dir = o->cache_dir;
+  if (*cache_dir == NULL)
+    {
+      if (csr_rootfs_cache_dir (default_dir, e) < 0)
+        return -1;
+      *cache_dir = *default_dir;
+    }
+  return 0;
+}
+
 static int
 verify (const struct cache_opts *o)
 {
   csr_error *e = NULL;
   cleanup_free char *default_dir = NULL;
-  const char *cache_dir = o->cache_dir;
-  if (cache_dir == NULL)
-    {
-      if (csr_rootfs_cache_dir (&default_dir, &e) < 0)
-        goto fail;
-      cache_dir = default_dir;
-    }
+  const char *cache_dir;
+  if (cache_dir_of (o, &default_dir, &cache_dir, &e) < 0)
+    goto fail;
   /* The same trust rule as every run (csrun-run(1), "Cache trust"): a
    * verdict on, or a repair of, a cache that is not ours means nothing. */
   {
@@ -537,13 +547,9 @@ cache_entries (const struct cache_opts *o)
 {
   csr_error *e = NULL;
   cleanup_free char *default_dir = NULL;
-  const char *cache_dir = o->cache_dir;
-  if (cache_dir == NULL)
-    {
-      if (csr_rootfs_cache_dir (&default_dir, &e) < 0)
-        goto fail;
-      cache_dir = default_dir;
-    }
+  const char *cache_dir;
+  if (cache_dir_of (o, &default_dir, &cache_dir, &e) < 0)
+    goto fail;
   bool prune = strcmp (o->action, "prune") == 0;
   struct csr_cache_entry *v = NULL;
   size_t n = 0;
