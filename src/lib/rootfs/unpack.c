@@ -3,7 +3,6 @@
 #include "config.h"
 #include "rootfs.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -20,6 +19,7 @@
 #include <archive_entry.h>
 
 #include "../cgroup/mountinfo.h"
+#include "../util/archive-lib.h"
 #include "../util/cleanup.h"
 #include "../util/digest.h"
 #include "../util/fs.h"
@@ -28,96 +28,9 @@
 
 #define UNPACK_BLOCK_SIZE (128 * 1024)
 
-/* libarchive is loaded on first use: only a cold cache needs it, and linking
- * it (with libxml2, ICU, libstdc++ behind it) costs every csrun start about
- * 1.5 ms.  Works the same when the program links libarchive anyway. */
-#ifndef CSR_LIBARCHIVE_SONAME
-#define CSR_LIBARCHIVE_SONAME "libarchive.so.13"
-#endif
-
-#define LA_FUNCS(X)                                                                                \
-  X (archive_entry_copy_hardlink)                                                                  \
-  X (archive_entry_copy_pathname)                                                                  \
-  X (archive_entry_copy_symlink)                                                                   \
-  X (archive_entry_hardlink)                                                                       \
-  X (archive_entry_hardlink_utf8)                                                                  \
-  X (archive_entry_mode)                                                                           \
-  X (archive_entry_pathname)                                                                       \
-  X (archive_entry_pathname_utf8)                                                                  \
-  X (archive_entry_set_perm)                                                                       \
-  X (archive_entry_size)                                                                           \
-  X (archive_entry_size_is_set)                                                                    \
-  X (archive_entry_symlink)                                                                        \
-  X (archive_entry_symlink_utf8)                                                                   \
-  X (archive_errno)                                                                                \
-  X (archive_error_string)                                                                         \
-  X (archive_read_data_block)                                                                      \
-  X (archive_read_data_skip)                                                                       \
-  X (archive_read_free)                                                                            \
-  X (archive_read_new)                                                                             \
-  X (archive_read_next_header)                                                                     \
-  X (archive_read_open_fd)                                                                         \
-  X (archive_read_support_filter_all)                                                              \
-  X (archive_read_support_format_7zip)                                                             \
-  X (archive_read_support_format_ar)                                                               \
-  X (archive_read_support_format_cab)                                                              \
-  X (archive_read_support_format_cpio)                                                             \
-  X (archive_read_support_format_empty)                                                            \
-  X (archive_read_support_format_iso9660)                                                          \
-  X (archive_read_support_format_lha)                                                              \
-  X (archive_read_support_format_rar)                                                              \
-  X (archive_read_support_format_rar5)                                                             \
-  X (archive_read_support_format_tar)                                                              \
-  X (archive_read_support_format_warc)                                                             \
-  X (archive_read_support_format_xar)                                                              \
-  X (archive_read_support_format_zip)                                                              \
-  X (archive_write_close)                                                                          \
-  X (archive_write_data_block)                                                                     \
-  X (archive_write_disk_new)                                                                       \
-  X (archive_write_disk_set_options)                                                               \
-  X (archive_write_finish_entry)                                                                   \
-  X (archive_write_free)                                                                           \
-  X (archive_write_header)
-
-#define LA_FIELD(f) __typeof__ (f) *f;
-static struct
-{
-  bool loaded;
-  LA_FUNCS (LA_FIELD)
-} la;
-
-static int
-la_load (csr_error **err)
-{
-  if (la.loaded)
-    return 0;
-  void *h = dlopen (CSR_LIBARCHIVE_SONAME, RTLD_NOW | RTLD_LOCAL);
-  if (h == NULL)
-    return csr_error_set (err, 0, "cannot load libarchive: %s", dlerror ());
-#define LA_LOAD(f)                                                                                 \
-  if ((*(void **)&la.f = dlsym (h, #f)) == NULL)                                                   \
-    return csr_error_set (err, 0, "libarchive: %s", dlerror ());
-  LA_FUNCS (LA_LOAD)
-#undef LA_LOAD
-  la.loaded = true;
-  return 0;
-}
-
-static void
-archive_read_freep (struct archive **a)
-{
-  if (*a)
-    la.archive_read_free (*a);
-}
-
-static void
-archive_write_freep (struct archive **a)
-{
-  if (*a)
-    la.archive_write_free (*a);
-}
-#define cleanup_archive_read __attribute__ ((cleanup (archive_read_freep)))
-#define cleanup_archive_write __attribute__ ((cleanup (archive_write_freep)))
+/* libarchive: util/archive-lib.h (loaded on first use). */
+#define la csr_la
+#define la_load csr_la_load
 
 /* ---------------------------------------------------------------- path map */
 
@@ -333,7 +246,7 @@ archive_bytes (const char *path)
   cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
   if (fd < 0)
     return 0;
-  cleanup_archive_read struct archive *in = la.archive_read_new ();
+  cleanup_la_read struct archive *in = la.archive_read_new ();
   if (in == NULL)
     return 0;
   add_read_formats (in);
@@ -792,8 +705,8 @@ csr_rootfs_unpack_ex (const char *archive_path, const char *dest, const struct c
 
   if (la_load (err) < 0)
     return -1;
-  cleanup_archive_read struct archive *in = la.archive_read_new ();
-  cleanup_archive_write struct archive *out = la.archive_write_disk_new ();
+  cleanup_la_read struct archive *in = la.archive_read_new ();
+  cleanup_la_write struct archive *out = la.archive_write_disk_new ();
   if (in == NULL || out == NULL)
     return csr_error_set (err, ENOMEM, "archive '%s': cannot allocate libarchive objects",
                           archive_path);
