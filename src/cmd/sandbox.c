@@ -689,6 +689,16 @@ static const struct
   { "gc", "", "Remove the sandboxes whose keeper is gone (and print their ids)." },
 };
 
+/* The commands with options of their own (each parses its argv). */
+static const struct
+{
+  const char *name;
+  int (*fn) (int argc, char **argv);
+} full_cmds[] = {
+  { "create", cmd_create },
+  { "exec", cmd_sandbox_exec },
+};
+
 static const char sandbox_usage[]
     = "usage: csrun sandbox COMMAND [OPTION...]\n"
       "Commands: create, exec, ls, inspect, stop, start, rm, gc (each with --help).\n"
@@ -713,10 +723,9 @@ cmd_sandbox (struct csr_global *g, int argc, char **argv)
   char prog[64];
   snprintf (prog, sizeof prog, "csrun sandbox %s", sub);
   argv[1] = prog;
-  if (strcmp (sub, "create") == 0)
-    return cmd_create (argc - 1, argv + 1);
-  if (strcmp (sub, "exec") == 0)
-    return cmd_sandbox_exec (argc - 1, argv + 1);
+  for (size_t i = 0; i < sizeof full_cmds / sizeof full_cmds[0]; i++)
+    if (strcmp (sub, full_cmds[i].name) == 0)
+      return full_cmds[i].fn (argc - 1, argv + 1);
   for (size_t i = 0; i < sizeof simple_cmds / sizeof simple_cmds[0]; i++)
     if (strcmp (sub, simple_cmds[i].name) == 0)
       {

@@ -87,48 +87,75 @@ process (const struct jail_snippet *sn, const struct csr_sbx_exec_req *r, int st
   _exit (saved == ENOENT ? 127 : 126);
 }
 
+int
+csr_sbx_join (const struct csr_sbx_target *t, unsigned what, csr_error **err)
+{
+  if ((what & CSR_SBX_JOIN_CGROUP) && t->n_cg
+      && (t->cg_self ? csr_cgroup_self_enter (t->cg_fds, (int)t->n_cg, err)
+                     : csr_cgroup_exec_join (t->cg_fds, t->n_cg, getpid (), err))
+             < 0)
+    return csr_error_wrap (err, "join the sandbox's cgroup");
+  /* The namespaces the holder handed over (layer.h): the jail's init is
+   * not dumpable, so its /proc/PID/ns can't be opened by an unprivileged
+   * keeper; without them, by path (jail/enter.c). */
+  if (t->ns_fds && t->ns_fds[0] >= 0)
+    {
+      for (int i = 0; i < CSR_SANDBOX_N_NS; i++)
+        if ((what & (1u << i))
+            && !(t->sn->host_net && strcmp (csr_sandbox_ns_names[i], "net") == 0)
+            && setns (t->ns_fds[i], 0) < 0)
+          return csr_error_errno (err, "join the sandbox's %s namespace",
+                                  csr_sandbox_ns_names[i]);
+      return 0;
+    }
+  if ((what & 0x7f) != 0x7f)
+    return csr_error_set (err, EINVAL, "the sandbox's namespaces are not known");
+  struct csr_enter en;
+  csr_enter_init (&en);
+  int rc = csr_enter_open (&en, t->init_pid, err);
+  if (rc == 0)
+    rc = csr_enter_join (&en, err);
+  csr_enter_release (&en);
+  return rc;
+}
+
+pid_t
+csr_sbx_fork_in (const struct csr_sbx_target *t, unsigned what, int (*fn) (void *), void *arg,
+                 csr_error **err)
+{
+  pid_t pid = fork ();
+  if (pid < 0)
+    return csr_error_errno (err, "fork");
+  if (pid > 0)
+    return pid;
+  csr_error *e = NULL;
+  prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
+  if (csr_sbx_join (t, what, &e) < 0)
+    {
+      dprintf (2, "csrun: sandbox: %s\n", csr_error_text (e));
+      _exit (125);
+    }
+  _exit (fn (arg) & 0xff);
+}
+
 /* The helper: outside, in the sandbox's cgroup, joins its namespaces, forks
  * the process and waits for it. */
 __attribute__ ((noreturn)) static void
-helper (pid_t init_pid, const int *ns_fds, const int *cg_fds, size_t n_cg, bool cg_self,
-        const struct jail_snippet *sn, const struct csr_sbx_exec_req *r, int st)
+helper (const struct csr_sbx_target *t, const struct csr_sbx_exec_req *r, int st)
 {
   csr_error *e = NULL;
   prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   /* Our messages go to the caller. */
   if (dup2 (r->fds[2], 2) < 0)
     _exit (125);
-  if (n_cg
-      && (cg_self ? csr_cgroup_self_enter (cg_fds, (int)n_cg, &e)
-                  : csr_cgroup_exec_join (cg_fds, n_cg, getpid (), &e))
-             < 0)
-    fail (st, 125, "join the sandbox's cgroup", e);
-  /* The namespaces the holder handed over (layer.h): the jail's init is
-   * not dumpable, so its /proc/PID/ns can't be opened by an unprivileged
-   * keeper; without them, by path (jail/enter.c). */
-  if (ns_fds && ns_fds[0] >= 0)
-    {
-      for (int i = 0; i < CSR_SANDBOX_N_NS; i++)
-        if (!(sn->host_net && strcmp (csr_sandbox_ns_names[i], "net") == 0)
-            && setns (ns_fds[i], 0) < 0)
-          {
-            csr_error_errno (&e, "join the sandbox's %s namespace", csr_sandbox_ns_names[i]);
-            fail (st, 125, "enter the sandbox", e);
-          }
-    }
-  else
-    {
-      struct csr_enter en;
-      csr_enter_init (&en);
-      if (csr_enter_open (&en, init_pid, &e) < 0 || csr_enter_join (&en, &e) < 0)
-        fail (st, 125, "enter the sandbox", e);
-      csr_enter_release (&en);
-    }
+  if (csr_sbx_join (t, CSR_SBX_JOIN_ALL, &e) < 0)
+    fail (st, 125, "enter the sandbox", e);
   pid_t pid = fork ();
   if (pid < 0)
     fail (st, 125, "fork", NULL);
   if (pid == 0)
-    process (sn, r, st);
+    process (t->sn, r, st);
   rec (st, 'P', pid);
   for (int i = 0; i < 3; i++)
     close (r->fds[i]);
@@ -141,8 +168,7 @@ helper (pid_t init_pid, const int *ns_fds, const int *cg_fds, size_t n_cg, bool 
 }
 
 int
-csr_sbx_exec_spawn (pid_t init_pid, const int *ns_fds, const int *cg_fds, size_t n_cg, bool cg_self,
-                    const struct jail_snippet *sn, const struct csr_sbx_exec_req *r,
+csr_sbx_exec_spawn (const struct csr_sbx_target *t, const struct csr_sbx_exec_req *r,
                     struct csr_sbx_exec *x, csr_error **err)
 {
   memset (x, 0, sizeof *x);
@@ -162,7 +188,7 @@ csr_sbx_exec_spawn (pid_t init_pid, const int *ns_fds, const int *cg_fds, size_t
   if (pid == 0)
     {
       close (p[0]);
-      helper (init_pid, ns_fds, cg_fds, n_cg, cg_self, sn, r, st);
+      helper (t, r, st);
     }
   int saved = errno;
   close (st);

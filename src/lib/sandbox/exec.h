@@ -40,13 +40,48 @@ struct csr_sbx_exec
   int status, exec_errno;
 };
 
-/* Spawn R in the sandbox whose init is INIT_PID (NS_FDS: its namespaces, layer.h's order, or NULL);
- * CG_FDS: the cgroup.procs files of its cgroup (may be empty), or with CG_SELF its v1
- * "tasks" files (the helper moves itself); SN: the sandbox's jail (seccomp
- * program, rlimits). */
-int csr_sbx_exec_spawn (pid_t init_pid, const int *ns_fds, const int *cg_fds, size_t n_cg,
-                        bool cg_self, const struct jail_snippet *sn,
-                        const struct csr_sbx_exec_req *r, struct csr_sbx_exec *x, csr_error **err);
+/* What a process outside joins to be in a running sandbox. */
+struct csr_sbx_target
+{
+  pid_t init_pid;      /* the jail's init (host pid) */
+  const int *ns_fds;   /* its namespaces (layer.h's order), or NULL: by INIT_PID's /proc */
+  const int *cg_fds;   /* the cgroup.procs files of its cgroup (may be empty), or with */
+  size_t n_cg;         /* CG_SELF its v1 "tasks" files (the process moves itself) */
+  bool cg_self;
+  const struct jail_snippet *sn; /* the sandbox's jail: seccomp program, rlimits, host_net */
+};
+
+/* What csr_sbx_join joins: bits of csr_sandbox_ns_names' indexes, and the cgroup. */
+enum
+{
+  CSR_SBX_NS_USER = 1u << 0,
+  CSR_SBX_NS_IPC = 1u << 1,
+  CSR_SBX_NS_UTS = 1u << 2,
+  CSR_SBX_NS_NET = 1u << 3,
+  CSR_SBX_NS_PID = 1u << 4,
+  CSR_SBX_NS_CGROUP = 1u << 5,
+  CSR_SBX_NS_MNT = 1u << 6,
+  CSR_SBX_JOIN_CGROUP = 1u << 7,
+  CSR_SBX_JOIN_ALL = 0xffu,
+};
+
+/* In a forked process (never in the keeper itself): join T's cgroup and
+ * namespaces as WHAT says (the net namespace never with --net host; the
+ * user namespace first, the mount namespace last, which changes the root and
+ * the working directory to the sandbox's /).  The pid namespace applies to
+ * the children forked afterwards. */
+int csr_sbx_join (const struct csr_sbx_target *t, unsigned what, csr_error **err);
+
+/* Fork a process that joins T (WHAT), then returns FN (ARG)'s value as its
+ * exit status (125 and the message on fd 2 when the join fails).  It dies
+ * with the caller (PR_SET_PDEATHSIG) and is not dumpable.  Returns its
+ * pid. */
+pid_t csr_sbx_fork_in (const struct csr_sbx_target *t, unsigned what, int (*fn) (void *),
+                       void *arg, csr_error **err);
+
+/* Spawn R in the sandbox T. */
+int csr_sbx_exec_spawn (const struct csr_sbx_target *t, const struct csr_sbx_exec_req *r,
+                        struct csr_sbx_exec *x, csr_error **err);
 /* Read what the status pipe has (non-blocking); 1 when the exec is over
  * (the helper is reaped), 0 not yet. */
 int csr_sbx_exec_poll (struct csr_sbx_exec *x);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,41 +31,9 @@
 #include "../util/fs.h"
 #include "../util/json-gen.h"
 #include "../util/json.h"
-#include "exec.h"
-#include "layer.h"
+#include "keeper.h"
 
-#define MAX_EXECS 64
 #define CPU_PERIOD_US 100000
-
-struct keeper_exec
-{
-  bool used;
-  struct csr_sbx_exec x;
-  int client;
-  uint64_t t0_ms, deadline_ms; /* deadline 0: none */
-};
-
-struct keeper
-{
-  struct csr_keeper_boot *b;
-  struct csr_sandbox_spec *spec;
-  struct csr_rootfs *rootfs;
-  struct csr_seccomp *seccomp;
-  struct csr_cgroup *cg;
-  int cg_fds[CSR_CG_MAX_DIRS + 1];
-  size_t n_cg_fds;
-  bool cg_self; /* cg_fds are v1 "tasks" files the helper writes "0" to */
-  char *upper, *work;
-  char *argv_hold[2];
-  struct jail_snippet sn;
-  struct csr_jail jail;
-  bool running;
-  int ns_fds[CSR_SANDBOX_N_NS]; /* the jail's namespaces, from its holder; -1: none */
-  int listen_fd;
-  uint64_t last_activity_ms, ttl_deadline_ms;
-  struct keeper_exec execs[MAX_EXECS];
-  size_t n_execs;
-};
 
 /* ------------------------------------------------------------ set-up */
 
@@ -332,11 +301,27 @@ setup (struct keeper *k, csr_error **err)
 /* ------------------------------------------------------------ life */
 
 static void
+parts_stopping (struct keeper *k)
+{
+  for (size_t i = 0; keeper_parts[i]; i++)
+    if (keeper_parts[i]->stopping)
+      keeper_parts[i]->stopping (k);
+}
+
+static void
+parts_started (struct keeper *k)
+{
+  for (size_t i = 0; keeper_parts[i]; i++)
+    if (keeper_parts[i]->started)
+      keeper_parts[i]->started (k);
+}
+
+static void
 stop_jail (struct keeper *k)
 {
-  for (size_t i = 0; i < MAX_EXECS; i++)
-    if (k->execs[i].used && !k->execs[i].x.have_status)
-      csr_sbx_exec_kill (&k->execs[i].x);
+  if (k->running)
+    parts_stopping (k);
+  keeper_execs_kill (k);
   if (k->running)
     {
       struct csr_jail_exit ex;
@@ -360,16 +345,10 @@ finish (struct keeper *k, const char *why)
 {
   fprintf (stderr, "csrun sandbox %s: removed: %s\n", k->spec->id, why);
   stop_jail (k);
-  for (size_t i = 0; i < MAX_EXECS; i++)
-    if (k->execs[i].used)
-      {
-        if (k->execs[i].x.status_fd >= 0)
-          close (k->execs[i].x.status_fd);
-        if (k->execs[i].client >= 0)
-          close (k->execs[i].client);
-        if (k->execs[i].x.helper > 0)
-          waitpid (k->execs[i].x.helper, NULL, 0);
-      }
+  keeper_execs_release (k);
+  for (size_t i = 0; keeper_parts[i]; i++)
+    if (keeper_parts[i]->finish)
+      keeper_parts[i]->finish (k);
   if (k->cg)
     {
       csr_error *e = NULL;
@@ -388,8 +367,19 @@ finish (struct keeper *k, const char *why)
   _exit (0);
 }
 
-static void
-reply (int fd, const char *json)
+void
+keeper_target (const struct keeper *k, struct csr_sbx_target *t)
+{
+  t->init_pid = k->jail.pid;
+  t->ns_fds = k->ns_fds;
+  t->cg_fds = k->cg_fds;
+  t->n_cg = k->n_cg_fds;
+  t->cg_self = k->cg_self;
+  t->sn = &k->sn;
+}
+
+void
+keeper_reply (int fd, const char *json)
 {
   size_t len = strlen (json);
   char *line = malloc (len + 2);
@@ -398,14 +388,23 @@ reply (int fd, const char *json)
   memcpy (line, json, len);
   line[len] = '\n';
   line[len + 1] = '\0';
-  /* A client that went away is no concern of ours. */
-  ssize_t w = send (fd, line, len + 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-  (void)w;
+  /* A client that went away is no concern of ours; a long reply waits for
+   * a client that reads slowly. */
+  size_t off = 0;
+  while (off < len + 1)
+    {
+      ssize_t w = send (fd, line + off, len + 1 - off, MSG_NOSIGNAL);
+      if (w < 0 && errno == EINTR)
+        continue;
+      if (w <= 0)
+        break;
+      off += (size_t)w;
+    }
   free (line);
 }
 
-static void
-reply_error (int fd, const char *msg)
+void
+keeper_reply_error (int fd, const char *msg)
 {
   struct csr_jgen w;
   if (csr_jgen_init (&w, false, NULL) < 0)
@@ -415,8 +414,69 @@ reply_error (int fd, const char *msg)
   csr_jgen_map_close (&w);
   char *s = csr_jgen_finish (&w, "reply", NULL, NULL);
   if (s)
-    reply (fd, s);
+    keeper_reply (fd, s);
   free (s);
+}
+
+void
+keeper_reply_errorf (int fd, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  char *msg = NULL;
+  int n = vasprintf (&msg, fmt, ap);
+  va_end (ap);
+  keeper_reply_error (fd, n < 0 ? "out of memory" : msg);
+  if (n >= 0)
+    free (msg);
+}
+
+int
+keeper_watch (struct keeper *k, int fd, short events, keeper_watch_fn fn, void *arg)
+{
+  for (size_t i = 0; i < KEEPER_MAX_WATCHES; i++)
+    if (!k->watches[i].used)
+      {
+        k->watches[i] = (struct keeper_watch){ true, fd, events, fn, arg };
+        return 0;
+      }
+  errno = EMFILE;
+  return -1;
+}
+
+void
+keeper_unwatch (struct keeper *k, int fd)
+{
+  for (size_t i = 0; i < KEEPER_MAX_WATCHES; i++)
+    if (k->watches[i].used && k->watches[i].fd == fd)
+      k->watches[i].used = false;
+}
+
+char **
+keeper_strv (yajl_val a)
+{
+  size_t n = a && YAJL_IS_ARRAY (a) ? a->u.array.len : 0;
+  char **v = calloc (n + 1, sizeof *v);
+  for (size_t i = 0; v && i < n; i++)
+    {
+      const char *s = csr_json_str (a->u.array.values[i]);
+      if (s == NULL || (v[i] = strdup (s)) == NULL)
+        {
+          for (size_t j = 0; j < i; j++)
+            free (v[j]);
+          free (v);
+          return NULL;
+        }
+    }
+  return v;
+}
+
+void
+keeper_strv_free (char **v)
+{
+  for (size_t i = 0; v && v[i]; i++)
+    free (v[i]);
+  free (v);
 }
 
 static void
@@ -450,150 +510,81 @@ reply_info (struct keeper *k, int fd)
   csr_jgen_map_close (&w);
   char *s = csr_jgen_finish (&w, "reply", NULL, NULL);
   if (s)
-    reply (fd, s);
+    keeper_reply (fd, s);
   free (s);
 }
 
-static char **
-strv (yajl_val a)
+/* ------------------------------------------------------------ the keeper's own requests */
+
+static void
+op_info (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, bool *keep)
 {
-  size_t n = a && YAJL_IS_ARRAY (a) ? a->u.array.len : 0;
-  char **v = calloc (n + 1, sizeof *v);
-  for (size_t i = 0; v && i < n; i++)
-    {
-      const char *s = csr_json_str (a->u.array.values[i]);
-      if (s == NULL || (v[i] = strdup (s)) == NULL)
-        {
-          for (size_t j = 0; j < i; j++)
-            free (v[j]);
-          free (v);
-          return NULL;
-        }
-    }
-  return v;
+  (void)req, (void)fds, (void)n_fds, (void)keep;
+  reply_info (k, fd);
 }
 
 static void
-strv_free (char **v)
+op_touch (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, bool *keep)
 {
-  for (size_t i = 0; v && v[i]; i++)
-    free (v[i]);
-  free (v);
-}
-
-/* The sandbox's environment, then the exec's KEY=VALUE entries. */
-static char **
-exec_env (const struct keeper *k, char **extra)
-{
-  size_t n = 0, m = 0;
-  while (k->spec->env[n])
-    n++;
-  while (extra && extra[m])
-    m++;
-  char **v = calloc (n + m + 1, sizeof *v);
-  if (v == NULL)
-    return NULL;
-  size_t c = 0;
-  for (size_t i = 0; i < n + m; i++)
-    {
-      char *kv = i < n ? k->spec->env[i] : extra[i - n];
-      const char *eq = strchr (kv, '=');
-      if (eq == NULL)
-        continue;
-      size_t kl = (size_t)(eq - kv) + 1, j;
-      for (j = 0; j < c; j++)
-        if (strncmp (v[j], kv, kl) == 0)
-          break;
-      v[j] = kv;
-      if (j == c)
-        c++;
-    }
-  return v;
+  (void)k, (void)req, (void)fds, (void)n_fds, (void)keep;
+  keeper_reply (fd, "{\"ok\":true}");
 }
 
 static void
-start_exec (struct keeper *k, int fd, yajl_val req, const int *fds, size_t n_fds)
+op_stop (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, bool *keep)
 {
-  if (!k->running)
-    return reply_error (fd, "the sandbox is stopped (csrun sandbox start ID)");
-  if (n_fds != 3)
-    return reply_error (fd, "exec: expected 3 descriptors");
-  size_t slot = 0;
-  while (slot < MAX_EXECS && k->execs[slot].used)
-    slot++;
-  if (slot == MAX_EXECS)
-    return reply_error (fd, "too many execs at once in this sandbox");
-  char **argv = strv (csr_json_get (req, "argv"));
-  char **extra = strv (csr_json_get (req, "env"));
-  if (argv == NULL || argv[0] == NULL || extra == NULL)
-    {
-      strv_free (argv);
-      strv_free (extra);
-      return reply_error (fd, "exec: no program");
-    }
-  char **envp = exec_env (k, extra);
-  const char *cwd = csr_json_str (csr_json_get (req, "cwd"));
-  yajl_val u = csr_json_get (req, "uid"), g = csr_json_get (req, "gid"),
-           t = csr_json_get (req, "timeout_ms");
-  struct csr_sbx_exec_req r = {
-    .argv = argv,
-    .envp = envp,
-    .cwd = cwd && *cwd ? cwd : k->spec->workdir,
-    .uid = u && YAJL_IS_INTEGER (u) ? (uid_t)YAJL_GET_INTEGER (u) : 0,
-    .gid = g && YAJL_IS_INTEGER (g) ? (gid_t)YAJL_GET_INTEGER (g) : 0,
-    .fds = { fds[0], fds[1], fds[2] },
-  };
-  struct keeper_exec *e = &k->execs[slot];
-  csr_error *err = NULL;
-  int rc = envp ? csr_sbx_exec_spawn (k->jail.pid, k->ns_fds, k->cg_fds, k->n_cg_fds, k->cg_self,
-                                      &k->sn, &r, &e->x, &err)
-                : csr_error_set (&err, ENOMEM, "exec");
-  strv_free (argv);
-  strv_free (extra);
-  free (envp);
-  if (rc < 0)
-    {
-      reply_error (fd, csr_error_text (err));
-      csr_error_free (err);
-      return;
-    }
-  e->used = true;
-  e->client = fd;
-  e->t0_ms = csr_mono_ms ();
-  long long tmo = t && YAJL_IS_INTEGER (t) ? YAJL_GET_INTEGER (t) : 0;
-  e->deadline_ms = tmo > 0 ? e->t0_ms + (uint64_t)tmo : 0;
-  k->n_execs++;
+  (void)req, (void)fds, (void)n_fds, (void)keep;
+  stop_jail (k);
+  keeper_reply (fd, "{\"ok\":true}");
 }
 
 static void
-end_exec (struct keeper *k, struct keeper_exec *e)
+op_start (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, bool *keep)
 {
-  const struct csr_sbx_exec *x = &e->x;
-  struct csr_jgen w;
-  if (csr_jgen_init (&w, false, NULL) == 0)
+  (void)req, (void)fds, (void)n_fds, (void)keep;
+  csr_error *e = NULL;
+  if (k->running)
+    keeper_reply_error (fd, "the sandbox is already running");
+  else if (start_jail (k, &e) < 0)
     {
-      csr_jgen_map_open (&w);
-      int st = x->status;
-      csr_jgen_kv_int (&w, "exit_code", WIFEXITED (st) ? WEXITSTATUS (st) : -1);
-      csr_jgen_kv_int (&w, "signal", WIFSIGNALED (st) ? WTERMSIG (st) : 0);
-      csr_jgen_str (&w, "timed_out");
-      csr_jgen_bool (&w, e->x.timed_out);
-      csr_jgen_str (&w, "exec_failed");
-      csr_jgen_bool (&w, x->exec_failed);
-      csr_jgen_str (&w, "setup_failed");
-      csr_jgen_bool (&w, x->setup_failed);
-      csr_jgen_kv_int (&w, "duration_ms", (long long)(csr_mono_ms () - e->t0_ms));
-      csr_jgen_kv_int (&w, "pid", x->pid);
-      csr_jgen_map_close (&w);
-      char *s = csr_jgen_finish (&w, "reply", NULL, NULL);
-      if (s)
-        reply (e->client, s);
-      free (s);
+      keeper_reply_error (fd, csr_error_text (e));
+      csr_error_free (e);
     }
-  close (e->client);
-  e->used = false;
-  k->n_execs--;
-  k->last_activity_ms = csr_mono_ms ();
+  else
+    {
+      parts_started (k);
+      keeper_reply (fd, "{\"ok\":true}");
+    }
+}
+
+static void
+op_rm (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, bool *keep)
+{
+  (void)req, (void)keep;
+  keeper_reply (fd, "{\"ok\":true}");
+  close (fd);
+  for (size_t i = 0; i < n_fds; i++)
+    if (fds[i] >= 0)
+      close (fds[i]);
+  finish (k, "csrun sandbox rm");
+}
+
+static const struct keeper_op core_ops[] = {
+  { "info", op_info, false },   { "touch", op_touch, true }, { "stop", op_stop, true },
+  { "start", op_start, true },  { "rm", op_rm, true },       { "exec", keeper_op_exec, true },
+  { NULL, NULL, false },
+};
+
+const struct keeper_part keeper_part_core = { "core", core_ops, NULL, NULL, NULL, NULL };
+
+static const struct keeper_op *
+find_op (const char *name)
+{
+  for (size_t i = 0; keeper_parts[i]; i++)
+    for (const struct keeper_op *o = keeper_parts[i]->ops; o && o->name; o++)
+      if (strcmp (o->name, name) == 0)
+        return o;
+  return NULL;
 }
 
 /* One request from a new connection FD (the descriptors with it). */
@@ -635,67 +626,42 @@ handle (struct keeper *k, int fd)
   buf[n] = '\0';
   char ebuf[64];
   yajl_val req = memchr (buf, '\n', n) ? yajl_tree_parse (buf, ebuf, sizeof ebuf) : NULL;
-  const char *op = csr_json_str (csr_json_get (req, "op"));
+  const char *name = csr_json_str (csr_json_get (req, "op"));
+  const struct keeper_op *op = name ? find_op (name) : NULL;
   bool keep = false;
-  if (op == NULL)
-    reply_error (fd, "bad request");
-  else if (strcmp (op, "info") == 0)
-    reply_info (k, fd);
+  if (name == NULL)
+    keeper_reply_error (fd, "bad request");
+  else if (op == NULL)
+    keeper_reply_error (fd, "unknown request");
   else
     {
-      k->last_activity_ms = csr_mono_ms ();
-      if (strcmp (op, "exec") == 0)
-        {
-          size_t before = k->n_execs;
-          start_exec (k, fd, req, fds, n_fds);
-          keep = k->n_execs > before;
-        }
-      else if (strcmp (op, "touch") == 0)
-        reply (fd, "{\"ok\":true}");
-      else if (strcmp (op, "stop") == 0)
-        {
-          stop_jail (k);
-          reply (fd, "{\"ok\":true}");
-        }
-      else if (strcmp (op, "start") == 0)
-        {
-          csr_error *e = NULL;
-          if (k->running)
-            reply_error (fd, "the sandbox is already running");
-          else if (start_jail (k, &e) < 0)
-            {
-              reply_error (fd, csr_error_text (e));
-              csr_error_free (e);
-            }
-          else
-            reply (fd, "{\"ok\":true}");
-        }
-      else if (strcmp (op, "rm") == 0)
-        {
-          reply (fd, "{\"ok\":true}");
-          close (fd);
-          yajl_tree_free (req);
-          finish (k, "csrun sandbox rm");
-        }
-      else
-        reply_error (fd, "unknown request");
+      if (op->activity)
+        k->last_activity_ms = csr_mono_ms ();
+      op->fn (k, fd, req, fds, n_fds, &keep);
     }
   for (size_t i = 0; i < n_fds; i++)
-    close (fds[i]);
+    if (fds[i] >= 0)
+      close (fds[i]);
   yajl_tree_free (req);
   if (!keep)
     close (fd);
+}
+
+static bool
+idle (const struct keeper *k)
+{
+  return k->n_execs == 0 && k->n_busy == 0;
 }
 
 static int
 next_timeout (struct keeper *k, uint64_t now)
 {
   uint64_t next = UINT64_MAX;
-  if (k->spec->idle_timeout_s > 0 && k->n_execs == 0)
+  if (k->spec->idle_timeout_s > 0 && idle (k))
     next = k->last_activity_ms + (uint64_t)(k->spec->idle_timeout_s * 1000);
   if (k->ttl_deadline_ms && k->ttl_deadline_ms < next)
     next = k->ttl_deadline_ms;
-  for (size_t i = 0; i < MAX_EXECS; i++)
+  for (size_t i = 0; i < KEEPER_MAX_EXECS; i++)
     if (k->execs[i].used && k->execs[i].deadline_ms && !k->execs[i].x.timed_out
         && k->execs[i].deadline_ms < next)
       next = k->execs[i].deadline_ms;
@@ -704,17 +670,20 @@ next_timeout (struct keeper *k, uint64_t now)
   return next <= now ? 0 : (int)(next - now > 60000 ? 60000 : next - now);
 }
 
+#define MAX_POLL (2 + 2 * KEEPER_MAX_EXECS + KEEPER_MAX_WATCHES)
+
 __attribute__ ((noreturn)) static void
 loop (struct keeper *k)
 {
   for (;;)
     {
-      struct pollfd p[2 + 2 * MAX_EXECS];
-      struct keeper_exec *owner[2 + 2 * MAX_EXECS];
+      static struct pollfd p[MAX_POLL];
+      static struct keeper_exec *owner[MAX_POLL];
+      static struct keeper_watch watch[MAX_POLL];
       size_t np = 0;
       p[np++] = (struct pollfd){ k->listen_fd, POLLIN, 0 };
       p[np++] = (struct pollfd){ k->running ? k->jail.pidfd : -1, POLLIN, 0 };
-      for (size_t i = 0; i < MAX_EXECS; i++)
+      for (size_t i = 0; i < KEEPER_MAX_EXECS; i++)
         if (k->execs[i].used)
           {
             owner[np] = &k->execs[i];
@@ -722,13 +691,21 @@ loop (struct keeper *k)
             owner[np] = &k->execs[i];
             p[np++] = (struct pollfd){ k->execs[i].client, POLLRDHUP, 0 };
           }
+      size_t first_watch = np;
+      for (size_t i = 0; i < KEEPER_MAX_WATCHES; i++)
+        if (k->watches[i].used)
+          {
+            /* A copy: a callback may change the table. */
+            watch[np] = k->watches[i];
+            p[np++] = (struct pollfd){ k->watches[i].fd, k->watches[i].events, 0 };
+          }
       int pr = poll (p, np, next_timeout (k, csr_mono_ms ()));
       if (pr < 0 && errno != EINTR)
         finish (k, "poll failed");
       uint64_t now = csr_mono_ms ();
       if (k->ttl_deadline_ms && now >= k->ttl_deadline_ms)
         finish (k, "its TTL expired");
-      if (k->spec->idle_timeout_s > 0 && k->n_execs == 0
+      if (k->spec->idle_timeout_s > 0 && idle (k)
           && now >= k->last_activity_ms + (uint64_t)(k->spec->idle_timeout_s * 1000))
         finish (k, "idle timeout");
       if (pr <= 0)
@@ -738,7 +715,7 @@ loop (struct keeper *k)
           /* The jail ended by itself (killed from outside, OOM): stopped. */
           stop_jail (k);
         }
-      for (size_t i = 2; i < np; i++)
+      for (size_t i = 2; i < first_watch; i++)
         {
           struct keeper_exec *e = owner[i];
           if (!e->used || p[i].revents == 0)
@@ -750,9 +727,19 @@ loop (struct keeper *k)
                 csr_sbx_exec_kill (&e->x);
               continue;
             }
-          if (csr_sbx_exec_poll (&e->x) == 1)
-            end_exec (k, e);
+          keeper_exec_ready (k, e);
         }
+      for (size_t i = first_watch; i < np; i++)
+        if (p[i].revents)
+          {
+            /* Still watched (an earlier callback may have removed it)? */
+            bool live = false;
+            for (size_t j = 0; j < KEEPER_MAX_WATCHES && !live; j++)
+              live = k->watches[j].used && k->watches[j].fd == p[i].fd
+                     && k->watches[j].fn == watch[i].fn && k->watches[j].arg == watch[i].arg;
+            if (live)
+              watch[i].fn (k, p[i].fd, p[i].revents, watch[i].arg);
+          }
       if (p[0].revents & POLLIN)
         for (;;)
           {
@@ -762,7 +749,7 @@ loop (struct keeper *k)
             handle (k, fd);
           }
     deadlines:
-      for (size_t i = 0; i < MAX_EXECS; i++)
+      for (size_t i = 0; i < KEEPER_MAX_EXECS; i++)
         {
           struct keeper_exec *e = &k->execs[i];
           if (e->used && e->deadline_ms && !e->x.timed_out && now >= e->deadline_ms
@@ -801,6 +788,17 @@ csr_keeper_main (struct csr_keeper_boot *b)
       csr_sandbox_reap (b->rootfd, k.spec->id, true, NULL);
       _exit (1);
     }
+  for (size_t i = 0; keeper_parts[i]; i++)
+    if (keeper_parts[i]->init && keeper_parts[i]->init (&k, &e) < 0)
+      {
+        const char *msg = csr_error_text (e);
+        if (write (b->readyfd, msg, strlen (msg)) < 0)
+          fprintf (stderr, "csrun sandbox: %s\n", msg);
+        close (b->readyfd);
+        b->readyfd = -1;
+        finish (&k, msg);
+      }
+  parts_started (&k);
   k.last_activity_ms = csr_mono_ms ();
   if (k.spec->ttl_s > 0)
     k.ttl_deadline_ms = k.last_activity_ms + (uint64_t)(k.spec->ttl_s * 1000);

@@ -1,0 +1,163 @@
+/* csrun — the keeper's side of exec (keeper.h): the request, the execs'
+ * deadlines and their end, reported to the client that asked. */
+#include "config.h"
+#include "keeper.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../util/clock.h"
+#include "../util/json-gen.h"
+#include "../util/json.h"
+
+/* The sandbox's environment, then the exec's KEY=VALUE entries. */
+static char **
+exec_env (const struct keeper *k, char **extra)
+{
+  size_t n = 0, m = 0;
+  while (k->spec->env[n])
+    n++;
+  while (extra && extra[m])
+    m++;
+  char **v = calloc (n + m + 1, sizeof *v);
+  if (v == NULL)
+    return NULL;
+  size_t c = 0;
+  for (size_t i = 0; i < n + m; i++)
+    {
+      char *kv = i < n ? k->spec->env[i] : extra[i - n];
+      const char *eq = strchr (kv, '=');
+      if (eq == NULL)
+        continue;
+      size_t kl = (size_t)(eq - kv) + 1, j;
+      for (j = 0; j < c; j++)
+        if (strncmp (v[j], kv, kl) == 0)
+          break;
+      v[j] = kv;
+      if (j == c)
+        c++;
+    }
+  return v;
+}
+
+void
+keeper_op_exec (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, bool *keep)
+{
+  if (!k->running)
+    return keeper_reply_error (fd, "the sandbox is stopped (csrun sandbox start ID)");
+  if (n_fds != 3)
+    return keeper_reply_error (fd, "exec: expected 3 descriptors");
+  size_t slot = 0;
+  while (slot < KEEPER_MAX_EXECS && k->execs[slot].used)
+    slot++;
+  if (slot == KEEPER_MAX_EXECS)
+    return keeper_reply_error (fd, "too many execs at once in this sandbox");
+  char **argv = keeper_strv (csr_json_get (req, "argv"));
+  char **extra = keeper_strv (csr_json_get (req, "env"));
+  if (argv == NULL || argv[0] == NULL || extra == NULL)
+    {
+      keeper_strv_free (argv);
+      keeper_strv_free (extra);
+      return keeper_reply_error (fd, "exec: no program");
+    }
+  char **envp = exec_env (k, extra);
+  const char *cwd = csr_json_str (csr_json_get (req, "cwd"));
+  yajl_val u = csr_json_get (req, "uid"), g = csr_json_get (req, "gid"),
+           t = csr_json_get (req, "timeout_ms");
+  struct csr_sbx_exec_req r = {
+    .argv = argv,
+    .envp = envp,
+    .cwd = cwd && *cwd ? cwd : k->spec->workdir,
+    .uid = u && YAJL_IS_INTEGER (u) ? (uid_t)YAJL_GET_INTEGER (u) : 0,
+    .gid = g && YAJL_IS_INTEGER (g) ? (gid_t)YAJL_GET_INTEGER (g) : 0,
+    .fds = { fds[0], fds[1], fds[2] },
+  };
+  struct keeper_exec *e = &k->execs[slot];
+  csr_error *err = NULL;
+  struct csr_sbx_target tg;
+  keeper_target (k, &tg);
+  int rc = envp ? csr_sbx_exec_spawn (&tg, &r, &e->x, &err)
+                : csr_error_set (&err, ENOMEM, "exec");
+  keeper_strv_free (argv);
+  keeper_strv_free (extra);
+  free (envp);
+  if (rc < 0)
+    {
+      keeper_reply_error (fd, csr_error_text (err));
+      csr_error_free (err);
+      return;
+    }
+  e->used = true;
+  e->client = fd;
+  e->t0_ms = csr_mono_ms ();
+  long long tmo = t && YAJL_IS_INTEGER (t) ? YAJL_GET_INTEGER (t) : 0;
+  e->deadline_ms = tmo > 0 ? e->t0_ms + (uint64_t)tmo : 0;
+  k->n_execs++;
+  *keep = true;
+}
+
+static void
+end_exec (struct keeper *k, struct keeper_exec *e)
+{
+  const struct csr_sbx_exec *x = &e->x;
+  struct csr_jgen w;
+  if (csr_jgen_init (&w, false, NULL) == 0)
+    {
+      csr_jgen_map_open (&w);
+      int st = x->status;
+      csr_jgen_kv_int (&w, "exit_code", WIFEXITED (st) ? WEXITSTATUS (st) : -1);
+      csr_jgen_kv_int (&w, "signal", WIFSIGNALED (st) ? WTERMSIG (st) : 0);
+      csr_jgen_str (&w, "timed_out");
+      csr_jgen_bool (&w, e->x.timed_out);
+      csr_jgen_str (&w, "exec_failed");
+      csr_jgen_bool (&w, x->exec_failed);
+      csr_jgen_str (&w, "setup_failed");
+      csr_jgen_bool (&w, x->setup_failed);
+      csr_jgen_kv_int (&w, "duration_ms", (long long)(csr_mono_ms () - e->t0_ms));
+      csr_jgen_kv_int (&w, "pid", x->pid);
+      csr_jgen_map_close (&w);
+      char *s = csr_jgen_finish (&w, "reply", NULL, NULL);
+      if (s)
+        keeper_reply (e->client, s);
+      free (s);
+    }
+  close (e->client);
+  e->used = false;
+  k->n_execs--;
+  k->last_activity_ms = csr_mono_ms ();
+}
+
+void
+keeper_exec_ready (struct keeper *k, struct keeper_exec *e)
+{
+  if (csr_sbx_exec_poll (&e->x) == 1)
+    end_exec (k, e);
+}
+
+void
+keeper_execs_kill (struct keeper *k)
+{
+  for (size_t i = 0; i < KEEPER_MAX_EXECS; i++)
+    if (k->execs[i].used && !k->execs[i].x.have_status)
+      csr_sbx_exec_kill (&k->execs[i].x);
+}
+
+void
+keeper_execs_release (struct keeper *k)
+{
+  for (size_t i = 0; i < KEEPER_MAX_EXECS; i++)
+    if (k->execs[i].used)
+      {
+        if (k->execs[i].x.status_fd >= 0)
+          close (k->execs[i].x.status_fd);
+        if (k->execs[i].client >= 0)
+          close (k->execs[i].client);
+        if (k->execs[i].x.helper > 0)
+          waitpid (k->execs[i].x.helper, NULL, 0);
+        k->execs[i].used = false;
+      }
+}
