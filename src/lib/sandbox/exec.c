@@ -101,11 +101,9 @@ csr_sbx_join (const struct csr_sbx_target *t, unsigned what, csr_error **err)
   if (t->ns_fds && t->ns_fds[0] >= 0)
     {
       for (int i = 0; i < CSR_SANDBOX_N_NS; i++)
-        if ((what & (1u << i))
-            && !(t->sn->host_net && strcmp (csr_sandbox_ns_names[i], "net") == 0)
+        if ((what & (1u << i)) && !(t->sn->host_net && strcmp (csr_sandbox_ns_names[i], "net") == 0)
             && setns (t->ns_fds[i], 0) < 0)
-          return csr_error_errno (err, "join the sandbox's %s namespace",
-                                  csr_sandbox_ns_names[i]);
+          return csr_error_errno (err, "join the sandbox's %s namespace", csr_sandbox_ns_names[i]);
       return 0;
     }
   if ((what & 0x7f) != 0x7f)

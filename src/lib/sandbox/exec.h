@@ -43,10 +43,10 @@ struct csr_sbx_exec
 /* What a process outside joins to be in a running sandbox. */
 struct csr_sbx_target
 {
-  pid_t init_pid;      /* the jail's init (host pid) */
-  const int *ns_fds;   /* its namespaces (layer.h's order), or NULL: by INIT_PID's /proc */
-  const int *cg_fds;   /* the cgroup.procs files of its cgroup (may be empty), or with */
-  size_t n_cg;         /* CG_SELF its v1 "tasks" files (the process moves itself) */
+  pid_t init_pid;    /* the jail's init (host pid) */
+  const int *ns_fds; /* its namespaces (layer.h's order), or NULL: by INIT_PID's /proc */
+  const int *cg_fds; /* the cgroup.procs files of its cgroup (may be empty), or with */
+  size_t n_cg;       /* CG_SELF its v1 "tasks" files (the process moves itself) */
   bool cg_self;
   const struct jail_snippet *sn; /* the sandbox's jail: seccomp program, rlimits, host_net */
 };
@@ -76,8 +76,8 @@ int csr_sbx_join (const struct csr_sbx_target *t, unsigned what, csr_error **err
  * exit status (125 and the message on fd 2 when the join fails).  It dies
  * with the caller (PR_SET_PDEATHSIG) and is not dumpable.  Returns its
  * pid. */
-pid_t csr_sbx_fork_in (const struct csr_sbx_target *t, unsigned what, int (*fn) (void *),
-                       void *arg, csr_error **err);
+pid_t csr_sbx_fork_in (const struct csr_sbx_target *t, unsigned what, int (*fn) (void *), void *arg,
+                       csr_error **err);
 
 /* Spawn R in the sandbox T. */
 int csr_sbx_exec_spawn (const struct csr_sbx_target *t, const struct csr_sbx_exec_req *r,

@@ -80,8 +80,7 @@ keeper_op_exec (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, 
   csr_error *err = NULL;
   struct csr_sbx_target tg;
   keeper_target (k, &tg);
-  int rc = envp ? csr_sbx_exec_spawn (&tg, &r, &e->x, &err)
-                : csr_error_set (&err, ENOMEM, "exec");
+  int rc = envp ? csr_sbx_exec_spawn (&tg, &r, &e->x, &err) : csr_error_set (&err, ENOMEM, "exec");
   keeper_strv_free (argv);
   keeper_strv_free (extra);
   free (envp);

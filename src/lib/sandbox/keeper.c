@@ -570,8 +570,8 @@ op_rm (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, bool *kee
 }
 
 static const struct keeper_op core_ops[] = {
-  { "info", op_info, false },   { "touch", op_touch, true }, { "stop", op_stop, true },
-  { "start", op_start, true },  { "rm", op_rm, true },       { "exec", keeper_op_exec, true },
+  { "info", op_info, false },  { "touch", op_touch, true }, { "stop", op_stop, true },
+  { "start", op_start, true }, { "rm", op_rm, true },       { "exec", keeper_op_exec, true },
   { NULL, NULL, false },
 };
 
