@@ -697,11 +697,12 @@ static const struct
 } full_cmds[] = {
   { "create", cmd_create },
   { "exec", cmd_sandbox_exec },
+  { "wait", cmd_sandbox_wait }, /* detached execs (sandbox-wait.c) */
 };
 
 static const char sandbox_usage[]
     = "usage: csrun sandbox COMMAND [OPTION...]\n"
-      "Commands: create, exec, ls, inspect, stop, start, rm, gc (each with --help).\n"
+      "Commands: create, exec, wait, ls, inspect, stop, start, rm, gc (each with --help).\n"
       "See csrun-sandbox(1).\n";
 
 int

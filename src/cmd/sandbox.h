@@ -5,6 +5,9 @@
 #include <argp.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+#include <yajl/yajl_tree.h>
 
 #include "util/error.h"
 
@@ -27,5 +30,26 @@ int sbx_open (const char *cmd, int rootfd, const char *id_or_name, char *id, int
 void sbx_parse_env (struct argp_state *state, char *arg, const char **env, size_t *n_env);
 
 int cmd_sandbox_exec (int argc, char **argv);
+
+/* The end of an exec, from the keeper's REPLY (exit_code, signal,
+ * timed_out, ...), reported as exec (and wait) do: with JSON one document
+ * ({returncode, stdout, stderr, ...}); else OUT and ERR written to our
+ * stdout and stderr when PRINT_OUTPUT, and the notes.  Returns the exit
+ * code. */
+struct sbx_exec_end
+{
+  yajl_val reply;
+  const char *id;      /* the sandbox's */
+  const char *exec_id; /* a detached exec's (wait), or NULL */
+  bool json, sh, print_output;
+  const char *out, *err;
+  size_t out_len, err_len;
+  uint64_t out_dropped, err_dropped;
+};
+int sbx_exec_report (const struct sbx_exec_end *x);
+
+/* sandbox-wait.c: wait ID EXEC, exec ls ID. */
+int cmd_sandbox_wait (int argc, char **argv);
+int cmd_sandbox_exec_ls (int argc, char **argv);
 
 #endif

@@ -22,6 +22,7 @@ struct csr_sbx_exec_req
   uid_t uid;
   gid_t gid;
   int fds[3]; /* stdin, stdout, stderr (the caller's) */
+  bool tty;   /* fds[0] is a terminal's slave: it becomes the controlling one */
 };
 
 /* Records on the status pipe. */

@@ -22,15 +22,20 @@
 #define KEEPER_MAX_EXECS 64
 #define KEEPER_MAX_WATCHES 256
 
+struct keeper;
+
 struct keeper_exec
 {
   bool used;
   struct csr_sbx_exec x;
-  int client;
+  int client;                  /* the caller that gets the reply at the end, or -1 (ON_END's) */
   uint64_t t0_ms, deadline_ms; /* deadline 0: none */
+  long long timeout_ms;        /* what was asked (0: none) */
+  /* Instead of a reply to CLIENT (a detached exec, keeper-detach.c): called
+   * at the end, before the slot is freed. */
+  void (*on_end) (struct keeper *k, struct keeper_exec *e);
+  void *arg;
 };
-
-struct keeper;
 
 /* A descriptor the poll loop watches for a part of the keeper: FN runs when
  * it is ready (REVENTS), and may remove the watch (keeper_unwatch). */
@@ -120,11 +125,26 @@ void keeper_strv_free (char **v);
 
 /* The exec request (exec.c's side of the keeper, keeper-exec.c). */
 void keeper_op_exec (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, bool *keep);
+/* Start the exec REQ asks for ({"argv", "env", "cwd", "uid", "gid",
+ * "timeout_ms", "tty"}) with the standard streams FDS (the helper gets
+ * copies) in a free slot, whose CLIENT is -1 and ON_END NULL; NULL with
+ * *ERR (a reply's text). */
+struct keeper_exec *keeper_exec_start (struct keeper *k, yajl_val req, const int fds[3],
+                                       csr_error **err);
+struct csr_jgen;
+/* The end of E, into an open JSON map: exit_code, signal, timed_out,
+ * exec_failed, setup_failed, duration_ms, pid, timeout_ms. */
+void keeper_exec_gen_result (struct csr_jgen *w, const struct keeper_exec *e);
 /* Before the jail is killed (stop, rm, idle, TTL): every running exec. */
 void keeper_execs_kill (struct keeper *k);
 /* Before the keeper ends: close what the execs hold, reap their helpers. */
 void keeper_execs_release (struct keeper *k);
 /* An exec's status pipe is readable. */
 void keeper_exec_ready (struct keeper *k, struct keeper_exec *e);
+
+/* Detached execs (keeper-detach.c): exec with "detach", and the part with
+ * their "wait" and "execs" requests. */
+void keeper_detach_exec (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds);
+extern const struct keeper_part keeper_part_detach;
 
 #endif

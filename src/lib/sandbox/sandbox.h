@@ -93,6 +93,10 @@ int csr_sandbox_connect (int dirfd, const char *req, const int *fds, size_t n_fd
 /* Read one reply line from SOCK (at most 64 KiB), waiting at most TIMEOUT_MS
  * (< 0: forever). */
 int csr_sandbox_read_reply (int sock, int timeout_ms, char **line, csr_error **err);
+/* The same, keeping at most MAX_FDS descriptors that came with it in FDS
+ * (*N_FDS of them; closed again on an error; the rest closed). */
+int csr_sandbox_read_reply_fds (int sock, int timeout_ms, char **line, int *fds, size_t max_fds,
+                                size_t *n_fds, csr_error **err);
 /* Both, for a simple request; the reply's "error" member becomes *ERR. */
 int csr_sandbox_call (int dirfd, const char *req, int timeout_ms, char **reply, csr_error **err);
 

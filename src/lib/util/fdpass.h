@@ -1,13 +1,24 @@
-/* Passing a descriptor over a unix socket (SCM_RIGHTS). */
+/* Passing descriptors over a unix socket (SCM_RIGHTS). */
 #ifndef CSR_UTIL_FDPASS_H
 #define CSR_UTIL_FDPASS_H
 
 #include <stddef.h>
 #include <sys/types.h>
 
+#define CSR_FDPASS_MAX 8
+
 /* Receive up to LEN bytes into DATA from SOCK with at most one descriptor
  * (close-on-exec): the byte count (0 at end of stream), *FD the descriptor
  * or -1 when none came; -1 with errno on failure (EINTR retried). */
 ssize_t csr_recv_fd (int sock, void *data, size_t len, int *fd);
+/* The same with up to MAX (at most CSR_FDPASS_MAX) descriptors: FDS[*N];
+ * descriptors beyond MAX are closed. */
+ssize_t csr_recv_fds (int sock, void *data, size_t len, int *fds, size_t max, size_t *n);
+
+/* Send the LEN bytes of DATA (LEN > 0) with the N descriptors FDS (at most
+ * CSR_FDPASS_MAX; N may be 0) in one message, without SIGPIPE: the byte
+ * count sent (the descriptors go with the first byte), -1 with errno
+ * (EINTR retried). */
+ssize_t csr_send_fds (int sock, const void *data, size_t len, const int *fds, size_t n);
 
 #endif
