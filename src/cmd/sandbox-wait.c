@@ -306,3 +306,54 @@ cmd_sandbox_exec_ls (int argc, char **argv)
     }
   return fflush (stdout) == 0 ? 0 : CSR_EXIT_INTERNAL;
 }
+
+/* ------------------------------------------------------------ inspect */
+
+void
+sbx_gen_spec_layers (struct csr_jgen *w, const struct csr_sandbox_spec *s)
+{
+  if (s->with)
+    csr_jgen_kv_strv (w, "with", (const char *const *)s->with);
+  if (s->layer_dir)
+    {
+      csr_jgen_str (w, "layer");
+      csr_jgen_map_open (w);
+      csr_jgen_kv_str (w, "dir", s->layer_dir);
+      csr_jgen_kv_str (w, "digest", s->layer_digest ? s->layer_digest : "");
+      csr_jgen_map_close (w);
+    }
+  csr_jgen_kv_int (w, "disk_bytes", (long long)s->disk);
+}
+
+/* The member KEY of the keeper's reply to REQ, written as KEY (else EMPTY). */
+static void
+gen_from_keeper (struct csr_jgen *w, int dirfd, const char *req, const char *key, bool array)
+{
+  char *reply = NULL;
+  cleanup_yajl_val yajl_val t = NULL;
+  if (csr_sandbox_call (dirfd, req, 5000, &reply, NULL) == 0)
+    {
+      char ebuf[64];
+      t = yajl_tree_parse (reply, ebuf, sizeof ebuf);
+      free (reply);
+    }
+  yajl_val v = csr_json_get (t, key);
+  csr_jgen_str (w, key);
+  if (v)
+    csr_jgen_tree (w, v);
+  else if (array)
+    {
+      csr_jgen_array_open (w);
+      csr_jgen_array_close (w);
+    }
+  else
+    yajl_gen_null (w->g);
+}
+
+void
+sbx_gen_live (struct csr_jgen *w, int dirfd, const struct csr_sandbox_spec *s)
+{
+  gen_from_keeper (w, dirfd, "{\"op\":\"execs\"}", "execs", true);
+  if (s->disk)
+    gen_from_keeper (w, dirfd, "{\"op\":\"disk\"}", "disk", false);
+}

@@ -52,4 +52,12 @@ int sbx_exec_report (const struct sbx_exec_end *x);
 int cmd_sandbox_wait (int argc, char **argv);
 int cmd_sandbox_exec_ls (int argc, char **argv);
 
+struct csr_jgen;
+struct csr_sandbox_spec;
+/* inspect (sandbox-wait.c): into the open map of its "spec", S's --with
+ * and --disk; into the sandbox's map, what its keeper (in DIRFD) says of
+ * its detached execs ("execs") and of its --disk's use ("disk"). */
+void sbx_gen_spec_layers (struct csr_jgen *w, const struct csr_sandbox_spec *s);
+void sbx_gen_live (struct csr_jgen *w, int dirfd, const struct csr_sandbox_spec *s);
+
 #endif

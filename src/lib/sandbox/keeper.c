@@ -24,6 +24,7 @@
 #include "../jail/jail.h"
 #include "../jail/procns.h"
 #include "../jail/seccomp.h"
+#include "../rootfs/layer.h"
 #include "../rootfs/rootfs.h"
 #include "../util/cleanup.h"
 #include "../util/clock.h"
@@ -247,13 +248,23 @@ setup (struct keeper *k, csr_error **err)
   csr_error *ignored = NULL;
   if (csr_rootfs_cache_dir (&cache_dir, &ignored) < 0)
     csr_error_freep (&ignored);
-  cleanup_free char *src = s->rootfs ? strdup (s->rootfs) : csr_find_rootfs ();
-  if (src == NULL)
-    return csr_error_set (err, ENOMEM, "find the rootfs");
-  if (csr_rootfs_resolve (src, cache_dir, &k->rootfs, err) < 0)
-    return csr_error_wrap (err, "rootfs %s", src);
+  /* The rootfs and the --with layer (pkglayer.c): kept, with their use
+   * locks, while the sandbox lives. */
+  if (csr_sandbox_trees (s, cache_dir, &k->rootfs, &k->layer, err) < 0)
+    return -1;
   free (s->rootfs_dir);
   s->rootfs_dir = strdup (k->rootfs->dir);
+  if (k->layer)
+    {
+      free (s->layer_dir);
+      free (s->layer_digest);
+      s->layer_dir = strdup (k->layer->dir);
+      s->layer_digest = strdup (k->layer->digest);
+      if (strpbrk (k->layer->dir, ":,\\"))
+        return csr_error_set (err, EINVAL,
+                              "the layer %s: a path overlayfs can't take (':', ',' or '\\')",
+                              k->layer->dir);
+    }
   cleanup_free char *sp = csr_find_policy ("seccomp/default.json");
   if (sp == NULL)
     return csr_error_set (err, ENOMEM, "find the seccomp policy");
@@ -282,6 +293,7 @@ setup (struct keeper *k, csr_error **err)
   k->sn.tmp_size = 256ULL << 20;
   k->sn.rlimit_fsize = 4ULL << 30;
   k->sn.jail.rootfs_dir = k->rootfs->dir;
+  k->sn.jail.layer_dir = k->layer ? k->layer->dir : NULL;
   k->sn.jail.seccomp_bpf = &k->seccomp->prog;
   csr_idmap_default (&k->sn.jail, geteuid (), getegid ());
   if (setup_layer (k, real, err) < 0)

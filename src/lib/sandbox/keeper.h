@@ -54,6 +54,7 @@ struct keeper
   struct csr_keeper_boot *b;
   struct csr_sandbox_spec *spec;
   struct csr_rootfs *rootfs;
+  struct csr_layer *layer; /* --with (pkglayer.c), or NULL */
   struct csr_seccomp *seccomp;
   struct csr_cgroup *cg;
   int cg_fds[CSR_CG_MAX_DIRS + 1];
