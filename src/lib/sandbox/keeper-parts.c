@@ -6,5 +6,6 @@
 const struct keeper_part *const keeper_parts[] = {
   &keeper_part_core,
   &keeper_part_detach, /* exec --detach, wait, exec ls */
+  &keeper_part_disk,   /* create --disk */
   NULL,
 };

@@ -74,6 +74,10 @@ struct keeper
    * themselves; other parts add to it while they work. */
   size_t n_busy;
   struct keeper_watch watches[KEEPER_MAX_WATCHES];
+  /* --disk (disk.c): the namespaces that hold its tmpfs and the tmpfs's
+   * root (O_PATH), -1 without; the join paths the jail gets. */
+  int disk_fds[3];
+  char disk_userns[32], disk_mntns[32];
 };
 
 /* The target of a join (exec.h) for the running jail of K. */
@@ -142,6 +146,13 @@ void keeper_execs_kill (struct keeper *k);
 void keeper_execs_release (struct keeper *k);
 /* An exec's status pipe is readable. */
 void keeper_exec_ready (struct keeper *k, struct keeper_exec *e);
+
+/* --disk (disk.c): make the capped tmpfs (mounted on MOUNTPOINT in the
+ * namespaces it makes) and make the jail join them; its root (O_PATH), or
+ * -1. */
+int keeper_disk_make (struct keeper *k, const char *mountpoint, csr_error **err);
+int keeper_disk_root (const struct keeper *k);
+extern const struct keeper_part keeper_part_disk;
 
 /* Detached execs (keeper-detach.c): exec with "detach", and the part with
  * their "wait" and "execs" requests. */
