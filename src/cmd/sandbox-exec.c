@@ -300,11 +300,8 @@ cmd_sandbox_exec (int argc, char **argv)
     return CSR_EXIT_USAGE;
   signal (SIGPIPE, SIG_IGN);
   int code;
-  cleanup_close int root = sbx_root ("exec", &code);
-  if (root < 0)
-    return code;
   char id[CSR_SANDBOX_ID_LEN + 1];
-  cleanup_close int d = sbx_open ("exec", root, o.id, id, &code);
+  cleanup_close int d = sbx_enter ("exec", o.id, id, &code);
   if (d < 0)
     return code;
   csr_error *e = NULL;

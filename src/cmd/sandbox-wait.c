@@ -140,11 +140,8 @@ cmd_sandbox_wait (int argc, char **argv)
   if (argp_parse (&argp, argc, argv, 0, NULL, &o) != 0)
     return CSR_EXIT_USAGE;
   int code;
-  cleanup_close int root = sbx_root ("wait", &code);
-  if (root < 0)
-    return code;
   char id[CSR_SANDBOX_ID_LEN + 1];
-  cleanup_close int d = sbx_open ("wait", root, o.id, id, &code);
+  cleanup_close int d = sbx_enter ("wait", o.id, id, &code);
   if (d < 0)
     return code;
   csr_error *e = NULL;
@@ -265,11 +262,8 @@ cmd_sandbox_exec_ls (int argc, char **argv)
   if (argp_parse (&argp, argc, argv, 0, NULL, &o) != 0)
     return CSR_EXIT_USAGE;
   int code;
-  cleanup_close int root = sbx_root ("exec ls", &code);
-  if (root < 0)
-    return code;
   char id[CSR_SANDBOX_ID_LEN + 1];
-  cleanup_close int d = sbx_open ("exec ls", root, o.id, id, &code);
+  cleanup_close int d = sbx_enter ("exec ls", o.id, id, &code);
   if (d < 0)
     return code;
   csr_error *e = NULL;

@@ -82,6 +82,15 @@ sbx_open (const char *cmd, int rootfd, const char *id_or_name, char *id, int *co
   return fd;
 }
 
+int
+sbx_enter (const char *cmd, const char *id_or_name, char *id, int *code)
+{
+  cleanup_close int root = sbx_root (cmd, code);
+  if (root < 0)
+    return -1;
+  return sbx_open (cmd, root, id_or_name, id, code);
+}
+
 /* ------------------------------------------------------------ create */
 
 struct create_opts

@@ -24,6 +24,8 @@ int sbx_fail (const char *cmd, csr_error *e, int code);
 int sbx_root (const char *cmd, int *code);
 /* ID_OR_NAME's state directory fd (*ID its id); -1 printed, *CODE set. */
 int sbx_open (const char *cmd, int rootfd, const char *id_or_name, char *id, int *code);
+/* Both: sbx_root, then ID_OR_NAME's state directory fd. */
+int sbx_enter (const char *cmd, const char *id_or_name, char *id, int *code);
 
 /* --env ARG (KEY=VALUE) appended to ENV (*N_ENV of at most
  * CSR_SANDBOX_MAX_ENV); a usage error otherwise (exit 2). */

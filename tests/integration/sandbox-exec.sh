@@ -4,34 +4,10 @@
 # private server); the --with tests download python3-numpy's closure (~25 MB) into a cache of
 # their own, as tests/integration/layers.sh does, and skip when apt can't reach the archive.
 . "$CSRUN_SRCDIR/tests/lib/tap.sh"
-
-T=$(tmpdir)
-export CSRUN_SANDBOX_DIR="$T/sbx"
-SBX="$CSRUN_SANDBOX_DIR"
+. "$CSRUN_SRCDIR/tests/lib/sandbox.sh"
 TMUX_SOCK="csrun-sbx-test-$$"
+command -v tmux >/dev/null && sbx_cleanup_hooks+=('tmux -L "$TMUX_SOCK" kill-server >/dev/null 2>&1')
 
-_sbx_cleanup () {
-  local d
-  command -v tmux >/dev/null && tmux -L "$TMUX_SOCK" kill-server >/dev/null 2>&1
-  for d in "$SBX"/*/; do
-    [ -d "$d" ] && "$CSRUN" sandbox rm --force "$(basename "$d")" >/dev/null 2>&1
-  done
-}
-trap '_sbx_cleanup; _tap_cleanup' EXIT
-
-wait_until () {
-  local n=$(($1 * 10))
-  shift
-  while [ $n -gt 0 ]; do
-    "$@" && return 0
-    sleep 0.1
-    n=$((n - 1))
-  done
-  return 1
-}
-gone () { ! kill -0 "$1" 2>/dev/null || grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
-no_dir () { [ ! -e "$1" ]; }
-jget () { json_get "$1" "$2" 2>&1; }
 # exec_state BOX EXEC: its state in exec ls --json ("" when not listed).
 exec_state () {
   csrun sandbox exec ls "$1" --json 2>/dev/null |

@@ -214,12 +214,7 @@ op_disk (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, bool *k
   csr_jgen_kv_int (&w, "inodes_used", (long long)(st.f_files - st.f_ffree));
   csr_jgen_map_close (&w);
   csr_jgen_map_close (&w);
-  char *s = csr_jgen_finish (&w, "reply", NULL, NULL);
-  if (s)
-    keeper_reply (fd, s);
-  else
-    keeper_reply_error (fd, "out of memory");
-  free (s);
+  keeper_reply_gen (fd, &w);
 }
 
 static void

@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -411,17 +410,6 @@ open_streams (struct detached *r, int dfd, size_t max, int w[2], csr_error **err
   return 0;
 }
 
-static int
-new_id (char id[DETACH_ID_LEN + 1], csr_error **err)
-{
-  unsigned char b[DETACH_ID_LEN / 2];
-  if (getrandom (b, sizeof b, 0) != (ssize_t)sizeof b)
-    return csr_error_errno (err, "random id");
-  for (size_t i = 0; i < sizeof b; i++)
-    snprintf (id + 2 * i, 3, "%02x", b[i]);
-  return 0;
-}
-
 /* Start REQ detached in R (a free record); the error for the reply. */
 static int
 start (struct keeper *k, struct detached *r, yajl_val req, csr_error **err)
@@ -430,7 +418,7 @@ start (struct keeper *k, struct detached *r, yajl_val req, csr_error **err)
   long long max = mo && YAJL_IS_INTEGER (mo) ? YAJL_GET_INTEGER (mo) : DEFAULT_MAX_OUTPUT;
   if (max < 2 || (unsigned long long)max > MAX_MAX_OUTPUT)
     return csr_error_set (err, 0, "exec: max_output out of range");
-  if (new_id (r->id, err) < 0)
+  if (csr_sandbox_random_hex (r->id, DETACH_ID_LEN, err) < 0)
     return -1;
   cleanup_close int dfd = execs_dir (k, err);
   if (dfd < 0)
@@ -547,12 +535,7 @@ op_execs (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, bool *
     }
   csr_jgen_array_close (&w);
   csr_jgen_map_close (&w);
-  char *s = csr_jgen_finish (&w, "reply", NULL, NULL);
-  if (s)
-    keeper_reply (fd, s);
-  else
-    keeper_reply_error (fd, "out of memory");
-  free (s);
+  keeper_reply_gen (fd, &w);
 }
 
 /* ------------------------------------------------------------ the part */

@@ -156,10 +156,7 @@ end_exec (struct keeper *k, struct keeper_exec *e)
           csr_jgen_map_open (&w);
           keeper_exec_gen_result (&w, e);
           csr_jgen_map_close (&w);
-          char *s = csr_jgen_finish (&w, "reply", NULL, NULL);
-          if (s)
-            keeper_reply (e->client, s);
-          free (s);
+          keeper_reply_gen (e->client, &w);
         }
       close (e->client);
     }

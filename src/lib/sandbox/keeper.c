@@ -442,6 +442,17 @@ keeper_reply (int fd, const char *json)
 }
 
 void
+keeper_reply_gen (int fd, struct csr_jgen *w)
+{
+  char *s = csr_jgen_finish (w, "reply", NULL, NULL);
+  if (s)
+    keeper_reply (fd, s);
+  else
+    keeper_reply_error (fd, "out of memory");
+  free (s);
+}
+
+void
 keeper_reply_error (int fd, const char *msg)
 {
   struct csr_jgen w;

@@ -86,6 +86,9 @@ void keeper_target (const struct keeper *k, struct csr_sbx_target *t);
 /* Replies: one JSON line on FD. */
 void keeper_reply (int fd, const char *json);
 void keeper_reply_error (int fd, const char *msg);
+struct csr_jgen;
+/* The document W builds (its generator is freed), or an error. */
+void keeper_reply_gen (int fd, struct csr_jgen *w);
 void keeper_reply_errorf (int fd, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
 
 /* A request: REQ is the parsed line, FDS the descriptors that came with it
@@ -136,7 +139,6 @@ void keeper_op_exec (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_
  * *ERR (a reply's text). */
 struct keeper_exec *keeper_exec_start (struct keeper *k, yajl_val req, const int fds[3],
                                        csr_error **err);
-struct csr_jgen;
 /* The end of E, into an open JSON map: exit_code, signal, timed_out,
  * exec_failed, setup_failed, duration_ms, pid, timeout_ms. */
 void keeper_exec_gen_result (struct csr_jgen *w, const struct keeper_exec *e);

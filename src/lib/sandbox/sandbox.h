@@ -87,6 +87,8 @@ int csr_sandbox_keeper_alive (int dirfd);
 int csr_sandbox_reap (int rootfd, const char *id, bool force, csr_error **err);
 /* A new random id. */
 int csr_sandbox_new_id (char id[CSR_SANDBOX_ID_LEN + 1], csr_error **err);
+/* DIGITS (even, at most 64) random hexadecimal digits and a NUL into OUT. */
+int csr_sandbox_random_hex (char *out, size_t digits, csr_error **err);
 
 /* ------------------------------------------------------------ client.c */
 

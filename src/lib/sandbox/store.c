@@ -195,14 +195,24 @@ csr_sandbox_find (int rootfd, const char *id_or_name, char id[CSR_SANDBOX_ID_LEN
 }
 
 int
+csr_sandbox_random_hex (char *out, size_t digits, csr_error **err)
+{
+  unsigned char b[32];
+  size_t n = digits / 2;
+  if (n > sizeof b || digits % 2)
+    return csr_error_set (err, EINVAL, "random id: %zu digits", digits);
+  if (getrandom (b, n, 0) != (ssize_t)n)
+    return csr_error_errno (err, "random id");
+  for (size_t i = 0; i < n; i++)
+    snprintf (out + 2 * i, 3, "%02x", b[i]);
+  out[digits] = '\0';
+  return 0;
+}
+
+int
 csr_sandbox_new_id (char id[CSR_SANDBOX_ID_LEN + 1], csr_error **err)
 {
-  unsigned char b[CSR_SANDBOX_ID_LEN / 2];
-  if (getrandom (b, sizeof b, 0) != (ssize_t)sizeof b)
-    return csr_error_errno (err, "random id");
-  for (size_t i = 0; i < sizeof b; i++)
-    snprintf (id + 2 * i, 3, "%02x", b[i]);
-  return 0;
+  return csr_sandbox_random_hex (id, CSR_SANDBOX_ID_LEN, err);
 }
 
 /* ------------------------------------------------------------ spec.json */
