@@ -344,7 +344,8 @@ cmd_sandbox_exec (int argc, char **argv)
     }
   else if (o.tty)
     {
-      struct csr_tty_relay r = { .master = master, .in = 0, .out = 1, .end_fd = sock };
+      struct csr_tty_relay r
+          = { .master = master, .in = 0, .out = 1, .end_fd = sock, .eof_to_master = !isatty (0) };
       rc = csr_tty_relay (&r, &e);
       if (rc == 0 && r.stopped_by)
         {

@@ -194,6 +194,12 @@ else
   [ -n "$s1" ] && [ "$s1" = "$s2" ] && ok "exec -t: the caller's terminal settings are restored (stty -g)" \
     || not_ok "terminal restored" "before '$s1' after '$s2'"
 fi
+# -t with a pipe for stdin: its end reaches the process as the terminal's end of file.
+printf 'one\ntwo' | timeout 60 "$CSRUN" sandbox exec -t box -- python3 -c 'import sys; d = sys.stdin.read(); print("got", repr(d))' >"$T/pipe.out" 2>&1
+rc=$?
+[ $rc = 0 ] && tr -d '\r' <"$T/pipe.out" | grep -qx "got 'one\\ntwo'" \
+  && ok "exec -t, stdin a pipe: its end is the terminal's end of file for the process (no hang)" \
+  || not_ok "-t piped stdin" "exit $rc" "$(cat -v "$T/pipe.out")"
 if ! command -v tmux >/dev/null; then
   skip "exec -t: SIGWINCH" "no tmux on this machine"
 else

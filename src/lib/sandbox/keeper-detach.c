@@ -297,7 +297,9 @@ detached_end (struct keeper *k, struct keeper_exec *e)
   struct detached *r = e->arg;
   for (int i = 0; i < 2; i++)
     {
-      read_stream (k, r, i, 1 << 20);
+      /* What it wrote is in the pipe; a process it left behind may write
+       * on: a bounded drain. */
+      read_stream (k, r, i, 64);
       if (r->s[i].pipe >= 0)
         {
           keeper_unwatch (k, r->s[i].pipe);

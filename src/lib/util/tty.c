@@ -129,8 +129,27 @@ struct relay_state
 {
   int sfd, size_src, out;
   bool in_open;
+  char last; /* the last byte of input written */
   struct pending pend;
 };
+
+/* IN ended: the terminal's VEOF once at the start of a line (after a
+ * partial line, the first one only ends the line), or nothing. */
+static void
+input_ended (struct csr_tty_relay *r, struct relay_state *st)
+{
+  st->in_open = false;
+  struct termios tio;
+  if (!r->eof_to_master || tcgetattr (r->master, &tio) < 0 || tio.c_cc[VEOF] == _POSIX_VDISABLE)
+    return;
+  char eof[2] = { (char)tio.c_cc[VEOF], (char)tio.c_cc[VEOF] };
+  size_t n = st->last == '\0' || st->last == '\n' || st->last == '\r' ? 1 : 2;
+  memcpy (st->pend.buf, eof, n);
+  st->pend.off = 0;
+  st->pend.len = n;
+  if (!flush_pending (&st->pend, r->master))
+    st->pend.off = st->pend.len = 0;
+}
 
 /* Until the relay is over (tty.h). */
 static int
@@ -164,9 +183,10 @@ relay_loop (struct csr_tty_relay *r, struct relay_state *st, csr_error **err)
           if (k < 0 && (errno == EINTR || errno == EAGAIN))
             k = -2;
           if (k == 0 || k == -1)
-            st->in_open = false; /* runc's behaviour: the terminal stays open */
+            input_ended (r, st);
           else if (k > 0)
             {
+              st->last = st->pend.buf[k - 1];
               st->pend.off = 0;
               st->pend.len = (size_t)k;
               if (!flush_pending (&st->pend, r->master))

@@ -5,6 +5,7 @@
 #ifndef CSRUN_UTIL_TTY_H
 #define CSRUN_UTIL_TTY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -32,6 +33,10 @@ struct csr_tty_relay
    *   end the relay at once (STOPPED_BY says which). */
   pid_t pid;
   int end_fd;
+  /* At the end of IN (not a terminal: a pipe, a file), type the
+   * terminal's end-of-file character (VEOF) so the process reads its end
+   * too; else the terminal stays open (runc's behaviour). */
+  bool eof_to_master;
   int stopped_by; /* set: 0, or the signal that ended it (END_FD) */
 };
 
