@@ -10,7 +10,8 @@
  * (the table below) says how it ended.  `wait` gets the result and both
  * files (their descriptors, SCM_RIGHTS) once it is over, and the record
  * and its files go: a result is collected once.  Finished records nobody
- * collected are kept up to KEEPER_MAX_FINISHED, the oldest removed first.
+ * collected are kept up to KEEPER_MAX_FINISHED, the first started removed
+ * first.
  * What a process left behind by the exec writes after the exec's end is
  * not collected. */
 #include "config.h"
@@ -128,7 +129,8 @@ drop (struct keeper *k, struct detached *r)
   memset (r, 0, sizeof *r);
 }
 
-/* Make room: the oldest finished records beyond KEEPER_MAX_FINISHED - KEEP. */
+/* Make room: the finished records beyond KEEPER_MAX_FINISHED - KEEP go,
+ * the first started first. */
 static void
 prune (struct keeper *k, size_t keep)
 {
@@ -140,7 +142,7 @@ prune (struct keeper *k, size_t keep)
         if (recs[i].used && recs[i].result)
           {
             n++;
-            if (oldest == NULL || recs[i].ended_ms < oldest->ended_ms)
+            if (oldest == NULL || recs[i].seq < oldest->seq)
               oldest = &recs[i];
           }
       if (n + keep <= KEEPER_MAX_FINISHED || oldest == NULL)
