@@ -545,12 +545,6 @@ tool_names (char *buf, size_t size)
 static bool
 call_allowed (struct csr_mcp_session *s, struct csr_rpc_msg *m, const struct csr_mcp_tool *t)
 {
-  if (job_find (s, m->id))
-    {
-      send_error (s, m->id, CSR_RPC_INVALID_REQUEST,
-                  "Invalid Request: id %s is the id of a call in progress", m->id);
-      return false;
-    }
   char text[300];
   if (s->n_jobs >= s->cfg->max_queue)
     snprintf (text, sizeof text,
@@ -689,6 +683,9 @@ handle_line (struct csr_mcp_session *s, const char *line, size_t len)
   else if (m.id && strlen (m.id) > MAX_ID_LEN)
     send_error (s, NULL, CSR_RPC_INVALID_REQUEST, "Invalid Request: id: longer than %d bytes",
                 MAX_ID_LEN);
+  else if (m.kind == CSR_RPC_REQUEST && job_find (s, m.id))
+    send_error (s, m.id, CSR_RPC_INVALID_REQUEST,
+                "Invalid Request: id %s is the id of a call in progress", m.id);
   else if (m.kind == CSR_RPC_RESPONSE)
     csr_debug ("mcp: a response to no request of ours (line %lu): ignored", s->lines);
   else if (m.kind == CSR_RPC_NOTIFICATION)
