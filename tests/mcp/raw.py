@@ -244,6 +244,21 @@ def main():
                        "a tool error (SEP-1303)" if got >= "2025-11-25" else "-32602"),
                [r, py.keys(), res.keys(), bad_args])
 
+    # --max-frame below what --max-output keeps: the result is cut again to fit.
+    s = Server("--max-output", "4M", "--max-frame", "256K")
+    init(s)
+    r = s.call({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "execute_python_code", "arguments": {
+                    "code": "import sys\nsys.stdout.write('x' * (5 << 20))\nprint('END')"}}}, 120)
+    s.close()
+    size = len(s.lines[-1]) if s.lines else 0
+    res = (r or {}).get("result", {})
+    text = res.get("content", [{}])[0].get("text", "")
+    report(size <= 256 * 1024 and "bytes cut to fit the response" in text and text.endswith("END")
+           and res.get("structuredContent", {}).get("status") == "ok" and res.get("isError") is False,
+           "--max-output 4M, --max-frame 256K, 5 MiB printed: the message is %d bytes, cut again "
+           "(head and tail kept), still ok" % size, text[:200] + " ... " + text[-200:])
+
     # SIGTERM: the server stops its calls and exits 143.
     s = Server()
     init(s)
