@@ -188,6 +188,19 @@ on_signal (int sig)
   errno = saved;
 }
 
+/* Close what J holds open. */
+static void
+job_close (struct mcp_job *j)
+{
+  int *fds[] = { &j->fd_main, &j->fd_err, &j->fd_intr, &j->fd_pid };
+  for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
+    if (*fds[i] >= 0)
+      {
+        close (*fds[i]);
+        *fds[i] = -1;
+      }
+}
+
 void
 mcp_child_close (struct csr_mcp_session *s, const struct mcp_job *self)
 {
@@ -204,16 +217,7 @@ mcp_child_close (struct csr_mcp_session *s, const struct mcp_job *self)
   close (sig_pipe[1]);
   for (struct mcp_job *j = s->jobs; j; j = j->next)
     if (j != self)
-      {
-        if (j->fd_main >= 0)
-          close (j->fd_main);
-        if (j->fd_err >= 0)
-          close (j->fd_err);
-        if (j->fd_intr >= 0)
-          close (j->fd_intr);
-        if (j->fd_pid >= 0)
-          close (j->fd_pid);
-      }
+      job_close (j);
 }
 
 void
@@ -249,14 +253,7 @@ csr_mcp_session_sandbox (struct csr_mcp_session *s, const char *id, bool created
 static void
 job_free (struct mcp_job *j)
 {
-  if (j->fd_main >= 0)
-    close (j->fd_main);
-  if (j->fd_err >= 0)
-    close (j->fd_err);
-  if (j->fd_intr >= 0)
-    close (j->fd_intr);
-  if (j->fd_pid >= 0)
-    close (j->fd_pid);
+  job_close (j);
   mcp_buf_release (&j->main);
   mcp_buf_release (&j->err);
   if (j->tree)
