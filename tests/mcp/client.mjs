@@ -231,6 +231,22 @@ await step ('sandboxes', async () => {
     sandbox: sandboxId, argv: ['python3', '-c', 'import time; time.sleep(30)'], timeout: 1 } });
   report (t.isError && t.structuredContent.timed_out === true,
           'sandbox_exec: its timeout kills the command', text (t));
+  const ac = new AbortController ();
+  const seen = [];
+  const slow = client.callTool ({ name: 'sandbox_exec', arguments: {
+    sandbox: sandboxId, argv: ['python3', '-c', 'import time; open("/work/s1", "w"); '
+      + 'time.sleep(4); open("/work/s2", "w")'] } }, undefined,
+    { signal: ac.signal, onprogress: (p) => seen.push (p) });
+  await sleep (2500);
+  ac.abort ('the test cancels the exec');
+  let slowErr = null;
+  try { await slow; } catch (e) { slowErr = e; }
+  await sleep (3000);
+  const left = await client.callTool ({ name: 'sandbox_exec', arguments: {
+    sandbox: sandboxId, argv: ['python3', '-c', 'import os; print(os.path.exists("/work/s1"), os.path.exists("/work/s2"))'] } });
+  report (slowErr && text (left) === 'True False\n' && seen.length >= 1,
+          'sandbox_exec: progress while it runs; cancelled, its command is killed in the sandbox',
+          `${slowErr} ${text (left)} ${JSON.stringify (seen)}`);
   const x = await client.callTool ({ name: 'sandbox_exec', arguments: { sandbox: sandboxId } });
   report (x.isError && /command.*argv/.test (text (x)),
           'sandbox_exec without command or argv: a tool error that says so', text (x));
