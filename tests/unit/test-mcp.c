@@ -239,6 +239,44 @@ Test (mcp_argv, options_then_arguments_then_the_rest)
   free (s);
 }
 
+/* A tool of the kind the next sandbox commands make: a positional path, a
+ * flag, the content on standard input. */
+Test (mcp_argv, a_boolean_flag_and_standard_input)
+{
+  static const struct csr_mcp_param params[] = {
+    { .name = "sandbox", .type = CSR_MCP_STRING, .required = true, .pass = CSR_MCP_PASS_ARG },
+    { .name = "path", .type = CSR_MCP_STRING, .required = true, .pass = CSR_MCP_PASS_ARG },
+    { .name = "content", .type = CSR_MCP_STRING, .pass = CSR_MCP_PASS_STDIN },
+    { .name = "parents", .type = CSR_MCP_BOOLEAN, .pass = CSR_MCP_PASS_OPTION, .flag = "-p" },
+    { 0 },
+  };
+  static const char *const cmd[] = { "sandbox", "write", NULL };
+  const struct csr_mcp_tool t = { .name = "sandbox_write_file", .params = params, .command = cmd };
+  char yerr[128];
+  yajl_val v = yajl_tree_parse (
+      "{\"content\":\"x\\ny\",\"parents\":true,\"path\":\"a/b\",\"sandbox\":\"s\"}", yerr,
+      sizeof yerr);
+  cr_assert_not_null (v, "%s", yerr);
+  csr_error *e = NULL;
+  cr_assert_eq (csr_mcp_args_check (&t, v, &lim, &e), 0);
+  struct csr_mcp_argv av = { 0 };
+  const char *in = NULL;
+  cr_assert_eq (csr_mcp_command_argv (&t, v, &lim, &av, &in, &e), 0);
+  cr_assert_eq (av.n, 5);
+  cr_assert_str_eq (av.v[2], "-p");
+  cr_assert_str_eq (av.v[3], "s");
+  cr_assert_str_eq (av.v[4], "a/b");
+  cr_assert_null (av.v[5]);
+  cr_assert_str_eq (in, "x\ny");
+  csr_mcp_argv_release (&av);
+  yajl_tree_free (v);
+  v = yajl_tree_parse ("{\"sandbox\":\"s\",\"path\":\"--x\"}", yerr, sizeof yerr);
+  cr_assert_eq (csr_mcp_args_check (&t, v, &lim, &e), -1, "a positional argument like an option");
+  cr_assert (strstr (e->msg, "arguments.path: '--x' may not start with '-'"), "%s", e->msg);
+  csr_error_free (e);
+  yajl_tree_free (v);
+}
+
 /* ------------------------------------------------------------ CodeShield's text, the cut */
 
 static yajl_val

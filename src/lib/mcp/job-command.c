@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -99,7 +100,7 @@ mcp_command_start (struct csr_mcp_session *s, struct mcp_job *j, csr_error **err
       return -1;
     }
   cleanup_free char **argv = full_argv (s->cfg, av.v);
-  int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, pi[2] = { -1, -1 };
+  int po[2] = { -1, -1 }, pe[2] = { -1, -1 };
   int in_fd = -1;
   int rc = -1;
   if (argv == NULL)
@@ -114,24 +115,16 @@ mcp_command_start (struct csr_mcp_session *s, struct mcp_job *j, csr_error **err
     }
   if (stdin_text)
     {
-      /* Small by construction (a request's string): written before the
-       * child reads, into a pipe that holds it, else a temporary file. */
-      if (pipe2 (pi, O_CLOEXEC) < 0)
+      /* A memory file holds it whole, whatever its size: the command reads
+       * it at its pace. */
+      in_fd = memfd_create ("csrun-mcp-stdin", MFD_CLOEXEC);
+      if (in_fd < 0 || csr_write_all (in_fd, stdin_text, strlen (stdin_text), err) < 0
+          || lseek (in_fd, 0, SEEK_SET) < 0)
         {
-          csr_error_errno (err, "pipe");
+          /* (an error of the write is kept: the first one set wins) */
+          csr_error_errno (err, "the standard input of %s", j->tool->name);
           goto out;
         }
-      size_t n = strlen (stdin_text);
-      if (n > 65536 && fcntl (pi[1], F_SETPIPE_SZ, (int)(n < (1 << 20) ? 1 << 20 : n)) < 0)
-        {
-          csr_error_set (err, EFBIG, "the standard input of %s is too large", j->tool->name);
-          goto out;
-        }
-      if (csr_write_all (pi[1], stdin_text, n, err) < 0)
-        goto out;
-      close (pi[1]);
-      pi[1] = -1;
-      in_fd = pi[0];
     }
   else if ((in_fd = open ("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
     {
@@ -159,8 +152,6 @@ out:
         close (po[i]);
       if (pe[i] >= 0)
         close (pe[i]);
-      if (pi[i] >= 0 && pi[i] != in_fd)
-        close (pi[i]);
     }
   if (in_fd >= 0)
     close (in_fd);
@@ -188,7 +179,9 @@ mcp_command_finish (struct csr_mcp_session *s, struct mcp_job *j)
   if (doc && !YAJL_IS_OBJECT (doc))
     csr_json_freep (&doc);
   bool is_error = true;
-  cleanup_free char *text = j->tool->render (doc, j->status, j->err.data, &is_error);
+  struct csr_mcp_output o
+      = { doc, j->main.data, j->main.len, j->main.overflow, j->status, j->err.data };
+  cleanup_free char *text = j->tool->render (&o, &is_error);
   if (text == NULL)
     text = strdup ("error_type: CsrunError\nmessage: out of memory");
   if (doc && !is_error && j->tool->after)

@@ -13,8 +13,10 @@
 #include "server.h"
 
 char *
-csr_mcp_command_failure_text (const char *what, int status, const char *err)
+csr_mcp_command_failure_text (const char *what, const struct csr_mcp_output *o)
 {
+  int status = o->status;
+  const char *err = o->err;
   char how[64];
   if (WIFSIGNALED (status))
     snprintf (how, sizeof how, "killed by signal %d", WTERMSIG (status));
@@ -47,13 +49,14 @@ csr_mcp_sandbox_create_args (yajl_val args, const struct csr_mcp_limits *lim,
 }
 
 char *
-csr_mcp_sandbox_create_text (yajl_val out, int status, const char *err, bool *is_error)
+csr_mcp_sandbox_create_text (const struct csr_mcp_output *o, bool *is_error)
 {
+  yajl_val out = o->doc;
   const char *id = csr_json_str (csr_json_get (out, "id"));
   const char *name = csr_json_str (csr_json_get (out, "name"));
   *is_error = id == NULL;
   if (id == NULL)
-    return csr_mcp_command_failure_text ("csrun sandbox create", status, err);
+    return csr_mcp_command_failure_text ("csrun sandbox create", o);
   char *s = NULL;
   if (asprintf (&s,
                 "Created sandbox %s%s%s%s. Run commands in it with sandbox_exec (sandbox: "
@@ -105,13 +108,14 @@ csr_mcp_sandbox_exec_args (yajl_val args, const struct csr_mcp_limits *lim, stru
 }
 
 char *
-csr_mcp_sandbox_exec_text (yajl_val out, int status, const char *err, bool *is_error)
+csr_mcp_sandbox_exec_text (const struct csr_mcp_output *o, bool *is_error)
 {
+  yajl_val out = o->doc;
   yajl_val rc = csr_json_get (out, "returncode");
   if (out == NULL || rc == NULL || !YAJL_IS_INTEGER (rc))
     {
       *is_error = true;
-      return csr_mcp_command_failure_text ("csrun sandbox exec", status, err);
+      return csr_mcp_command_failure_text ("csrun sandbox exec", o);
     }
   const char *so = csr_json_str (csr_json_get (out, "stdout"));
   const char *se = csr_json_str (csr_json_get (out, "stderr"));
@@ -141,12 +145,13 @@ csr_mcp_sandbox_exec_text (yajl_val out, int status, const char *err, bool *is_e
 /* ------------------------------------------------------------ sandbox_terminate */
 
 char *
-csr_mcp_sandbox_terminate_text (yajl_val out, int status, const char *err, bool *is_error)
+csr_mcp_sandbox_terminate_text (const struct csr_mcp_output *o, bool *is_error)
 {
+  yajl_val out = o->doc;
   const char *id = csr_json_str (csr_json_get (out, "id"));
   *is_error = id == NULL;
   if (id == NULL)
-    return csr_mcp_command_failure_text ("csrun sandbox rm", status, err);
+    return csr_mcp_command_failure_text ("csrun sandbox rm", o);
   char *s = NULL;
   if (asprintf (&s, "Removed sandbox %s.", id) < 0)
     return NULL;

@@ -88,6 +88,17 @@ void csr_mcp_argv_addf (struct csr_mcp_argv *a, const char *fmt, ...)
     __attribute__ ((format (printf, 2, 3)));
 void csr_mcp_argv_release (struct csr_mcp_argv *a);
 
+/* What a command tool's command did. */
+struct csr_mcp_output
+{
+  yajl_val doc;    /* the JSON object it printed (--json), or NULL */
+  const char *out; /* its standard output as it is (NUL-terminated, OUT_LEN bytes) */
+  size_t out_len;
+  bool out_cut;    /* it printed more than the largest message: OUT is its start */
+  int status;      /* its wait status */
+  const char *err; /* the end of its standard error */
+};
+
 struct csr_mcp_tool
 {
   const char *name;
@@ -105,10 +116,10 @@ struct csr_mcp_tool
   /* Options that come from the server, not the call (a default timeout,
    * --max-output, --rootfs), added before the call's own. */
   void (*server_args) (yajl_val args, const struct csr_mcp_limits *lim, struct csr_mcp_argv *av);
-  /* The text for the model from the command's JSON document OUT (NULL: it
-   * printed none), its exit STATUS (a wait status) and the end of its
-   * stderr ERR; *IS_ERROR set when the call failed.  malloc'ed. */
-  char *(*render) (yajl_val out, int status, const char *err, bool *is_error);
+  /* The text for the model from what the command did (its document, or
+   * its raw output for a command without --json); *IS_ERROR set when the
+   * call failed.  malloc'ed. */
+  char *(*render) (const struct csr_mcp_output *o, bool *is_error);
   /* When the command's document is one the session must remember (a
    * sandbox it created, one it removed): called after a successful call. */
   void (*after) (yajl_val out, struct csr_mcp_session *s);
