@@ -190,7 +190,6 @@ mcp_python_text (yajl_val doc, bool *is_error)
   char *text = NULL;
   size_t len = 0;
   *is_error = true;
-  (void)len;
   if (status && (strcmp (status, "ok") == 0 || strcmp (status, "healed") == 0))
     {
       *is_error = false;
