@@ -259,6 +259,21 @@ def main():
            "--max-output 4M, --max-frame 256K, 5 MiB printed: the message is %d bytes, cut again "
            "(head and tail kept), still ok" % size, text[:200] + " ... " + text[-200:])
 
+    # The input ends while a sandbox is being made: it is made, then removed with the session.
+    sbx = os.environ.get("CSRUN_SANDBOX_DIR")
+    if sbx:
+        before = set(os.listdir(sbx)) if os.path.isdir(sbx) else set()
+        s = Server()
+        init(s)
+        s.msg({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+               "params": {"name": "sandbox_create", "arguments": {}}})
+        rc, err = s.close(60)
+        after = set(os.listdir(sbx)) if os.path.isdir(sbx) else set()
+        answered = any(b'"Created sandbox' in line for line in s.lines)
+        report(rc == 0 and answered and not [d for d in after - before if not d.startswith(".")],
+               "the input ends during sandbox_create: it ends, and the sandbox goes with the session",
+               "%s %s %s" % (rc, sorted(after - before), err[-500:]))
+
     # SIGTERM: the server stops its calls and exits 143.
     s = Server()
     init(s)

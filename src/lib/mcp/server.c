@@ -728,7 +728,10 @@ begin_stop (struct csr_mcp_session *s, const char *why)
   for (struct mcp_job *j = s->jobs, *next; j; j = next)
     {
       next = j->next;
-      job_cancel (s, j, why);
+      /* A sandbox being made is let finish (within the grace period): its
+       * id is known then, and it is removed with the session's others. */
+      if (!(j->started && j->tool->creates_sandbox))
+        job_cancel (s, j, why);
     }
 }
 
