@@ -71,6 +71,8 @@ check_page "csrun check" "$MAN/csrun-check.1" "$CSRUN" check --help
 check_page "csrun cache" "$MAN/csrun-cache.1" "$CSRUN" cache --help
 check_page "csrun batch" "$MAN/csrun-batch.1" "$CSRUN" batch --help
 check_page "csrun hook" "$MAN/csrun-hook.1" "$CSRUN" hook --help
+check_page "csrun mcp" "$MAN/csrun-mcp.1" "$CSRUN" mcp --help
+check_page "csrun tool-schema" "$MAN/csrun-mcp.1" "$CSRUN" tool-schema --help
 for c in create exec ls inspect stop start rm gc; do
   check_page "csrun sandbox $c" "$MAN/csrun-sandbox.1" "$CSRUN" sandbox "$c" --help
 done
