@@ -21,6 +21,7 @@
 #include "../util/json-gen.h"
 #include "../util/json.h"
 #include "../util/trust.h"
+#include "ports.h"
 
 void
 csr_sandbox_spec_release (struct csr_sandbox_spec *s)
@@ -244,6 +245,7 @@ csr_sandbox_spec_json (const struct csr_sandbox_spec *s, bool pretty, csr_error 
   for (size_t i = 0; i < s->n_cgroup_v1; i++)
     csr_jgen_str (&w, s->cgroup_v1[i]);
   csr_jgen_array_close (&w);
+  csr_sandbox_ports_gen (&w, s, false);
   csr_jgen_map_close (&w);
   return csr_jgen_finish (&w, "the sandbox spec", NULL, err);
 }
@@ -313,6 +315,8 @@ csr_sandbox_spec_read (int dirfd, struct csr_sandbox_spec *s, csr_error **err)
   for (size_t i = 0; v1 && YAJL_IS_ARRAY (v1) && i < v1->u.array.len && i < 16; i++)
     if ((s->cgroup_v1[s->n_cgroup_v1] = dup_str (v1->u.array.values[i])))
       s->n_cgroup_v1++;
+  if (csr_sandbox_ports_read (t, s, err) < 0)
+    return -1;
   yajl_val env = csr_json_get (t, "env");
   size_t ne = env && YAJL_IS_ARRAY (env) ? env->u.array.len : 0;
   s->env = calloc (ne + 1, sizeof *s->env);
