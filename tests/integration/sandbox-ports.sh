@@ -77,9 +77,9 @@ elif cmd == "upload":
     got = roundtrip(args[0], int(args[1]), data)
     print("ok" if got == want(data) else "mismatch: %r, want %r" % (got, want(data)))
 elif cmd == "concurrent":
-    # N connections open at once (the keeper counts them: port ls), then each sends 1 MiB,
-    # half-closes and checks the digest it gets back.
-    host, port, n, idx, ls = args[0], int(args[1]), int(args[2]), int(args[3]), args[4:]
+    # N connections open at once (the keeper counts them, at most CAP: port ls), then each
+    # sends SIZE bytes, half-closes and checks the digest it gets back.
+    host, port, n, cap, size, idx, ls = args[0], int(args[1]), int(args[2]), int(args[3]), int(args[4]), int(args[5]), args[6:]
     conns = [socket.create_connection((host, port), timeout=60) for _ in range(n)]
     seen, deadline = -1, time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -87,12 +87,12 @@ elif cmd == "concurrent":
             seen = json.loads(subprocess.run(ls, capture_output=True, text=True).stdout)["ports"][idx]["connections"]
         except (ValueError, KeyError, IndexError):
             pass
-        if seen == n:
+        if seen == min(n, cap):
             break
         time.sleep(0.2)
     good = []
     def work(c):
-        data = os.urandom(1 << 20)
+        data = os.urandom(size)
         c.sendall(data)
         c.shutdown(socket.SHUT_WR)
         out = b""
@@ -153,6 +153,7 @@ client () { python3 "$T/client.py" "$@"; }
 cat > "$T/srv.py" <<'EOF'
 # The digest server: reads a connection to its end, answers "SHA256 LENGTH\n", closes.
 import hashlib, socket, sys, threading
+threading.stack_size(1 << 18)
 s = socket.socket()
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("127.0.0.1", int(sys.argv[1])))
@@ -181,7 +182,7 @@ servers () {
 }
 
 # ---------------------------------------------------------------- --publish, HOSTPORT 0
-csrun sandbox create --name pub --json --publish 0:8000 --publish 127.0.0.1:0:9000 > "$T/c.json" 2>"$T/c.err"
+csrun sandbox create --name pub --json --pids 0 --publish 0:8000 --publish 127.0.0.1:0:9000 > "$T/c.json" 2>"$T/c.err"
 rc=$?
 id=$(jget "$T/c.json" 'j["id"]')
 HP8=$(jget "$T/c.json" 'j["ports"][0]["host_port"]')
@@ -216,9 +217,14 @@ out=$(client upload 127.0.0.1 "$HP9" $((24 << 20)) 2>&1)
 [ "$out" = ok ] && ok "a 24 MiB upload, then half-close: the server sees the end, its digest comes back" \
   || not_ok "upload" "$out"
 
-out=$(client concurrent 127.0.0.1 "$HP9" 20 1 "$CSRUN" sandbox port ls pub --json 2>&1)
+out=$(client concurrent 127.0.0.1 "$HP9" 20 256 $((1 << 20)) 1 "$CSRUN" sandbox port ls pub --json 2>&1)
 [ "$out" = "keeper saw 20 at once; 20 of 20 digests right" ] && ok "20 concurrent connections (1 MiB in, its digest out, each): all right" \
   || not_ok "concurrent" "$out"
+# More than the keeper forwards at once (256): the rest wait in the backlog, then go through.
+out=$(client concurrent 127.0.0.1 "$HP9" 300 256 1000 1 "$CSRUN" sandbox port ls pub --json 2>&1)
+[ "$out" = "keeper saw 256 at once; 300 of 300 digests right" ] \
+  && ok "300 connections at once: 256 forwarded at a time (the cap), the others wait, all 300 right" \
+  || not_ok "over the cap" "$out" "$(tail -5 "$SBX/$id/keeper.log")"
 
 # ---------------------------------------------------------------- port ls, inspect
 csrun sandbox port ls pub --json > "$T/ls.json" 2>&1
