@@ -40,9 +40,8 @@ nsbx () { ls "$SBX" | grep -c '^[0-9a-f]\{32\}$'; }
 cat > "$T/client.py" <<'EOF'
 import hashlib, json, os, socket, subprocess, sys, threading, time, urllib.request
 
-def roundtrip(host, port, data, timeout=60):
-    """Send DATA, half-close, read the reply to the end (the digest server)."""
-    c = socket.create_connection((host, port), timeout=timeout)
+def exchange(c, data):
+    """On the connection C: send DATA, half-close, read the reply to its end (the digest server)."""
     c.sendall(data)
     c.shutdown(socket.SHUT_WR)
     out = b""
@@ -53,6 +52,9 @@ def roundtrip(host, port, data, timeout=60):
         out += b
     c.close()
     return out.decode()
+
+def roundtrip(host, port, data, timeout=60):
+    return exchange(socket.create_connection((host, port), timeout=timeout), data)
 
 def want(data):
     return "%s %d\n" % (hashlib.sha256(data).hexdigest(), len(data))
@@ -93,15 +95,7 @@ elif cmd == "concurrent":
     good = []
     def work(c):
         data = os.urandom(size)
-        c.sendall(data)
-        c.shutdown(socket.SHUT_WR)
-        out = b""
-        while True:
-            b = c.recv(65536)
-            if not b:
-                break
-            out += b
-        good.append(out.decode() == want(data))
+        good.append(exchange(c, data) == want(data))
     ts = [threading.Thread(target=work, args=(c,)) for c in conns]
     for t in ts:
         t.start()

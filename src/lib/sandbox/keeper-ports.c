@@ -94,6 +94,17 @@ publish_text (const struct csr_sandbox_port *p, char *buf, size_t n)
             p->port);
 }
 
+/* Out of the poll loop, closed, -1. */
+static void
+unwatch_close (struct keeper *k, int *fd)
+{
+  if (*fd < 0)
+    return;
+  keeper_unwatch (k, *fd);
+  close (*fd);
+  *fd = -1;
+}
+
 static void
 reset_close (int fd)
 {
@@ -465,12 +476,7 @@ side_down (struct keeper *k)
     csr_relay_abort_all (P.relay);
   maker_stop (k);
   for (size_t i = 0; i < P.n; i++)
-    if (P.fwd[i].inner_fd >= 0)
-      {
-        keeper_unwatch (k, P.fwd[i].inner_fd);
-        close (P.fwd[i].inner_fd);
-        P.fwd[i].inner_fd = -1;
-      }
+    unwatch_close (k, &P.fwd[i].inner_fd);
 }
 
 /* ------------------------------------------------------------ the part */
@@ -533,12 +539,7 @@ ports_finish (struct keeper *k)
 {
   side_down (k);
   for (size_t i = 0; i < P.n; i++)
-    if (P.fwd[i].host_fd >= 0)
-      {
-        keeper_unwatch (k, P.fwd[i].host_fd);
-        close (P.fwd[i].host_fd);
-        P.fwd[i].host_fd = -1;
-      }
+    unwatch_close (k, &P.fwd[i].host_fd);
   if (P.relay)
     {
       keeper_unwatch (k, csr_relay_fd (P.relay));
