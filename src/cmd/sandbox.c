@@ -355,7 +355,14 @@ cmd_create (int argc, char **argv)
           csr_jgen_map_close (&w);
           out = csr_jgen_finish (&w, "the reply", NULL, NULL);
         }
-      printf ("%s\n", out ? out : "{}");
+      if (out)
+        printf ("%s\n", out);
+      else
+        {
+          /* Out of memory: the id at least (the sandbox exists). */
+          fprintf (stderr, "csrun sandbox create: warning: out of memory for the JSON reply\n");
+          printf ("{\"id\":\"%s\"}\n", s->id);
+        }
       free (out);
     }
   else

@@ -315,8 +315,6 @@ csr_sandbox_spec_read (int dirfd, struct csr_sandbox_spec *s, csr_error **err)
   for (size_t i = 0; v1 && YAJL_IS_ARRAY (v1) && i < v1->u.array.len && i < 16; i++)
     if ((s->cgroup_v1[s->n_cgroup_v1] = dup_str (v1->u.array.values[i])))
       s->n_cgroup_v1++;
-  if (csr_sandbox_ports_read (t, s, err) < 0)
-    return -1;
   yajl_val env = csr_json_get (t, "env");
   size_t ne = env && YAJL_IS_ARRAY (env) ? env->u.array.len : 0;
   s->env = calloc (ne + 1, sizeof *s->env);
@@ -325,6 +323,11 @@ csr_sandbox_spec_read (int dirfd, struct csr_sandbox_spec *s, csr_error **err)
   for (size_t i = 0, j = 0; i < ne; i++)
     if ((s->env[j] = dup_str (env->u.array.values[i])))
       j++;
+  if (csr_sandbox_ports_read (t, s, err) < 0)
+    {
+      csr_sandbox_spec_release (s);
+      return -1;
+    }
   return 0;
 }
 
