@@ -60,10 +60,18 @@ def want(data):
     return "%s %d\n" % (hashlib.sha256(data).hexdigest(), len(data))
 
 cmd, args = sys.argv[1], sys.argv[2:]
-if cmd == "free":
+if cmd == "hold-port":
+    # A port of the host's 127.0.0.1 held (ARGS[0] "listen": listened on; "bound": only bound,
+    # so nothing answers), chosen by the kernel (no race with other programs) and written to
+    # ARGS[1] once held.
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
-    print(s.getsockname()[1])
+    if args[0] == "listen":
+        s.listen()
+    with open(args[1] + ".tmp", "w") as f:
+        f.write("%d\n" % s.getsockname()[1])
+    os.replace(args[1] + ".tmp", args[1])
+    time.sleep(900)
 elif cmd == "get":
     sys.stdout.buffer.write(urllib.request.urlopen(args[0], timeout=30).read())
 elif cmd == "sha-get":
@@ -279,11 +287,11 @@ out=$(client bindable "$HP8" 2>&1)
   && ok "the failed create left the other sandbox's ports alone" || not_ok "other sandbox" "$out"
 
 # A port some other program of the host listens on.
-FOREIGN=$(client free)
-python3 -c 'import socket, sys, time
-s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); time.sleep(600)' "$FOREIGN" &
+# (python3 itself in the background, so that $! is its pid; its output not on the TAP stream.)
+python3 "$T/client.py" hold-port listen "$T/foreign.port" > /dev/null 2>&1 &
 HOSTPIDS="$HOSTPIDS $!"
-wait_until 10 sh -c "[ \"\$(python3 '$T/client.py' bindable $FOREIGN)\" != free ]"
+wait_until 60 test -s "$T/foreign.port" || diag "the other program did not start"
+FOREIGN=$(cat "$T/foreign.port")
 out=$(csrun sandbox create --publish "$FOREIGN:8000" 2>&1)
 rc=$?
 [ $rc = 125 ] && echo "$out" | grep -q "host port $FOREIGN is in use" && [ "$(nsbx)" = "$before" ] \
@@ -340,10 +348,14 @@ fi
 # ---------------------------------------------------------------- --upstream
 mkdir -p "$T/www"
 echo "from the host" > "$T/www/f.txt"
-UP=$(client free)
-python3 -m http.server "$UP" --bind 127.0.0.1 --directory "$T/www" > "$T/up.log" 2>&1 &
+python3 -u -m http.server 0 --bind 127.0.0.1 --directory "$T/www" > "$T/up.log" 2>&1 &
 HOSTPIDS="$HOSTPIDS $!"
-DEAD=$(client free)
+python3 "$T/client.py" hold-port bound "$T/dead.port" > /dev/null 2>&1 &
+HOSTPIDS="$HOSTPIDS $!"
+wait_until 60 grep -q "port [0-9]" "$T/up.log" || diag "the host's http.server did not start: $(cat "$T/up.log")"
+wait_until 60 test -s "$T/dead.port" || diag "the held port did not come"
+UP=$(sed -n 's/.* port \([0-9][0-9]*\) .*/\1/p' "$T/up.log" | head -1)
+DEAD=$(cat "$T/dead.port")
 wait_until 30 client get "http://127.0.0.1:$UP/f.txt" > /dev/null 2>&1
 idu=$(csrun sandbox create --name up --upstream "7000:127.0.0.1:$UP" --upstream "7001:127.0.0.1:$DEAD" 2>"$T/cu.err")
 rc=$?
