@@ -28,4 +28,14 @@ void sbx_parse_env (struct argp_state *state, char *arg, const char **env, size_
 
 int cmd_sandbox_exec (int argc, char **argv);
 
+/* sandbox-ports.c: --publish (UPSTREAM false) or --upstream ARG added to
+ * S; a usage error otherwise. */
+struct csr_sandbox_spec;
+void sbx_parse_port (struct argp_state *state, const char *arg, bool upstream,
+                     struct csr_sandbox_spec *s);
+/* At the end of create's options: --net host, a wildcard address. */
+void sbx_check_ports (struct argp_state *state, const struct csr_sandbox_spec *s,
+                      bool allow_all_interfaces);
+int cmd_sandbox_port (int argc, char **argv);
+
 #endif

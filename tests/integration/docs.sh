@@ -76,6 +76,7 @@ check_page "csrun tool-schema" "$MAN/csrun-mcp.1" "$CSRUN" tool-schema --help
 for c in create exec ls inspect stop start rm gc; do
   check_page "csrun sandbox $c" "$MAN/csrun-sandbox.1" "$CSRUN" sandbox "$c" --help
 done
+check_page "csrun sandbox port ls" "$MAN/csrun-sandbox.1" "$CSRUN" sandbox port ls --help
 for c in create start state kill delete list ps events spec features pause resume exec update; do
   check_page "csrun $c" "$MAN/csrun-oci.8" "$CSRUN" "$c" --help
 done

@@ -2,8 +2,10 @@
  * and hooks.  A new part adds one line here. */
 #include "config.h"
 #include "keeper.h"
+#include "ports.h"
 
 const struct keeper_part *const keeper_parts[] = {
   &keeper_part_core,
+  &keeper_part_ports,
   NULL,
 };

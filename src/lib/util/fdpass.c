@@ -28,3 +28,30 @@ csr_recv_fd (int sock, void *data, size_t len, int *fd)
     memcpy (fd, CMSG_DATA (cm), sizeof *fd);
   return n;
 }
+
+ssize_t
+csr_send_fd (int sock, const void *data, size_t len, int fd)
+{
+  struct iovec iov = { .iov_base = (void *)data, .iov_len = len };
+  union
+  {
+    char buf[CMSG_SPACE (sizeof (int))];
+    struct cmsghdr align;
+  } u;
+  memset (&u, 0, sizeof u);
+  struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+  if (fd >= 0)
+    {
+      msg.msg_control = u.buf;
+      msg.msg_controllen = sizeof u.buf;
+      struct cmsghdr *cm = CMSG_FIRSTHDR (&msg);
+      cm->cmsg_level = SOL_SOCKET;
+      cm->cmsg_type = SCM_RIGHTS;
+      cm->cmsg_len = CMSG_LEN (sizeof (int));
+      memcpy (CMSG_DATA (cm), &fd, sizeof fd);
+    }
+  ssize_t n;
+  while ((n = sendmsg (sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+    ;
+  return n;
+}
