@@ -60,9 +60,7 @@ serve (void *arg)
 {
   int sock = *(int *)arg;
   /* Nothing of the keeper's stays here but the socket and the log. */
-  if (sock > 3)
-    csr_close_range_between (3, (unsigned)sock - 1);
-  csr_close_range_between ((unsigned)sock + 1, ~0U);
+  csr_close_all_but (&sock, 1);
   for (;;)
     {
       struct question q;
