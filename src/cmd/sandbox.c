@@ -551,6 +551,13 @@ cmd_ls (struct simple_opts *o)
   return fflush (stdout) == 0 ? 0 : CSR_EXIT_INTERNAL;
 }
 
+int
+sbx_list_sandboxes (bool json)
+{
+  struct simple_opts o = { .cmd = "ls", .json = json };
+  return cmd_ls (&o);
+}
+
 static int
 cmd_inspect (struct simple_opts *o)
 {
@@ -675,9 +682,6 @@ static const struct
 {
   const char *name, *args, *doc;
 } simple_cmds[] = {
-  { "ls", "",
-    "List the sandboxes: id, name, status (running, stopped), created, idle timeout, "
-    "expiry." },
   { "inspect", "ID",
     "Print a sandbox as JSON: its spec, processes, state directory, limits and "
     "how they are enforced." },
@@ -697,12 +701,18 @@ static const struct
 } full_cmds[] = {
   { "create", cmd_create },
   { "exec", cmd_sandbox_exec },
+  /* ls without an ID lists the sandboxes (sbx_list_sandboxes). */
+  { "ls", cmd_sandbox_ls },
+  { "cp", cmd_sandbox_cp },
+  { "read", cmd_sandbox_read },
+  { "write", cmd_sandbox_write },
+  { "find", cmd_sandbox_find },
 };
 
-static const char sandbox_usage[]
-    = "usage: csrun sandbox COMMAND [OPTION...]\n"
-      "Commands: create, exec, ls, inspect, stop, start, rm, gc (each with --help).\n"
-      "See csrun-sandbox(1).\n";
+static const char sandbox_usage[] = "usage: csrun sandbox COMMAND [OPTION...]\n"
+                                    "Commands: create, exec, ls, inspect, stop, start, rm, gc;\n"
+                                    "files: cp, read, write, ls ID, find (each with --help).\n"
+                                    "See csrun-sandbox(1).\n";
 
 int
 cmd_sandbox (struct csr_global *g, int argc, char **argv)
@@ -742,8 +752,6 @@ cmd_sandbox (struct csr_global *g, int argc, char **argv)
                              NULL };
         if (argp_parse (&argp, argc - 1, argv + 1, 0, NULL, &o) != 0)
           return CSR_EXIT_USAGE;
-        if (strcmp (sub, "ls") == 0)
-          return cmd_ls (&o);
         if (strcmp (sub, "inspect") == 0)
           return cmd_inspect (&o);
         if (strcmp (sub, "gc") == 0)

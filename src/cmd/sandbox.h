@@ -26,6 +26,15 @@ int sbx_open (const char *cmd, int rootfd, const char *id_or_name, char *id, int
  * CSR_SANDBOX_MAX_ENV); a usage error otherwise (exit 2). */
 void sbx_parse_env (struct argp_state *state, char *arg, const char **env, size_t *n_env);
 
+/* The sandboxes, as `csrun sandbox ls` lists them (without an ID). */
+int sbx_list_sandboxes (bool json);
+
 int cmd_sandbox_exec (int argc, char **argv);
+/* sandbox-files.c */
+int cmd_sandbox_cp (int argc, char **argv);
+int cmd_sandbox_read (int argc, char **argv);
+int cmd_sandbox_write (int argc, char **argv);
+int cmd_sandbox_ls (int argc, char **argv);
+int cmd_sandbox_find (int argc, char **argv);
 
 #endif

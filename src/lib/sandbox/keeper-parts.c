@@ -3,7 +3,10 @@
 #include "config.h"
 #include "keeper.h"
 
+#include "files-worker.h"
+
 const struct keeper_part *const keeper_parts[] = {
   &keeper_part_core,
+  &keeper_part_files,
   NULL,
 };

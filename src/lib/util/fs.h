@@ -27,6 +27,21 @@ DIR *csr_fdopendir_or_close (int fd);
  * cache ls/prune), one write per AGE_S rather than one per run. */
 void csr_touch_if_older (int dirfd, const char *name, long age_s);
 
+/* Files that appear whole or not at all, made relative to a directory
+ * descriptor: a temporary name (".csrun-tmp.PID.RANDOM"), then a rename
+ * over the final name. */
+#define CSR_TMP_NAME_MAX 64
+/* A fresh temporary name in NAME (for symlinkat, linkat, ...). */
+void csr_tmp_name (char name[CSR_TMP_NAME_MAX]);
+/* A new regular file in DIRFD under a fresh temporary name (O_EXCL,
+ * O_NOFOLLOW; MODE, under the umask); NAME receives the name.  Returns its
+ * descriptor (O_WRONLY). */
+int csr_tmp_create_at (int dirfd, mode_t mode, char name[CSR_TMP_NAME_MAX], csr_error **err);
+/* Close FD (checked: a late write error such as ENOSPC shows there) and
+ * rename NAME over LEAF in DIRFD; on any failure NAME is removed.  FD is
+ * closed either way. */
+int csr_tmp_commit_at (int dirfd, const char *name, int fd, const char *leaf, csr_error **err);
+
 /* Write a file atomically: tmp file in the same directory, fsync, rename. */
 int csr_write_file_atomic (const char *path, const void *data, size_t len, mode_t mode,
                            csr_error **err);
