@@ -94,7 +94,7 @@ csr_files_clean_path (const char *workdir, const char *path, char **out, bool *s
               if (n == 0)
                 {
                   free (o);
-                  return csr_error_set (err, EINVAL, "%s: leaves the sandbox's /", path);
+                  return csr_error_set (err, 0, "%s: leaves the sandbox's /", path);
                 }
               while (n > 0 && o[n - 1] != '/')
                 n--;

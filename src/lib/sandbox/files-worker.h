@@ -25,6 +25,11 @@ struct csr_files_work
  * 1 the request failed. */
 int csr_files_work (void *w);
 
+/* The worker's seccomp filter (loaded after no_new_privs): execve,
+ * execveat and personality fail, and so do mmap, mprotect and pkey_mprotect
+ * with PROT_EXEC: nothing can be run or loaded (dlopen) any more. */
+int csr_files_lockdown (struct csr_seccomp **out, csr_error **err);
+
 /* The keeper's part (files.c): the "files" request. */
 struct keeper_part;
 extern const struct keeper_part keeper_part_files;

@@ -46,6 +46,14 @@ static const char lockdown_json[]
       "\"errnoRet\":1,\"args\":[{\"index\":2,\"value\":4,\"valueTwo\":4,"
       "\"op\":\"SCMP_CMP_MASKED_EQ\"}]}]}";
 
+int
+csr_files_lockdown (struct csr_seccomp **out, csr_error **err)
+{
+  if (csr_seccomp_compile (lockdown_json, sizeof lockdown_json - 1, out, err) < 0)
+    return csr_error_wrap (err, "the file worker's seccomp filter");
+  return 0;
+}
+
 static int
 prepare (csr_error **err)
 {
@@ -59,8 +67,8 @@ prepare (csr_error **err)
   if (cd != (iconv_t)-1)
     iconv_close (cd);
   prep.locale = newlocale (LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
-  if (csr_seccomp_compile (lockdown_json, sizeof lockdown_json - 1, &prep.lockdown, err) < 0)
-    return csr_error_wrap (err, "the file worker's seccomp filter");
+  if (csr_files_lockdown (&prep.lockdown, err) < 0)
+    return -1;
   prep.ready = true;
   return 0;
 }
