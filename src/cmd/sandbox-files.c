@@ -218,6 +218,12 @@ call_finish (struct call *c, csr_error *local)
   csr_error *e = NULL;
   bool refused = false;
   int rc = csr_files_finish (c->sock, &c->st, &refused, &e);
+  if (rc < 0 && local && c->st.error_errno == EPIPE)
+    {
+      /* The worker could not send: this side stopped reading, for LOCAL. */
+      csr_error_free (e);
+      return sbx_fail (c->cmd, local, SBX_EXIT_REFUSED);
+    }
   if (rc < 0)
     {
       csr_error_free (local);
@@ -513,8 +519,8 @@ cmd_sandbox_write (int argc, char **argv)
   csr_error *local = NULL;
   uint64_t n = 0;
   bool stopped;
-  csr_files_pump (STDIN_FILENO, "read the standard input", c.p[1], "send the data", c.sock, &n,
-                  &stopped, &local);
+  csr_files_send_framed (STDIN_FILENO, "read the standard input", c.p[1], c.sock, &n, &stopped,
+                         &local);
   code = call_finish (&c, local);
   if (code == 0 && o.json)
     {
@@ -601,6 +607,14 @@ print_line (const char *line)
   return rc < 0 ? -1 : 0;
 }
 
+static void
+say_truncated (const struct call *c, const struct files_opts *o)
+{
+  if (c->st.truncated)
+    fprintf (stderr, "csrun sandbox %s: stopped after %llu entries (--max-entries)\n", o->cmd,
+             (unsigned long long)o->max_entries);
+}
+
 /* The listing of C (LS or FIND) on stdout; DIR the listed directory. */
 static int
 print_listing (struct call *c, const struct files_opts *o, struct csr_files_rec *v, size_t n,
@@ -641,7 +655,9 @@ print_listing (struct call *c, const struct files_opts *o, struct csr_files_rec 
       csr_jgen_str (&w, "truncated");
       csr_jgen_bool (&w, c->st.truncated);
       csr_jgen_map_close (&w);
-      return print_doc (o->cmd, &w);
+      int rc = print_doc (o->cmd, &w);
+      say_truncated (c, o);
+      return rc;
     }
   for (size_t i = 0; i < n; i++)
     {
@@ -658,9 +674,7 @@ print_listing (struct call *c, const struct files_opts *o, struct csr_files_rec 
       if (len < 0 || print_line (line) < 0)
         return CSR_EXIT_INTERNAL;
     }
-  if (c->st.truncated)
-    fprintf (stderr, "csrun sandbox %s: stopped after %llu entries (--max-entries)\n", o->cmd,
-             (unsigned long long)o->max_entries);
+  say_truncated (c, o);
   return fflush (stdout) == 0 ? 0 : CSR_EXIT_INTERNAL;
 }
 

@@ -95,6 +95,7 @@ csr_files_finish (int sock, struct csr_files_stats *st, bool *refused, csr_error
   st->bytes = get_u64 (t, "bytes");
   st->entries = get_u64 (t, "entries");
   st->truncated = YAJL_IS_TRUE (csr_json_get (t, "truncated"));
+  st->error_errno = (int)get_u64 (t, "errno");
   const char *p = csr_json_str (csr_json_get (t, "path")),
              *ty = csr_json_str (csr_json_get (t, "type"));
   free (st->path);
@@ -203,6 +204,51 @@ csr_files_pump (int in, const char *in_what, int out, const char *out_what, int 
       if (r == -2 || e == EPIPE || e == ENOSPC || e == EDQUOT || e == EIO)
         return csr_error_set (err, e, "%s", out_what);
       return csr_error_set (err, e, "%s", in_what);
+    }
+}
+
+int
+csr_files_send_framed (int in, const char *in_what, int out, int sock, uint64_t *n, bool *stopped,
+                       csr_error **err)
+{
+  static char buf[sizeof (uint32_t) + CSR_FILES_FRAME_MAX];
+  *stopped = false;
+  for (;;)
+    {
+      struct pollfd p[2] = { { in, POLLIN, 0 }, { sock, POLLIN, 0 } };
+      if (poll (p, 2, -1) < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          return csr_error_errno (err, "poll");
+        }
+      if (p[1].revents)
+        {
+          *stopped = true;
+          return 0;
+        }
+      ssize_t r = read (in, buf + sizeof (uint32_t), CSR_FILES_FRAME_MAX);
+      if (r < 0 && (errno == EINTR || errno == EAGAIN))
+        continue;
+      if (r < 0)
+        return csr_error_errno (err, "%s", in_what);
+      uint32_t len = (uint32_t)r;
+      memcpy (buf, &len, sizeof len);
+      csr_error *we = NULL;
+      if (pump_write (out, buf, sizeof len + len, &we) < 0)
+        {
+          if (we->status != EPIPE)
+            {
+              *err = we;
+              return -1;
+            }
+          csr_error_free (we);
+          *stopped = true; /* the worker stopped reading: its reply says why */
+          return 0;
+        }
+      *n += len;
+      if (r == 0)
+        return 0;
     }
 }
 
@@ -384,8 +430,7 @@ csr_files_host_unpack (int fd, const char *dst, const struct csr_files_limits *l
   struct archive_entry *first = NULL;
   int r = la.archive_read_next_header (a, &first), rc = 0;
   if (r < ARCHIVE_WARN)
-    rc = csr_error_set (err, la.archive_errno (a) > 0 ? la.archive_errno (a) : 0,
-                        "read the tar: %s", la.archive_error_string (a));
+    rc = csr_error_set (err, csr_ftar_errno (a), "read the tar: %s", la.archive_error_string (a));
   else if (r != ARCHIVE_EOF)
     rc = host_unpack_at (a, first, dst, lim, st, err);
   la.archive_read_free (a);

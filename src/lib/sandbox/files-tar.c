@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <search.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +42,7 @@ csr_ftar_reader (int fd, csr_error **err)
   la.archive_read_support_filter_zstd (a);
   if (la.archive_read_open_fd (a, fd, BLOCK) != ARCHIVE_OK)
     {
-      csr_error_set (err, la.archive_errno (a) > 0 ? la.archive_errno (a) : 0, "read a tar: %s",
+      csr_error_set (err, csr_ftar_errno (a), "not a tar archive (%s)",
                      la.archive_error_string (a));
       la.archive_read_free (a);
       return NULL;
@@ -74,18 +75,25 @@ csr_ftar_writer_close (struct archive *a, csr_error **err)
 {
   int rc = la.archive_write_close (a);
   if (rc != ARCHIVE_OK)
-    csr_error_set (err, la.archive_errno (a) > 0 ? la.archive_errno (a) : 0, "write the tar: %s",
-                   la.archive_error_string (a));
+    csr_error_set (err, csr_ftar_errno (a), "write the tar: %s", la.archive_error_string (a));
   la.archive_write_free (a);
   return rc == ARCHIVE_OK ? 0 : -1;
+}
+
+int
+csr_ftar_errno (struct archive *a)
+{
+  int e = la.archive_errno (a);
+  /* libarchive's own codes (a bad format: EILSEQ, a misuse: EINVAL, "misc":
+   * -1) are no system error: its message says it all. */
+  return e > 0 && e != EILSEQ && e != EINVAL ? e : 0;
 }
 
 static int
 tar_error (struct archive *a, csr_error **err, const char *what, const char *name)
 {
-  int e = la.archive_errno (a);
-  return csr_error_set (err, e > 0 ? e : 0, "%s%s%s: %s", what, name ? " " : "", name ? name : "",
-                        la.archive_error_string (a));
+  return csr_error_set (err, csr_ftar_errno (a), "%s%s%s: %s", what, name ? " " : "",
+                        name ? name : "", la.archive_error_string (a));
 }
 
 static int
@@ -102,6 +110,68 @@ note_errno (struct csr_files_notes *n, const char *path, const char *what, int e
   char why[256];
   snprintf (why, sizeof why, "%s: %s", what, strerror (e));
   return note (n, path, why, err);
+}
+
+/* ------------------------------------------------------------ temporary files */
+
+/* The temporary file being made, for csr_ftar_tmp_remove (a signal
+ * handler's): registered and cleared with SIGTERM blocked. */
+static struct
+{
+  volatile sig_atomic_t set;
+  int dirfd;
+  char name[CSR_TMP_NAME_MAX];
+} cur_tmp;
+
+static void
+guard (int how)
+{
+  sigset_t s;
+  sigemptyset (&s);
+  sigaddset (&s, SIGTERM);
+  sigprocmask (how, &s, NULL);
+}
+
+int
+csr_ftar_tmp_create (int dirfd, mode_t mode, char name[CSR_TMP_NAME_MAX], csr_error **err)
+{
+  guard (SIG_BLOCK);
+  int fd = csr_tmp_create_at (dirfd, mode, name, err);
+  if (fd >= 0)
+    {
+      cur_tmp.dirfd = dirfd;
+      memcpy (cur_tmp.name, name, CSR_TMP_NAME_MAX);
+      cur_tmp.set = 1;
+    }
+  guard (SIG_UNBLOCK);
+  return fd;
+}
+
+int
+csr_ftar_tmp_commit (int dirfd, const char *name, int fd, const char *leaf, csr_error **err)
+{
+  guard (SIG_BLOCK);
+  int rc = csr_tmp_commit_at (dirfd, name, fd, leaf, err);
+  cur_tmp.set = 0;
+  guard (SIG_UNBLOCK);
+  return rc;
+}
+
+void
+csr_ftar_tmp_abort (int dirfd, const char *name, int fd)
+{
+  guard (SIG_BLOCK);
+  close (fd);
+  unlinkat (dirfd, name, 0);
+  cur_tmp.set = 0;
+  guard (SIG_UNBLOCK);
+}
+
+void
+csr_ftar_tmp_remove (void)
+{
+  if (cur_tmp.set)
+    unlinkat (cur_tmp.dirfd, cur_tmp.name, 0);
 }
 
 /* ------------------------------------------------------------ walking */
@@ -427,7 +497,7 @@ static int
 refuse (struct unpack *u, const char *reason, csr_error **err)
 {
   if (u->top_entry)
-    return csr_error_set (err, EPERM, "%s: %s", u->raw, reason);
+    return csr_error_set (err, 0, "%s: %s", u->raw, reason);
   if (note (&u->st->refused, u->raw, reason, err) < 0)
     return -1;
   if (la.archive_read_data_skip (u->a) < ARCHIVE_WARN)
@@ -608,7 +678,7 @@ make_file (struct unpack *u, struct archive_entry *e, csr_error **err)
   if (is_dir_at (pfd, leaf))
     return refuse (u, "a directory is in the way (refused)", err);
   char tmp[CSR_TMP_NAME_MAX];
-  int fd = csr_tmp_create_at (pfd, 0600, tmp, err);
+  int fd = csr_ftar_tmp_create (pfd, 0600, tmp, err);
   if (fd < 0)
     return csr_error_wrap (err, "%s", u->name);
   uint64_t n = 0;
@@ -620,11 +690,10 @@ make_file (struct unpack *u, struct archive_entry *e, csr_error **err)
     {
       if (err && *err == NULL)
         csr_error_errno (err, "%s", u->name);
-      close (fd);
-      unlinkat (pfd, tmp, 0);
+      csr_ftar_tmp_abort (pfd, tmp, fd);
       return -1;
     }
-  if (csr_tmp_commit_at (pfd, tmp, fd, leaf, err) < 0)
+  if (csr_ftar_tmp_commit (pfd, tmp, fd, leaf, err) < 0)
     return csr_error_wrap (err, "%s", u->name);
   u->st->files++;
   u->st->bytes += n;
@@ -638,6 +707,8 @@ make_renamed (struct unpack *u, int pfd, const char *leaf,
 {
   char tmp[CSR_TMP_NAME_MAX];
   int rc = -1;
+  /* Short: SIGTERM waits until the name is final (or gone). */
+  guard (SIG_BLOCK);
   for (int tries = 0; tries < 16 && rc < 0; tries++)
     {
       csr_tmp_name (tmp);
@@ -646,14 +717,14 @@ make_renamed (struct unpack *u, int pfd, const char *leaf,
         break;
     }
   if (rc < 0)
-    return csr_error_errno (err, "%s", u->name);
-  if (renameat (pfd, tmp, pfd, leaf) < 0)
+    csr_error_errno (err, "%s", u->name);
+  else if (renameat (pfd, tmp, pfd, leaf) < 0)
     {
-      csr_error_errno (err, "%s: rename", u->name);
+      rc = csr_error_errno (err, "%s: rename", u->name);
       unlinkat (pfd, tmp, 0);
-      return -1;
     }
-  return 0;
+  guard (SIG_UNBLOCK);
+  return rc < 0 ? -1 : 0;
 }
 
 static int

@@ -10,7 +10,19 @@
 #include <sys/types.h>
 
 #include "../util/archive-lib.h"
+#include "../util/fs.h"
 #include "files.h"
+
+/* The errno of A's last error when it is a system error, else 0. */
+int csr_ftar_errno (struct archive *a);
+
+/* Temporary files (util/fs.h's) that a SIGTERM can't leave behind: the
+ * one being made is registered (SIGTERM blocked meanwhile), and
+ * csr_ftar_tmp_remove, async-signal-safe, removes it. */
+int csr_ftar_tmp_create (int dirfd, mode_t mode, char name[CSR_TMP_NAME_MAX], csr_error **err);
+int csr_ftar_tmp_commit (int dirfd, const char *name, int fd, const char *leaf, csr_error **err);
+void csr_ftar_tmp_abort (int dirfd, const char *name, int fd);
+void csr_ftar_tmp_remove (void);
 
 /* A reader of a tar (uncompressed, or gzip, bzip2, xz, zstd) on FD. */
 struct archive *csr_ftar_reader (int fd, csr_error **err);

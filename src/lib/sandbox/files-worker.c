@@ -13,6 +13,7 @@
 #include <grp.h>
 #include <linux/openat2.h>
 #include <linux/seccomp.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,6 +140,26 @@ do_read (struct worker *k, csr_error **err)
   return 0;
 }
 
+/* N bytes from FD; its end before them is an error. */
+static int
+read_exact (int fd, void *buf, size_t n, csr_error **err)
+{
+  char *p = buf;
+  while (n > 0)
+    {
+      ssize_t r = read (fd, p, n);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r < 0)
+        return csr_error_errno (err, "read the data");
+      if (r == 0)
+        return csr_error_set (err, EPIPE, "the data ended early (the client went away?)");
+      p += r;
+      n -= (size_t)r;
+    }
+  return 0;
+}
+
 static int
 do_write (struct worker *k, csr_error **err)
 {
@@ -160,47 +181,49 @@ do_write (struct worker *k, csr_error **err)
   if (k->w->req.mode >= 0)
     mode = (mode_t)k->w->req.mode & 0777;
   char tmp[CSR_TMP_NAME_MAX];
-  int fd = csr_tmp_create_at (pfd, mode, tmp, err);
+  int fd = csr_ftar_tmp_create (pfd, mode, tmp, err);
   if (fd < 0)
     return csr_error_wrap (err, "%s", k->path);
-  /* Up to one byte more than allowed: enough to know it is too much. */
+  /* Framed (files.h): the data ends with an empty frame, or it is not
+   * complete (the client went away) and nothing is made. */
   uint64_t n = 0;
-  char buf[64 * 1024];
+  static char buf[CSR_FILES_FRAME_MAX];
   int rc = 0;
   for (;;)
     {
-      ssize_t r = read (k->w->data, buf, sizeof buf);
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r < 0)
+      uint32_t len;
+      if ((rc = read_exact (k->w->data, &len, sizeof len, err)) < 0)
+        break;
+      if (len > CSR_FILES_FRAME_MAX)
         {
-          rc = csr_error_errno (err, "read the data");
+          rc = csr_error_set (err, EPROTO, "the data is malformed");
           break;
         }
-      if (r == 0)
+      if (len == 0)
         break;
-      if (n + (uint64_t)r > k->lim.max_bytes)
+      if (n + len > k->lim.max_bytes)
         {
           rc = csr_error_set (err, EFBIG, "%s: more than %llu bytes (--max-size)", k->path,
                               (unsigned long long)k->lim.max_bytes);
           break;
         }
-      if (csr_write_all (fd, buf, (size_t)r, err) < 0)
+      if ((rc = read_exact (k->w->data, buf, len, err)) < 0)
+        break;
+      if (csr_write_all (fd, buf, len, err) < 0)
         {
           rc = csr_error_wrap (err, "%s", k->path);
           break;
         }
-      n += (uint64_t)r;
+      n += len;
     }
   if (rc == 0 && fchmod (fd, mode) < 0)
     rc = csr_error_errno (err, "%s: chmod", k->path);
   if (rc < 0)
     {
-      close (fd);
-      unlinkat (pfd, tmp, 0);
+      csr_ftar_tmp_abort (pfd, tmp, fd);
       return -1;
     }
-  if (csr_tmp_commit_at (pfd, tmp, fd, leaf, err) < 0)
+  if (csr_ftar_tmp_commit (pfd, tmp, fd, leaf, err) < 0)
     return csr_error_wrap (err, "%s", k->path);
   k->type = CSR_FT_FILE;
   k->st.files = 1;
@@ -268,8 +291,7 @@ do_put (struct worker *k, csr_error **err)
   if (r == ARCHIVE_EOF)
     rc = 0; /* nothing in it */
   else if (r < ARCHIVE_WARN)
-    csr_error_set (err, la.archive_errno (a) > 0 ? la.archive_errno (a) : 0,
-                   "not a tar archive (%s)", la.archive_error_string (a));
+    csr_error_set (err, csr_ftar_errno (a), "not a tar archive (%s)", la.archive_error_string (a));
   else if (k->w->req.raw_tar || csr_ftar_top (first, top, err) == 0)
     {
       const char *t = k->w->req.raw_tar ? NULL : top;
@@ -365,7 +387,11 @@ static int
 list_dir (struct worker *k, int fd, csr_ftar_visit_fn visit, csr_error **err)
 {
   csr_error *e = NULL;
-  int rc = csr_ftar_walk (fd, ".", "", visit, k, &k->lim, &k->st, &e);
+  /* The listed directory itself counts as an entry of the walk. */
+  struct csr_files_limits lim = { k->lim.max_bytes, k->lim.max_entries + 1 };
+  int rc = csr_ftar_walk (fd, ".", "", visit, k, &lim, &k->st, &e);
+  if (k->st.entries > 0)
+    k->st.entries--;
   if (rc < 0 && e && e->status == E2BIG)
     {
       csr_error_free (e);
@@ -451,10 +477,11 @@ result (struct worker *k, csr_error *e)
   csr_jgen_map_open (&g);
   if (e)
     {
+      int status = e->status; /* csr_error_text folds it into the message */
       csr_jgen_kv_str (&g, "error", csr_error_text (e));
-      csr_jgen_kv_int (&g, "errno", e->status);
+      csr_jgen_kv_int (&g, "errno", status);
       csr_jgen_str (&g, "refused");
-      csr_jgen_bool (&g, !internal_error (e->status));
+      csr_jgen_bool (&g, !internal_error (status));
     }
   else
     {
@@ -481,6 +508,16 @@ result (struct worker *k, csr_error *e)
   if (s)
     csr_write_all (k->w->status, s, len, NULL);
   free (s);
+}
+
+/* SIGTERM (the client went away, the sandbox stops): no temporary file
+ * left behind. */
+static void
+on_term (int sig)
+{
+  (void)sig;
+  csr_ftar_tmp_remove ();
+  _exit (143);
 }
 
 /* The sandbox's root (uid and gid 0 in its user namespace), then no way
@@ -521,6 +558,12 @@ csr_files_work (void *arg)
   csr_close_range_between (5, ~0U);
   w->data = 3;
   w->status = 4;
+  struct sigaction sa = { .sa_handler = on_term };
+  sigemptyset (&sa.sa_mask);
+  sigaction (SIGTERM, &sa, NULL);
+  sigset_t none;
+  sigemptyset (&none);
+  sigprocmask (SIG_SETMASK, &none, NULL);
   static struct worker k;
   memset (&k, 0, sizeof k);
   k.w = w;
@@ -553,6 +596,17 @@ csr_files_work (void *arg)
         rc = do_find (&k, &e);
         break;
       }
+  /* A failure to send because the client stopped reading (it failed on
+   * its side, or went away) is said so: the client then tells its own
+   * error. */
+  struct pollfd p = { w->data, POLLOUT, 0 };
+  if (rc < 0 && w->req.action != CSR_FILES_WRITE && w->req.action != CSR_FILES_PUT
+      && poll (&p, 1, 0) == 1 && (p.revents & POLLERR))
+    {
+      csr_error_free (e);
+      e = NULL;
+      csr_error_set (&e, EPIPE, "the client stopped reading");
+    }
   /* The client sees the end of the data before the reply. */
   close (w->data);
   result (&k, rc < 0 ? e : NULL);

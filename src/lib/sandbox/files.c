@@ -193,13 +193,14 @@ status_ready (struct keeper *k, int fd, short revents, void *arg)
   release (k, o);
 }
 
-/* The client hung up (interrupted): its worker goes too. */
+/* The client hung up (interrupted): its worker goes too (SIGTERM: it
+ * removes the file it was making). */
 static void
 client_gone (struct keeper *k, int fd, short revents, void *arg)
 {
   (void)revents;
   struct fop *o = arg;
-  kill (o->worker, SIGKILL);
+  kill (o->worker, SIGTERM);
   keeper_unwatch (k, fd);
   close (fd);
   o->client_gone = true;
@@ -310,7 +311,7 @@ files_stopping (struct keeper *k)
     if (fops[i].used)
       {
         fops[i].stopped = true;
-        kill (fops[i].worker, SIGKILL);
+        kill (fops[i].worker, SIGTERM);
       }
 }
 

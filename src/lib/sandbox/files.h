@@ -83,7 +83,8 @@ struct csr_files_stats
   char *path;    /* the reply's: the request's path, clean and absolute (NULL: none) */
   char type[16]; /* the reply's: what PATH is ("file", "dir", ...; "" unknown) */
   uint64_t files, dirs, symlinks, hardlinks, bytes, entries;
-  bool truncated; /* LS, FIND: stopped at max_entries */
+  int error_errno; /* the reply's: the errno of the worker's error, 0: none */
+  bool truncated;  /* LS, FIND: stopped at max_entries */
   struct csr_files_notes skipped, refused;
 };
 
@@ -190,6 +191,15 @@ int csr_files_finish (int sock, struct csr_files_stats *st, bool *refused, csr_e
  * *N counts the bytes.  Errors name IN_WHAT or OUT_WHAT. */
 int csr_files_pump (int in, const char *in_what, int out, const char *out_what, int sock,
                     uint64_t *n, bool *stopped, csr_error **err);
+
+/* WRITE's data is framed, so that a client that dies half-way can't make
+ * the worker take what came so far for the whole file: frames of a 32-bit
+ * length (native order, at most CSR_FILES_FRAME_MAX) and that many bytes,
+ * ended by a frame of length 0.  Send IN so on OUT (what csr_files_pump
+ * does otherwise; the same SOCK, *N, *STOPPED). */
+#define CSR_FILES_FRAME_MAX (64 * 1024)
+int csr_files_send_framed (int in, const char *in_what, int out, int sock, uint64_t *n,
+                           bool *stopped, csr_error **err);
 
 /* Read every listing record from FD until it ends (at most MAX). */
 int csr_files_read_list (int fd, uint64_t max, struct csr_files_rec **v, size_t *n,
