@@ -141,6 +141,10 @@ got=$(sx 'import os; print(oct(os.stat("/work/t/sub/deep/run.sh").st_mode & 0o77
   && ok "cp into an existing directory keeps the name; a file replaces a file; DST/ means into" \
   || not_ok "cp placement" "$(ls -la "$T/into")" "$got"
 
+csrun sandbox cp box:/work/t/. "$T/contents" 2>&1 && csrun sandbox cp "$S/tree/." box:/work/contents 2>&1
+[ "$(treesum "$T/contents")" = "$(sx "$SUM" /work/t)" ] && [ "$(sx "$SUM" /work/contents)" = "$(treesum "$S/tree")" ] \
+  && ok "SRC/. copies the contents of SRC, both ways" || not_ok "contents" "$(ls -a "$T/contents")"
+
 chmod 4755 "$S/tree/sub/run.sh"
 csrun sandbox cp "$S/tree/sub/run.sh" box:/work/suid 2>&1
 got=$(sx 'import os; print(oct(os.stat("/work/suid").st_mode & 0o7777))')
@@ -189,7 +193,7 @@ csrun sandbox ls > "$T/lsb.txt" 2>&1
 grep -q "^$id  box" "$T/lsb.txt" && ok "ls without an ID still lists the sandboxes" || not_ok "ls sandboxes" "$(cat "$T/lsb.txt")"
 
 out=$(csrun sandbox find box '*.txt' 2>&1 | sort | tr '\n' ' ')
-[ "$out" = "/work/a/b/c.txt /work/fromtar/sub/deep/f.txt /work/gz/tree/sub/deep/f.txt /work/secret.txt /work/t/sub/deep/f.txt /work/t2/sub/deep/f.txt " ] \
+[ "$out" = "/work/a/b/c.txt /work/contents/sub/deep/f.txt /work/fromtar/sub/deep/f.txt /work/gz/tree/sub/deep/f.txt /work/secret.txt /work/t/sub/deep/f.txt /work/t2/sub/deep/f.txt " ] \
   && ok "find ID PATTERN: names matching the glob below the working directory" || not_ok "find" "$out"
 out=$(csrun sandbox find box 'sub/*/f.*' /work/t 2>&1)
 csrun sandbox find box --json 'run*' /work/t > "$T/find.json" 2>&1

@@ -233,12 +233,24 @@ do_write (struct worker *k, csr_error **err)
 
 /* ------------------------------------------------------------ get, put */
 
+/* Does the request's path end in "." ("dir/.", "."): the contents of a
+ * directory rather than the directory (as cp -r dir/. does)? */
+static bool
+contents_of (const char *raw)
+{
+  size_t n = strlen (raw);
+  while (n > 1 && raw[n - 1] == '/')
+    n--;
+  return (n == 1 && raw[0] == '.') || (n >= 2 && raw[n - 1] == '.' && raw[n - 2] == '/');
+}
+
 static int
 do_get (struct worker *k, csr_error **err)
 {
   const char *leaf = ".";
-  cleanup_close int pfd = strcmp (k->path, "/") == 0 ? fcntl (k->root, F_DUPFD_CLOEXEC, 3)
-                                                     : open_parent (k, k->path, false, &leaf, err);
+  bool contents = strcmp (k->path, "/") == 0 || contents_of (k->w->req.path);
+  cleanup_close int pfd = contents ? open_in (k, k->path, O_RDONLY | O_DIRECTORY, err)
+                                   : open_parent (k, k->path, false, &leaf, err);
   if (pfd < 0)
     return -1;
   struct stat s;
