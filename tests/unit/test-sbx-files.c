@@ -220,7 +220,7 @@ Test (sbx_files, host_unpack_refuses_escapes)
     {
       struct archive_entry *en = csr_la.archive_entry_new ();
       csr_la.archive_entry_copy_pathname (en, ents[i].name);
-      csr_la.archive_entry_set_perm (en, 0644);
+      csr_la.archive_entry_set_perm (en, ents[i].type == AE_IFDIR ? 0755 : 0644);
       if (ents[i].type == 0)
         {
           csr_la.archive_entry_set_filetype (en, AE_IFREG);
