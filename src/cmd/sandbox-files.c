@@ -236,52 +236,6 @@ call_finish (struct call *c, csr_error *local)
 
 /* ------------------------------------------------------------ output */
 
-static void
-fmt_time (int64_t t, char *buf, size_t n)
-{
-  time_t tt = (time_t)t;
-  struct tm tm;
-  if (gmtime_r (&tt, &tm) == NULL || strftime (buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-    snprintf (buf, n, "?");
-}
-
-static void
-gen_notes (struct csr_jgen *w, const char *key, const struct csr_files_notes *n)
-{
-  csr_jgen_str (w, key);
-  csr_jgen_array_open (w);
-  for (size_t i = 0; i < n->n; i++)
-    {
-      csr_jgen_map_open (w);
-      csr_jgen_kv_str (w, "path", n->v[i].path);
-      csr_jgen_kv_str (w, "reason", n->v[i].reason);
-      csr_jgen_map_close (w);
-    }
-  csr_jgen_array_close (w);
-  char more[64];
-  snprintf (more, sizeof more, "%s_more", key);
-  csr_jgen_kv_int (w, more, (long long)n->more);
-}
-
-static int
-print_doc (const char *cmd, struct csr_jgen *w)
-{
-  csr_error *e = NULL;
-  size_t len;
-  char *doc = csr_jgen_finish (w, "the output", &len, &e);
-  if (doc == NULL)
-    return sbx_fail (cmd, e, CSR_EXIT_INTERNAL);
-  bool tty = isatty (STDOUT_FILENO);
-  char *safe = tty ? csr_termsafe_json (doc, len, &len) : NULL;
-  int rc = fwrite (safe ? safe : doc, 1, len, stdout) == len && putchar ('\n') != EOF
-                   && fflush (stdout) == 0
-               ? 0
-               : CSR_EXIT_INTERNAL;
-  free (safe);
-  free (doc);
-  return rc;
-}
-
 /* Skipped and refused entries on stderr (without --json). */
 static void
 say_notes (const char *cmd, const char *what, const struct csr_files_notes *n)
@@ -321,10 +275,10 @@ cp_report (struct call *c, const struct files_opts *o, const char *dir,
       csr_jgen_kv_int (&w, "symlinks", (long long)counts->symlinks);
       csr_jgen_kv_int (&w, "hardlinks", (long long)counts->hardlinks);
       csr_jgen_kv_int (&w, "bytes", (long long)counts->bytes);
-      gen_notes (&w, "skipped", skipped);
-      gen_notes (&w, "refused", refused);
+      csr_files_gen_notes (&w, "skipped", skipped);
+      csr_files_gen_notes (&w, "refused", refused);
       csr_jgen_map_close (&w);
-      int rc = print_doc ("cp", &w);
+      int rc = sbx_print_doc (&w, "cp");
       if (rc)
         return rc;
     }
@@ -535,7 +489,7 @@ cmd_sandbox_write (int argc, char **argv)
           csr_jgen_kv_str (&w, "path", c.st.path);
           csr_jgen_kv_int (&w, "bytes", (long long)c.st.bytes);
           csr_jgen_map_close (&w);
-          code = print_doc ("write", &w);
+          code = sbx_print_doc (&w, "write");
         }
     }
   call_release (&c);
@@ -581,7 +535,7 @@ static void
 gen_rec (struct csr_jgen *w, const struct csr_files_rec *r, const char *dir, bool with_name)
 {
   char mtime[32], mode[8];
-  fmt_time (r->mtime, mtime, sizeof mtime);
+  sbx_fmt_time (r->mtime, mtime, sizeof mtime);
   snprintf (mode, sizeof mode, "%04o", (unsigned)r->mode);
   csr_jgen_map_open (w);
   if (with_name)
@@ -655,7 +609,7 @@ print_listing (struct call *c, const struct files_opts *o, struct csr_files_rec 
       csr_jgen_str (&w, "truncated");
       csr_jgen_bool (&w, c->st.truncated);
       csr_jgen_map_close (&w);
-      int rc = print_doc (o->cmd, &w);
+      int rc = sbx_print_doc (&w, o->cmd);
       say_truncated (c, o);
       return rc;
     }
@@ -666,7 +620,7 @@ print_listing (struct call *c, const struct files_opts *o, struct csr_files_rec 
       cleanup_free char *full = find ? join (dir, r->path) : NULL;
       char mode[11], mtime[32];
       mode_string (r, mode);
-      fmt_time (r->mtime, mtime, sizeof mtime);
+      sbx_fmt_time (r->mtime, mtime, sizeof mtime);
       int len
           = find ? asprintf (&line, "%s", full ? full : r->path)
                  : asprintf (&line, "%s %10llu %s %s%s%s", mode, (unsigned long long)r->size, mtime,

@@ -21,6 +21,7 @@
 #include "util/json-gen.h"
 #include "util/json.h"
 #include "util/parse.h"
+#include "util/termsafe.h"
 #include "util/trust.h"
 
 void
@@ -409,13 +410,14 @@ gen_limits (struct csr_jgen *w, const struct csr_sandbox_spec *s)
   csr_jgen_map_close (w);
 }
 
-static void
-fmt_time (int64_t t, char *buf, size_t n)
+void
+sbx_fmt_time (int64_t t, char *buf, size_t n)
 {
   time_t tt = (time_t)t;
   struct tm tm;
-  gmtime_r (&tt, &tm);
-  strftime (buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  /* A file's mtime can be anything (a tar's): out of range is "?". */
+  if (gmtime_r (&tt, &tm) == NULL || strftime (buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+    snprintf (buf, n, "?");
 }
 
 /* One sandbox as a JSON object (ls --json, inspect). */
@@ -425,8 +427,8 @@ gen_sandbox (struct csr_jgen *w, const struct csr_sandbox_spec *s, yajl_val info
 {
   const char *status = csr_json_str (csr_json_get (info, "status"));
   char ct[32], ex[32];
-  fmt_time (s->created, ct, sizeof ct);
-  fmt_time (s->created + (int64_t)s->ttl_s, ex, sizeof ex);
+  sbx_fmt_time (s->created, ct, sizeof ct);
+  sbx_fmt_time (s->created + (int64_t)s->ttl_s, ex, sizeof ex);
   csr_jgen_map_open (w);
   csr_jgen_kv_str (w, "id", s->id);
   if (s->name)
@@ -483,17 +485,23 @@ gen_sandbox (struct csr_jgen *w, const struct csr_sandbox_spec *s, yajl_val info
   csr_jgen_map_close (w);
 }
 
-static int
-print_doc (struct csr_jgen *w, const char *cmd)
+int
+sbx_print_doc (struct csr_jgen *w, const char *cmd)
 {
   csr_error *e = NULL;
   size_t len;
-  char *doc = csr_jgen_finish (w, "the listing", &len, &e);
+  char *doc = csr_jgen_finish (w, "the output", &len, &e);
   if (doc == NULL)
     return sbx_fail (cmd, e, CSR_EXIT_INTERNAL);
-  printf ("%s\n", doc);
+  /* Names and paths from a sandbox: inert on a terminal. */
+  char *safe = isatty (STDOUT_FILENO) ? csr_termsafe_json (doc, len, &len) : NULL;
+  int rc = fwrite (safe ? safe : doc, 1, len, stdout) == len && putchar ('\n') != EOF
+                   && fflush (stdout) == 0
+               ? 0
+               : CSR_EXIT_INTERNAL;
+  free (safe);
   free (doc);
-  return fflush (stdout) == 0 ? 0 : CSR_EXIT_INTERNAL;
+  return rc;
 }
 
 static int
@@ -532,9 +540,9 @@ cmd_ls (struct simple_opts *o)
         {
           const char *st = csr_json_str (csr_json_get (info, "status"));
           char ct[32], ex[32] = "-", idle[16];
-          fmt_time (s.created, ct, sizeof ct);
+          sbx_fmt_time (s.created, ct, sizeof ct);
           if (s.ttl_s > 0)
-            fmt_time (s.created + (int64_t)s.ttl_s, ex, sizeof ex);
+            sbx_fmt_time (s.created + (int64_t)s.ttl_s, ex, sizeof ex);
           snprintf (idle, sizeof idle, "%llds", (long long)s.idle_timeout_s);
           printf ("%-32s  %-16s  %-8s  %-20s  %-6s  %s\n", s.id, s.name ? s.name : "-",
                   st ? st : "dead", ct, s.idle_timeout_s > 0 ? idle : "-", ex);
@@ -546,7 +554,7 @@ cmd_ls (struct simple_opts *o)
   if (o->json)
     {
       csr_jgen_array_close (&w);
-      return print_doc (&w, "ls");
+      return sbx_print_doc (&w, "ls");
     }
   return fflush (stdout) == 0 ? 0 : CSR_EXIT_INTERNAL;
 }
@@ -587,7 +595,7 @@ cmd_inspect (struct simple_opts *o)
   gen_sandbox (&w, &s, info, true, statedir);
   yajl_tree_free (info);
   csr_sandbox_spec_release (&s);
-  return print_doc (&w, "inspect");
+  return sbx_print_doc (&w, "inspect");
 }
 
 /* ------------------------------------------------------------ stop, start, rm, gc */

@@ -5,6 +5,7 @@
 #include <argp.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "util/error.h"
 
@@ -25,6 +26,13 @@ int sbx_open (const char *cmd, int rootfd, const char *id_or_name, char *id, int
 /* --env ARG (KEY=VALUE) appended to ENV (*N_ENV of at most
  * CSR_SANDBOX_MAX_ENV); a usage error otherwise (exit 2). */
 void sbx_parse_env (struct argp_state *state, char *arg, const char **env, size_t *n_env);
+
+/* Print the JSON document of W (rendered inert on a terminal) and a
+ * newline; 0 or the exit code (printed). */
+struct csr_jgen;
+int sbx_print_doc (struct csr_jgen *w, const char *cmd);
+/* T (unix seconds) as 2026-12-02T10:00:00Z. */
+void sbx_fmt_time (int64_t t, char *buf, size_t n);
 
 /* The sandboxes, as `csrun sandbox ls` lists them (without an ID). */
 int sbx_list_sandboxes (bool json);

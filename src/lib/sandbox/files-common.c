@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../util/json-gen.h"
 #include "../util/path.h"
 
 int
@@ -60,6 +61,24 @@ csr_files_stats_release (struct csr_files_stats *st)
   notes_release (&st->refused);
   free (st->path);
   st->path = NULL;
+}
+
+void
+csr_files_gen_notes (struct csr_jgen *w, const char *key, const struct csr_files_notes *n)
+{
+  csr_jgen_str (w, key);
+  csr_jgen_array_open (w);
+  for (size_t i = 0; i < n->n; i++)
+    {
+      csr_jgen_map_open (w);
+      csr_jgen_kv_str (w, "path", n->v[i].path);
+      csr_jgen_kv_str (w, "reason", n->v[i].reason);
+      csr_jgen_map_close (w);
+    }
+  csr_jgen_array_close (w);
+  char more[64];
+  snprintf (more, sizeof more, "%s_more", key);
+  csr_jgen_kv_int (w, more, (long long)n->more);
 }
 
 /* ------------------------------------------------------------ paths */

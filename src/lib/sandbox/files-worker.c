@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
-#include <grp.h>
 #include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <poll.h>
@@ -23,6 +22,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "../jail/caps.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/json-gen.h"
@@ -140,24 +140,14 @@ do_read (struct worker *k, csr_error **err)
   return 0;
 }
 
-/* N bytes from FD; its end before them is an error. */
+/* N bytes of the client's data; its end before them is an error. */
 static int
-read_exact (int fd, void *buf, size_t n, csr_error **err)
+read_data (int fd, void *buf, size_t n, csr_error **err)
 {
-  char *p = buf;
-  while (n > 0)
-    {
-      ssize_t r = read (fd, p, n);
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r < 0)
-        return csr_error_errno (err, "read the data");
-      if (r == 0)
-        return csr_error_set (err, EPIPE, "the data ended early (the client went away?)");
-      p += r;
-      n -= (size_t)r;
-    }
-  return 0;
+  int r = csr_read_exact (fd, buf, n, "read the data", err);
+  if (r > 0)
+    return csr_error_set (err, EPIPE, "the data ended early (the client went away?)");
+  return r;
 }
 
 static int
@@ -192,7 +182,7 @@ do_write (struct worker *k, csr_error **err)
   for (;;)
     {
       uint32_t len;
-      if ((rc = read_exact (k->w->data, &len, sizeof len, err)) < 0)
+      if ((rc = read_data (k->w->data, &len, sizeof len, err)) < 0)
         break;
       if (len > CSR_FILES_FRAME_MAX)
         {
@@ -207,7 +197,7 @@ do_write (struct worker *k, csr_error **err)
                               (unsigned long long)k->lim.max_bytes);
           break;
         }
-      if ((rc = read_exact (k->w->data, buf, len, err)) < 0)
+      if ((rc = read_data (k->w->data, buf, len, err)) < 0)
         break;
       if (csr_write_all (fd, buf, len, err) < 0)
         {
@@ -455,24 +445,6 @@ do_find (struct worker *k, csr_error **err)
 
 /* ------------------------------------------------------------ the worker's life */
 
-static void
-gen_notes (struct csr_jgen *g, const char *key, const struct csr_files_notes *n)
-{
-  csr_jgen_str (g, key);
-  csr_jgen_array_open (g);
-  for (size_t i = 0; i < n->n; i++)
-    {
-      csr_jgen_map_open (g);
-      csr_jgen_kv_str (g, "path", n->v[i].path);
-      csr_jgen_kv_str (g, "reason", n->v[i].reason);
-      csr_jgen_map_close (g);
-    }
-  csr_jgen_array_close (g);
-  char more[64];
-  snprintf (more, sizeof more, "%s_more", key);
-  csr_jgen_kv_int (g, more, (long long)n->more);
-}
-
 /* Not about the request: csrun itself failed. */
 static bool
 internal_error (int e)
@@ -512,8 +484,8 @@ result (struct worker *k, csr_error *e)
   csr_jgen_kv_int (&g, "entries", (long long)k->st.entries);
   csr_jgen_str (&g, "truncated");
   csr_jgen_bool (&g, k->st.truncated);
-  gen_notes (&g, "skipped", &k->st.skipped);
-  gen_notes (&g, "refused", &k->st.refused);
+  csr_files_gen_notes (&g, "skipped", &k->st.skipped);
+  csr_files_gen_notes (&g, "refused", &k->st.refused);
   csr_jgen_map_close (&g);
   size_t len;
   char *s = csr_jgen_finish (&g, "the result", &len, NULL);
@@ -538,13 +510,8 @@ on_term (int sig)
 static int
 become (struct worker *k, csr_error **err)
 {
-  /* Without subordinate ids the namespace may deny setgroups: fine. */
-  if (setgroups (0, NULL) < 0 && errno != EPERM)
-    return csr_error_errno (err, "setgroups");
-  if (setresgid (0, 0, 0) < 0)
-    return csr_error_errno (err, "setresgid 0");
-  if (setresuid (0, 0, 0) < 0)
-    return csr_error_errno (err, "setresuid 0");
+  if (csr_caps_become_ns_root (err) < 0)
+    return -1;
   umask (0);
   if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
     return csr_error_errno (err, "no_new_privs");
@@ -586,28 +553,12 @@ csr_files_work (void *arg)
   int rc = become (&k, &e);
   if (rc == 0)
     rc = csr_files_clean_path (w->workdir, w->req.path, &k.path, &k.slash, &e);
+  static int (*const actions[]) (struct worker *, csr_error **) = {
+    [CSR_FILES_READ] = do_read, [CSR_FILES_WRITE] = do_write, [CSR_FILES_GET] = do_get,
+    [CSR_FILES_PUT] = do_put,   [CSR_FILES_LS] = do_ls,       [CSR_FILES_FIND] = do_find,
+  };
   if (rc == 0)
-    switch (w->req.action)
-      {
-      case CSR_FILES_READ:
-        rc = do_read (&k, &e);
-        break;
-      case CSR_FILES_WRITE:
-        rc = do_write (&k, &e);
-        break;
-      case CSR_FILES_GET:
-        rc = do_get (&k, &e);
-        break;
-      case CSR_FILES_PUT:
-        rc = do_put (&k, &e);
-        break;
-      case CSR_FILES_LS:
-        rc = do_ls (&k, &e);
-        break;
-      case CSR_FILES_FIND:
-        rc = do_find (&k, &e);
-        break;
-      }
+    rc = actions[w->req.action](&k, &e);
   /* A failure to send because the client stopped reading (it failed on
    * its side, or went away) is said so: the client then tells its own
    * error. */

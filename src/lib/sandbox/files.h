@@ -91,6 +91,9 @@ struct csr_files_stats
 /* -1 when out of memory. */
 int csr_files_note_add (struct csr_files_notes *n, const char *path, const char *reason);
 void csr_files_stats_release (struct csr_files_stats *st);
+/* KEY: [{"path", "reason"}...], then KEY_more: the count of the rest. */
+struct csr_jgen;
+void csr_files_gen_notes (struct csr_jgen *w, const char *key, const struct csr_files_notes *n);
 
 /* ------------------------------------------------------------ pure helpers */
 

@@ -39,6 +39,25 @@ csr_write_all (int fd, const void *buf, size_t len, csr_error **err)
 }
 
 int
+csr_read_exact (int fd, void *buf, size_t n, const char *what, csr_error **err)
+{
+  char *p = buf;
+  while (n > 0)
+    {
+      ssize_t r = read (fd, p, n);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r < 0)
+        return csr_error_errno (err, "%s", what);
+      if (r == 0)
+        return 1;
+      p += r;
+      n -= (size_t)r;
+    }
+  return 0;
+}
+
+int
 csr_read_fd (int fd, size_t max, char **out, size_t *len, csr_error **err)
 {
   /* Reading MAX + 1 bytes is enough to know the file is too large. */

@@ -10,6 +10,9 @@
 
 /* write(2) until done (EINTR-safe). */
 int csr_write_all (int fd, const void *buf, size_t len, csr_error **err);
+/* Read exactly N bytes from FD (EINTR-safe): 0; 1 when FD ended before
+ * them (no error set); -1 with "WHAT: strerror". */
+int csr_read_exact (int fd, void *buf, size_t n, const char *what, csr_error **err);
 /* Read a whole regular file (at most MAX bytes: larger is an error).  *out is
  * NUL-terminated; *len excludes the NUL. */
 int csr_read_file (const char *path, size_t max, char **out, size_t *len, csr_error **err);
