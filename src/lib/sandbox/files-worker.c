@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "../jail/caps.h"
+#include "../jail/rlimit.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/json-gen.h"
@@ -511,6 +512,11 @@ static int
 become (struct worker *k, csr_error **err)
 {
   if (csr_caps_become_ns_root (err) < 0)
+    return -1;
+  /* The sandbox's own limits (a file of at most its RLIMIT_FSIZE: past
+   * it, EFBIG rather than SIGXFSZ). */
+  signal (SIGXFSZ, SIG_IGN);
+  if (k->w->sn && csr_rlimits_apply (k->w->sn, err) < 0)
     return -1;
   umask (0);
   if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 
 #include "../jail/seccomp.h"
+#include "../jail/spec.h"
 #include "files.h"
 
 struct csr_files_work
@@ -17,6 +18,7 @@ struct csr_files_work
   int status;                         /* the result goes here */
   locale_t locale;                    /* a UTF-8 LC_CTYPE (libarchive's names), or 0 */
   const struct csr_seccomp *lockdown; /* no exec, no executable mapping */
+  const struct jail_snippet *sn;      /* the sandbox's jail: its rlimits */
 };
 
 /* The worker's life after it joined the sandbox (csr_sbx_fork_in's

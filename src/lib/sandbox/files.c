@@ -271,6 +271,7 @@ op_files (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, bool *
     .status = st[1],
     .locale = prep.locale,
     .lockdown = prep.lockdown,
+    .sn = &k->sn,
   };
   struct csr_sbx_target t;
   keeper_target (k, &t);
