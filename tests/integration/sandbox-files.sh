@@ -155,6 +155,15 @@ csrun sandbox cp --json "$S/tree" box:/work/t2 > "$T/cp.json" 2>&1
 got=$(jget "$T/cp.json" '(j["direction"], j["files"], j["dirs"], j["symlinks"], j["bytes"], j["refused"], j["skipped"])')
 [ "$got" = "('in', 4, 4, 4, 300009, [], [])" ] && ok "cp --json: what was copied" || not_ok "cp --json" "$got"
 
+out=$(csrun sandbox cp "$T/no-such-dir" box:/work/x 2>&1)
+rc=$?
+out2=$(csrun sandbox cp box:/work/no-such-dir "$T/nsd" 2>&1)
+rc2=$?
+[ $rc = 1 ] && [ $rc2 = 1 ] && echo "$out" | grep -q "no-such-dir: No such file or directory" \
+  && echo "$out2" | grep -q "^csrun sandbox cp: /work/no-such-dir: No such file or directory$" && [ ! -e "$T/nsd" ] \
+  && ok "cp of a missing source, either side: exit 1, one line naming it, nothing made" \
+  || not_ok "missing source" "exit $rc/$rc2" "$out" "$out2"
+
 # ---------------------------------------------------------------- tar streams
 csrun sandbox cp box:/work/t - > "$T/t.tar" 2>"$T/tar.err"
 rc=$?
