@@ -564,6 +564,7 @@ print_line (const char *line)
 static void
 say_truncated (const struct call *c, const struct files_opts *o)
 {
+  say_notes (o->cmd, "skipped", &c->st.skipped);
   if (c->st.truncated)
     fprintf (stderr, "csrun sandbox %s: stopped after %llu entries (--max-entries)\n", o->cmd,
              (unsigned long long)o->max_entries);
@@ -608,6 +609,7 @@ print_listing (struct call *c, const struct files_opts *o, struct csr_files_rec 
       csr_jgen_array_close (&w);
       csr_jgen_str (&w, "truncated");
       csr_jgen_bool (&w, c->st.truncated);
+      csr_files_gen_notes (&w, "skipped", &c->st.skipped);
       csr_jgen_map_close (&w);
       int rc = sbx_print_doc (&w, o->cmd);
       say_truncated (c, o);

@@ -198,6 +198,10 @@ got=$(jget "$T/ls1.json" '[(e["name"], e["path"], e["size"]) for e in j["entries
 out=$(csrun sandbox ls box /nope 2>&1)
 rc=$?
 [ $rc = 1 ] && echo "$out" | grep -q "^csrun sandbox ls: /nope: No such file or directory$" && ok "ls of a missing path: exit 1" || not_ok "ls missing" "exit $rc" "$out"
+csrun sandbox ls box / -R --json > "$T/lsr.json" 2>"$T/lsr.err"
+got=$(jget "$T/lsr.json" '(sorted(s["path"] for s in j["skipped"] if s["reason"].startswith("another file system")), any(e["name"].startswith("proc/") for e in j["entries"]), any(e["name"] == "work/t/bin.dat" for e in j["entries"]))')
+[ "$got" = "(['dev', 'proc', 'tmp'], False, True)" ] && grep -q "skipped proc: another file system" "$T/lsr.err" \
+  && ok "ls -R / stays on the layer's file system: /proc, /dev, /tmp not entered, and said" || not_ok "ls -R /" "$got" "$(head -5 "$T/lsr.err")"
 csrun sandbox ls > "$T/lsb.txt" 2>&1
 grep -q "^$id  box" "$T/lsb.txt" && ok "ls without an ID still lists the sandboxes" || not_ok "ls sandboxes" "$(cat "$T/lsb.txt")"
 

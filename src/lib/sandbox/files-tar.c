@@ -432,7 +432,7 @@ csr_ftar_top (struct archive_entry *e, char top[CSR_FILES_PATH_MAX], csr_error *
     raw = la.archive_entry_pathname_utf8 (e);
   int why = csr_files_entry_name (raw, top, CSR_FILES_PATH_MAX);
   if (why)
-    return csr_error_set (err, EPERM, "%s: %s", raw ? raw : "?", csr_files_name_reason (why));
+    return csr_error_set (err, 0, "%s: %s", raw ? raw : "?", csr_files_name_reason (why));
   char *slash = strchr (top, '/');
   if (slash)
     *slash = '\0';
