@@ -22,6 +22,7 @@
 #include "util/json-gen.h"
 #include "util/json.h"
 #include "util/parse.h"
+#include "util/termsafe.h"
 #include "util/trust.h"
 
 void
@@ -455,13 +456,14 @@ gen_limits (struct csr_jgen *w, const struct csr_sandbox_spec *s)
   csr_jgen_map_close (w);
 }
 
-static void
-fmt_time (int64_t t, char *buf, size_t n)
+void
+sbx_fmt_time (int64_t t, char *buf, size_t n)
 {
   time_t tt = (time_t)t;
   struct tm tm;
-  gmtime_r (&tt, &tm);
-  strftime (buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  /* A file's mtime can be anything (a tar's): out of range is "?". */
+  if (gmtime_r (&tt, &tm) == NULL || strftime (buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+    snprintf (buf, n, "?");
 }
 
 /* One sandbox as a JSON object (ls --json, inspect). */
@@ -471,8 +473,8 @@ gen_sandbox (struct csr_jgen *w, const struct csr_sandbox_spec *s, yajl_val info
 {
   const char *status = csr_json_str (csr_json_get (info, "status"));
   char ct[32], ex[32];
-  fmt_time (s->created, ct, sizeof ct);
-  fmt_time (s->created + (int64_t)s->ttl_s, ex, sizeof ex);
+  sbx_fmt_time (s->created, ct, sizeof ct);
+  sbx_fmt_time (s->created + (int64_t)s->ttl_s, ex, sizeof ex);
   csr_jgen_map_open (w);
   csr_jgen_kv_str (w, "id", s->id);
   if (s->name)
@@ -530,17 +532,23 @@ gen_sandbox (struct csr_jgen *w, const struct csr_sandbox_spec *s, yajl_val info
   csr_jgen_map_close (w);
 }
 
-static int
-print_doc (struct csr_jgen *w, const char *cmd)
+int
+sbx_print_doc (struct csr_jgen *w, const char *cmd)
 {
   csr_error *e = NULL;
   size_t len;
-  char *doc = csr_jgen_finish (w, "the listing", &len, &e);
+  char *doc = csr_jgen_finish (w, "the output", &len, &e);
   if (doc == NULL)
     return sbx_fail (cmd, e, CSR_EXIT_INTERNAL);
-  printf ("%s\n", doc);
+  /* Names and paths from a sandbox: inert on a terminal. */
+  char *safe = isatty (STDOUT_FILENO) ? csr_termsafe_json (doc, len, &len) : NULL;
+  int rc = fwrite (safe ? safe : doc, 1, len, stdout) == len && putchar ('\n') != EOF
+                   && fflush (stdout) == 0
+               ? 0
+               : CSR_EXIT_INTERNAL;
+  free (safe);
   free (doc);
-  return fflush (stdout) == 0 ? 0 : CSR_EXIT_INTERNAL;
+  return rc;
 }
 
 static int
@@ -579,9 +587,9 @@ cmd_ls (struct simple_opts *o)
         {
           const char *st = csr_json_str (csr_json_get (info, "status"));
           char ct[32], ex[32] = "-", idle[16];
-          fmt_time (s.created, ct, sizeof ct);
+          sbx_fmt_time (s.created, ct, sizeof ct);
           if (s.ttl_s > 0)
-            fmt_time (s.created + (int64_t)s.ttl_s, ex, sizeof ex);
+            sbx_fmt_time (s.created + (int64_t)s.ttl_s, ex, sizeof ex);
           snprintf (idle, sizeof idle, "%llds", (long long)s.idle_timeout_s);
           printf ("%-32s  %-16s  %-8s  %-20s  %-6s  %s\n", s.id, s.name ? s.name : "-",
                   st ? st : "dead", ct, s.idle_timeout_s > 0 ? idle : "-", ex);
@@ -593,9 +601,16 @@ cmd_ls (struct simple_opts *o)
   if (o->json)
     {
       csr_jgen_array_close (&w);
-      return print_doc (&w, "ls");
+      return sbx_print_doc (&w, "ls");
     }
   return fflush (stdout) == 0 ? 0 : CSR_EXIT_INTERNAL;
+}
+
+int
+sbx_list_sandboxes (bool json)
+{
+  struct simple_opts o = { .cmd = "ls", .json = json };
+  return cmd_ls (&o);
 }
 
 static int
@@ -627,7 +642,7 @@ cmd_inspect (struct simple_opts *o)
   gen_sandbox (&w, &s, info, true, statedir);
   yajl_tree_free (info);
   csr_sandbox_spec_release (&s);
-  return print_doc (&w, "inspect");
+  return sbx_print_doc (&w, "inspect");
 }
 
 /* ------------------------------------------------------------ stop, start, rm, gc */
@@ -722,9 +737,6 @@ static const struct
 {
   const char *name, *args, *doc;
 } simple_cmds[] = {
-  { "ls", "",
-    "List the sandboxes: id, name, status (running, stopped), created, idle timeout, "
-    "expiry." },
   { "inspect", "ID",
     "Print a sandbox as JSON: its spec, processes, state directory, limits and "
     "how they are enforced." },
@@ -745,11 +757,18 @@ static const struct
   { "create", cmd_create },
   { "exec", cmd_sandbox_exec },
   { "port", cmd_sandbox_port },
+  /* ls without an ID lists the sandboxes (sbx_list_sandboxes). */
+  { "ls", cmd_sandbox_ls },
+  { "cp", cmd_sandbox_cp },
+  { "read", cmd_sandbox_read },
+  { "write", cmd_sandbox_write },
+  { "find", cmd_sandbox_find },
 };
 
 static const char sandbox_usage[]
     = "usage: csrun sandbox COMMAND [OPTION...]\n"
-      "Commands: create, exec, port, ls, inspect, stop, start, rm, gc (each with --help).\n"
+      "Commands: create, exec, port, ls, inspect, stop, start, rm, gc;\n"
+      "files: cp, read, write, ls ID, find (each with --help).\n"
       "See csrun-sandbox(1).\n";
 
 int
@@ -790,8 +809,6 @@ cmd_sandbox (struct csr_global *g, int argc, char **argv)
                              NULL };
         if (argp_parse (&argp, argc - 1, argv + 1, 0, NULL, &o) != 0)
           return CSR_EXIT_USAGE;
-        if (strcmp (sub, "ls") == 0)
-          return cmd_ls (&o);
         if (strcmp (sub, "inspect") == 0)
           return cmd_inspect (&o);
         if (strcmp (sub, "gc") == 0)

@@ -5,6 +5,7 @@
 #include <argp.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "util/error.h"
 
@@ -26,7 +27,23 @@ int sbx_open (const char *cmd, int rootfd, const char *id_or_name, char *id, int
  * CSR_SANDBOX_MAX_ENV); a usage error otherwise (exit 2). */
 void sbx_parse_env (struct argp_state *state, char *arg, const char **env, size_t *n_env);
 
+/* Print the JSON document of W (rendered inert on a terminal) and a
+ * newline; 0 or the exit code (printed). */
+struct csr_jgen;
+int sbx_print_doc (struct csr_jgen *w, const char *cmd);
+/* T (unix seconds) as 2026-12-02T10:00:00Z. */
+void sbx_fmt_time (int64_t t, char *buf, size_t n);
+
+/* The sandboxes, as `csrun sandbox ls` lists them (without an ID). */
+int sbx_list_sandboxes (bool json);
+
 int cmd_sandbox_exec (int argc, char **argv);
+/* sandbox-files.c */
+int cmd_sandbox_cp (int argc, char **argv);
+int cmd_sandbox_read (int argc, char **argv);
+int cmd_sandbox_write (int argc, char **argv);
+int cmd_sandbox_ls (int argc, char **argv);
+int cmd_sandbox_find (int argc, char **argv);
 
 /* sandbox-ports.c: --publish (UPSTREAM false) or --upstream ARG added to
  * S; a usage error otherwise. */

@@ -24,20 +24,6 @@
 #include "rlimit.h"
 #include "../sandbox/layer.h" /* issue 15 */
 
-/* Become root of the new user namespace (also when the outer uid is not the
- * one mapped to 0, as when csrun runs as host root). */
-static int
-become_ns_root (csr_error **err)
-{
-  if (setgroups (0, NULL) < 0 && errno != EPERM)
-    return csr_error_errno (err, "setgroups");
-  if (setresgid (0, 0, 0) < 0)
-    return csr_error_errno (err, "setresgid 0");
-  if (setresuid (0, 0, 0) < 0)
-    return csr_error_errno (err, "setresuid 0");
-  return 0;
-}
-
 /* Give the payload its descriptors: 0, 1, 2 from the spec (/dev/null when
  * -1) and the extra fds as 3, 4, ...  Every source is first moved above FD_HIGH, so
  * no dup2() can clobber a source that happens to sit on a target number
@@ -161,7 +147,8 @@ csr_snippet_entry (const struct jail_spec *jail, void *face, const struct csr_la
           : csr_mounts_bind_rootfs (jail->rootfs_dir, jail->layer_dir, rootfs_fd, &e) < 0)
     csr_launch_fail (syncfd, e);
   close (rootfs_fd);
-  if (become_ns_root (&e) < 0 || (spec->layer_upper && csr_sandbox_mount_layer (layer_fds, &e) < 0)
+  if (csr_caps_become_ns_root (&e) < 0
+      || (spec->layer_upper && csr_sandbox_mount_layer (layer_fds, &e) < 0)
       || csr_mounts_setup (spec, bind_fds, &e) < 0)
     csr_launch_fail (syncfd, e);
   /* Die with the supervisor (set after the credential change, which clears it). */

@@ -4,8 +4,11 @@
 #include "keeper.h"
 #include "ports.h"
 
+#include "files-worker.h"
+
 const struct keeper_part *const keeper_parts[] = {
   &keeper_part_core,
   &keeper_part_ports,
+  &keeper_part_files,
   NULL,
 };
