@@ -16,12 +16,14 @@
 #include "cmd.h"
 #include "sandbox.h"
 #include "rootfs/layer.h"
+#include "sandbox/ports.h"
 #include "sandbox/sandbox.h"
 #include "supervisor/snippet.h"
 #include "util/cleanup.h"
 #include "util/json-gen.h"
 #include "util/json.h"
 #include "util/parse.h"
+#include "util/termsafe.h"
 #include "util/trust.h"
 
 void
@@ -102,6 +104,7 @@ struct create_opts
   size_t n_with;
   bool allow_host_net, json;
   const char *net;
+  bool allow_all_interfaces;
 };
 
 enum
@@ -120,6 +123,9 @@ enum
   OPT_ALLOW_HOST_NET,
   OPT_JSON,
   OPT_FORCE,
+  OPT_PUBLISH,
+  OPT_UPSTREAM,
+  OPT_ALLOW_ALL_IF,
   OPT_WITH,
   OPT_DISK,
 };
@@ -142,13 +148,22 @@ static struct argp_option create_options[] = {
   { "net", OPT_NET, "none|host", 0,
     "none (default): an empty network namespace with lo up; host needs --allow-host-net", 0 },
   { "allow-host-net", OPT_ALLOW_HOST_NET, NULL, 0, "Confirm --net host (no network isolation)", 0 },
+  { "publish", OPT_PUBLISH, "[HOSTIP:]HOSTPORT:PORT", 0,
+    "Forward the host's HOSTIP:HOSTPORT (default 127.0.0.1; HOSTPORT 0: a free port) to the "
+    "sandbox's 127.0.0.1:PORT (repeatable)",
+    0 },
+  { "upstream", OPT_UPSTREAM, "PORT:HOST:HOSTPORT", 0,
+    "Let the sandbox reach HOST:HOSTPORT, and nothing else, at its 127.0.0.1:PORT (repeatable)",
+    0 },
+  { "allow-all-interfaces", OPT_ALLOW_ALL_IF, NULL, 0,
+    "Confirm a --publish on 0.0.0.0 or [::] (every interface: reachable from other machines)", 0 },
   { "with", OPT_WITH, "PKG", 0,
     "A read-only layer of this Debian package and its dependencies above the rootfs, as csrun "
     "run --with (repeatable)",
     0 },
   { "disk", OPT_DISK, "SIZE", 0,
     "Cap the writable layer at SIZE (a tmpfs of its own: memory, kept across stop and start)", 0 },
-  { "json", OPT_JSON, NULL, 0, "Print {\"id\":..., \"name\":...} as JSON", 0 },
+  { "json", OPT_JSON, NULL, 0, "Print {\"id\":..., \"name\":..., \"ports\":[...]} as JSON", 0 },
   { NULL, 0, NULL, 0, NULL, 0 },
 };
 
@@ -234,6 +249,13 @@ parse_create (int key, char *arg, struct argp_state *state)
     case OPT_ALLOW_HOST_NET:
       o->allow_host_net = true;
       break;
+    case OPT_PUBLISH:
+    case OPT_UPSTREAM:
+      sbx_parse_port (state, arg, key == OPT_UPSTREAM, s);
+      break;
+    case OPT_ALLOW_ALL_IF:
+      o->allow_all_interfaces = true;
+      break;
     case OPT_JSON:
       o->json = true;
       break;
@@ -258,6 +280,7 @@ parse_create (int key, char *arg, struct argp_state *state)
                       "--net host shares the host's network (no isolation): add "
                       "--allow-host-net to confirm");
       s->host_net = o->net && strcmp (o->net, "host") == 0;
+      sbx_check_ports (state, s, o->allow_all_interfaces);
       break;
     default:
       return ARGP_ERR_UNKNOWN;
@@ -359,7 +382,8 @@ cmd_create (int argc, char **argv)
   /* Never a limit claimed that is not applied (inspect says how each is). */
   cleanup_close int d = openat (root, s->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   struct csr_sandbox_spec made;
-  if (d >= 0 && csr_sandbox_spec_read (d, &made, NULL) == 0)
+  bool have_made = d >= 0 && csr_sandbox_spec_read (d, &made, NULL) == 0;
+  if (have_made)
     {
       if ((made.cpu_millis && !made.cpu_enforced) || strstr (made.mechanism, "rlimit"))
         fprintf (stderr,
@@ -367,13 +391,36 @@ cmd_create (int argc, char **argv)
                  "csrun sandbox inspect)\n",
                  strstr (made.mechanism, "rlimit") ? "enforced by rlimits" : "incomplete",
                  made.cpu_millis && !made.cpu_enforced ? ", cpu not limited" : "");
-      csr_sandbox_spec_release (&made);
     }
   if (o.json)
-    printf ("{\"id\":\"%s\"%s%s%s}\n", s->id, s->name ? ",\"name\":\"" : "", s->name ? s->name : "",
-            s->name ? "\"" : "");
+    {
+      /* The ports as the keeper bound them (HOSTPORT 0). */
+      struct csr_jgen w;
+      char *out = NULL;
+      if (csr_jgen_init (&w, false, NULL) == 0)
+        {
+          csr_jgen_map_open (&w);
+          csr_jgen_kv_str (&w, "id", s->id);
+          if (s->name)
+            csr_jgen_kv_str (&w, "name", s->name);
+          csr_sandbox_ports_gen (&w, have_made ? &made : s, true);
+          csr_jgen_map_close (&w);
+          out = csr_jgen_finish (&w, "the reply", NULL, NULL);
+        }
+      if (out)
+        printf ("%s\n", out);
+      else
+        {
+          /* Out of memory: the id at least (the sandbox exists). */
+          fprintf (stderr, "csrun sandbox create: warning: out of memory for the JSON reply\n");
+          printf ("{\"id\":\"%s\"}\n", s->id);
+        }
+      free (out);
+    }
   else
     printf ("%s\n", s->id);
+  if (have_made)
+    csr_sandbox_spec_release (&made);
   csr_sandbox_spec_release (s);
   return fflush (stdout) == 0 ? 0 : CSR_EXIT_INTERNAL;
 }
@@ -460,13 +507,14 @@ gen_limits (struct csr_jgen *w, const struct csr_sandbox_spec *s)
   csr_jgen_map_close (w);
 }
 
-static void
-fmt_time (int64_t t, char *buf, size_t n)
+void
+sbx_fmt_time (int64_t t, char *buf, size_t n)
 {
   time_t tt = (time_t)t;
   struct tm tm;
-  gmtime_r (&tt, &tm);
-  strftime (buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  /* A file's mtime can be anything (a tar's): out of range is "?". */
+  if (gmtime_r (&tt, &tm) == NULL || strftime (buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+    snprintf (buf, n, "?");
 }
 
 /* One sandbox as a JSON object (ls --json, inspect). */
@@ -476,8 +524,8 @@ gen_sandbox (struct csr_jgen *w, const struct csr_sandbox_spec *s, yajl_val info
 {
   const char *status = csr_json_str (csr_json_get (info, "status"));
   char ct[32], ex[32];
-  fmt_time (s->created, ct, sizeof ct);
-  fmt_time (s->created + (int64_t)s->ttl_s, ex, sizeof ex);
+  sbx_fmt_time (s->created, ct, sizeof ct);
+  sbx_fmt_time (s->created + (int64_t)s->ttl_s, ex, sizeof ex);
   csr_jgen_map_open (w);
   csr_jgen_kv_str (w, "id", s->id);
   if (s->name)
@@ -510,6 +558,7 @@ gen_sandbox (struct csr_jgen *w, const struct csr_sandbox_spec *s, yajl_val info
       yajl_val idle = csr_json_get (info, "idle_ms");
       csr_jgen_kv_int (w, "idle_ms", idle && YAJL_IS_INTEGER (idle) ? YAJL_GET_INTEGER (idle) : 0);
       gen_limits (w, s);
+      csr_sandbox_ports_gen (w, s, true);
       csr_jgen_str (w, "spec");
       csr_jgen_map_open (w);
       csr_jgen_kv_str (w, "rootfs", s->rootfs ? s->rootfs : "default");
@@ -536,17 +585,23 @@ gen_sandbox (struct csr_jgen *w, const struct csr_sandbox_spec *s, yajl_val info
   csr_jgen_map_close (w);
 }
 
-static int
-print_doc (struct csr_jgen *w, const char *cmd)
+int
+sbx_print_doc (struct csr_jgen *w, const char *cmd)
 {
   csr_error *e = NULL;
   size_t len;
-  char *doc = csr_jgen_finish (w, "the listing", &len, &e);
+  char *doc = csr_jgen_finish (w, "the output", &len, &e);
   if (doc == NULL)
     return sbx_fail (cmd, e, CSR_EXIT_INTERNAL);
-  printf ("%s\n", doc);
+  /* Names and paths from a sandbox: inert on a terminal. */
+  char *safe = isatty (STDOUT_FILENO) ? csr_termsafe_json (doc, len, &len) : NULL;
+  int rc = fwrite (safe ? safe : doc, 1, len, stdout) == len && putchar ('\n') != EOF
+                   && fflush (stdout) == 0
+               ? 0
+               : CSR_EXIT_INTERNAL;
+  free (safe);
   free (doc);
-  return fflush (stdout) == 0 ? 0 : CSR_EXIT_INTERNAL;
+  return rc;
 }
 
 static int
@@ -585,9 +640,9 @@ cmd_ls (struct simple_opts *o)
         {
           const char *st = csr_json_str (csr_json_get (info, "status"));
           char ct[32], ex[32] = "-", idle[16];
-          fmt_time (s.created, ct, sizeof ct);
+          sbx_fmt_time (s.created, ct, sizeof ct);
           if (s.ttl_s > 0)
-            fmt_time (s.created + (int64_t)s.ttl_s, ex, sizeof ex);
+            sbx_fmt_time (s.created + (int64_t)s.ttl_s, ex, sizeof ex);
           snprintf (idle, sizeof idle, "%llds", (long long)s.idle_timeout_s);
           printf ("%-32s  %-16s  %-8s  %-20s  %-6s  %s\n", s.id, s.name ? s.name : "-",
                   st ? st : "dead", ct, s.idle_timeout_s > 0 ? idle : "-", ex);
@@ -599,9 +654,16 @@ cmd_ls (struct simple_opts *o)
   if (o->json)
     {
       csr_jgen_array_close (&w);
-      return print_doc (&w, "ls");
+      return sbx_print_doc (&w, "ls");
     }
   return fflush (stdout) == 0 ? 0 : CSR_EXIT_INTERNAL;
+}
+
+int
+sbx_list_sandboxes (bool json)
+{
+  struct simple_opts o = { .cmd = "ls", .json = json };
+  return cmd_ls (&o);
 }
 
 static int
@@ -633,7 +695,7 @@ cmd_inspect (struct simple_opts *o)
   gen_sandbox (&w, &s, info, true, statedir, d);
   yajl_tree_free (info);
   csr_sandbox_spec_release (&s);
-  return print_doc (&w, "inspect");
+  return sbx_print_doc (&w, "inspect");
 }
 
 /* ------------------------------------------------------------ stop, start, rm, gc */
@@ -728,9 +790,6 @@ static const struct
 {
   const char *name, *args, *doc;
 } simple_cmds[] = {
-  { "ls", "",
-    "List the sandboxes: id, name, status (running, stopped), created, idle timeout, "
-    "expiry." },
   { "inspect", "ID",
     "Print a sandbox as JSON: its spec, processes, state directory, limits and "
     "how they are enforced." },
@@ -750,12 +809,20 @@ static const struct
 } full_cmds[] = {
   { "create", cmd_create },
   { "exec", cmd_sandbox_exec },
+  { "port", cmd_sandbox_port },
+  /* ls without an ID lists the sandboxes (sbx_list_sandboxes). */
+  { "ls", cmd_sandbox_ls },
+  { "cp", cmd_sandbox_cp },
+  { "read", cmd_sandbox_read },
+  { "write", cmd_sandbox_write },
+  { "find", cmd_sandbox_find },
   { "wait", cmd_sandbox_wait }, /* detached execs (sandbox-wait.c) */
 };
 
 static const char sandbox_usage[]
     = "usage: csrun sandbox COMMAND [OPTION...]\n"
-      "Commands: create, exec, wait, ls, inspect, stop, start, rm, gc (each with --help).\n"
+      "Commands: create, exec, wait, port, ls, inspect, stop, start, rm, gc;\n"
+      "files: cp, read, write, ls ID, find (each with --help).\n"
       "See csrun-sandbox(1).\n";
 
 int
@@ -796,8 +863,6 @@ cmd_sandbox (struct csr_global *g, int argc, char **argv)
                              NULL };
         if (argp_parse (&argp, argc - 1, argv + 1, 0, NULL, &o) != 0)
           return CSR_EXIT_USAGE;
-        if (strcmp (sub, "ls") == 0)
-          return cmd_ls (&o);
         if (strcmp (sub, "inspect") == 0)
           return cmd_inspect (&o);
         if (strcmp (sub, "gc") == 0)

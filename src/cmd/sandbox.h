@@ -31,7 +31,33 @@ int sbx_enter (const char *cmd, const char *id_or_name, char *id, int *code);
  * CSR_SANDBOX_MAX_ENV); a usage error otherwise (exit 2). */
 void sbx_parse_env (struct argp_state *state, char *arg, const char **env, size_t *n_env);
 
+/* Print the JSON document of W (rendered inert on a terminal) and a
+ * newline; 0 or the exit code (printed). */
+struct csr_jgen;
+int sbx_print_doc (struct csr_jgen *w, const char *cmd);
+/* T (unix seconds) as 2026-12-02T10:00:00Z. */
+void sbx_fmt_time (int64_t t, char *buf, size_t n);
+
+/* The sandboxes, as `csrun sandbox ls` lists them (without an ID). */
+int sbx_list_sandboxes (bool json);
+
 int cmd_sandbox_exec (int argc, char **argv);
+/* sandbox-files.c */
+int cmd_sandbox_cp (int argc, char **argv);
+int cmd_sandbox_read (int argc, char **argv);
+int cmd_sandbox_write (int argc, char **argv);
+int cmd_sandbox_ls (int argc, char **argv);
+int cmd_sandbox_find (int argc, char **argv);
+
+/* sandbox-ports.c: --publish (UPSTREAM false) or --upstream ARG added to
+ * S; a usage error otherwise. */
+struct csr_sandbox_spec;
+void sbx_parse_port (struct argp_state *state, const char *arg, bool upstream,
+                     struct csr_sandbox_spec *s);
+/* At the end of create's options: --net host, a wildcard address. */
+void sbx_check_ports (struct argp_state *state, const struct csr_sandbox_spec *s,
+                      bool allow_all_interfaces);
+int cmd_sandbox_port (int argc, char **argv);
 
 /* The end of an exec, from the keeper's REPLY (exit_code, signal,
  * timed_out, ...), reported as exec (and wait) do: with JSON one document
@@ -54,8 +80,6 @@ int sbx_exec_report (const struct sbx_exec_end *x);
 int cmd_sandbox_wait (int argc, char **argv);
 int cmd_sandbox_exec_ls (int argc, char **argv);
 
-struct csr_jgen;
-struct csr_sandbox_spec;
 /* inspect (sandbox-wait.c): into the open map of its "spec", S's --with
  * and --disk; into the sandbox's map, what its keeper (in DIRFD) says of
  * its detached execs ("execs") and of its --disk's use ("disk"). */

@@ -9,6 +9,18 @@
 #include <unistd.h>
 
 int
+csr_caps_become_ns_root (csr_error **err)
+{
+  if (setgroups (0, NULL) < 0 && errno != EPERM)
+    return csr_error_errno (err, "setgroups");
+  if (setresgid (0, 0, 0) < 0)
+    return csr_error_errno (err, "setresgid 0");
+  if (setresuid (0, 0, 0) < 0)
+    return csr_error_errno (err, "setresuid 0");
+  return 0;
+}
+
+int
 csr_caps_drop_all (uid_t uid, gid_t gid, csr_error **err)
 {
   /* Bounding set first (needs CAP_SETPCAP, which we still have). */

@@ -9,6 +9,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* Become root of the user namespace we are in (also when the outer uid is
+ * not the one mapped to 0, as when csrun runs as host root); a namespace
+ * that denies setgroups is fine. */
+int csr_caps_become_ns_root (csr_error **err);
+
 /* Switch to UID/GID (ids inside the user namespace), empty every capability
  * set (bounding, ambient, inheritable, permitted, effective), lock the
  * securebits so an exec as uid 0 grants nothing, and set no_new_privs. */

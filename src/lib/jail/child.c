@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,7 +18,6 @@
 #include "binds.h"
 #include "caps.h"
 #include "files.h"
-#include "idmap.h"
 #include "init.h"
 #include "mounts.h"
 #include "net.h"
@@ -147,7 +147,7 @@ csr_snippet_entry (const struct jail_spec *jail, void *face, const struct csr_la
           : csr_mounts_bind_rootfs (jail->rootfs_dir, jail->layer_dir, rootfs_fd, &e) < 0)
     csr_launch_fail (syncfd, e);
   close (rootfs_fd);
-  if (csr_idmap_become_root (&e) < 0
+  if (csr_caps_become_ns_root (&e) < 0
       || (spec->layer_upper && csr_sandbox_mount_layer (layer_fds, &e) < 0)
       || csr_mounts_setup (spec, bind_fds, &e) < 0)
     csr_launch_fail (syncfd, e);

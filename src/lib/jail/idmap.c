@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <inttypes.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -236,16 +235,4 @@ csr_idmap_write (pid_t pid, const struct jail_spec *spec, csr_error **err)
   if (csr_idmap_format (spec->gid_map, spec->n_gid_map, buf, sizeof buf) < 0)
     return csr_error_set (err, EINVAL, "gid map too long");
   return write_proc_file (pid, "gid_map", buf, err);
-}
-
-int
-csr_idmap_become_root (csr_error **err)
-{
-  if (setgroups (0, NULL) < 0 && errno != EPERM)
-    return csr_error_errno (err, "setgroups");
-  if (setresgid (0, 0, 0) < 0)
-    return csr_error_errno (err, "setresgid 0");
-  if (setresuid (0, 0, 0) < 0)
-    return csr_error_errno (err, "setresuid 0");
-  return 0;
 }

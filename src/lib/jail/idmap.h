@@ -41,9 +41,4 @@ int csr_idmap_validate (const struct csr_idmap *maps, size_t n, csr_error **err)
  * as an unprivileged user; newuidmap/newgidmap when spec->use_newidmap). */
 int csr_idmap_write (pid_t pid, const struct jail_spec *spec, csr_error **err);
 
-/* In a new user namespace (its maps written): become its root (also when
- * the outer uid is not the one mapped to 0, as when csrun runs as host
- * root); setgroups is denied rootless and left alone then. */
-int csr_idmap_become_root (csr_error **err);
-
 #endif

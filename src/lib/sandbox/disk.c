@@ -30,7 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../jail/idmap.h"
+#include "../jail/caps.h"
 #include "../jail/launch.h"
 #include "../util/cleanup.h"
 #include "../util/fdpass.h"
@@ -97,7 +97,7 @@ disk_entry (const struct jail_spec *spec, void *face, const struct csr_launch_ch
       csr_launch_fail (lc->syncfd, e);
     }
   int fds[3] = { -1, -1, -1 };
-  if (csr_idmap_become_root (&e) < 0 || (fds[DISK_ROOT] = mount_tmpfs (mp, f->bytes, &e)) < 0)
+  if (csr_caps_become_ns_root (&e) < 0 || (fds[DISK_ROOT] = mount_tmpfs (mp, f->bytes, &e)) < 0)
     csr_launch_fail (lc->syncfd, e);
   const char *what[3] = { "/proc/self/ns/user", "/proc/self/ns/mnt", "the tmpfs" };
   for (int i = 0; i < 3; i++)

@@ -157,6 +157,11 @@ helper (const struct csr_sbx_target *t, const struct csr_sbx_exec_req *r, int st
     _exit (125);
   if (csr_sbx_join (t, CSR_SBX_JOIN_ALL, &e) < 0)
     fail (st, 125, "enter the sandbox", e);
+  /* Nothing of the keeper's (its control socket, forwarded connections,
+   * other execs' descriptors) stays open here: only the streams and the
+   * status pipe. */
+  int keep[] = { r->fds[0], r->fds[1], r->fds[2], st };
+  csr_close_all_but (keep, 4);
   pid_t pid = fork ();
   if (pid < 0)
     fail (st, 125, "fork", NULL);

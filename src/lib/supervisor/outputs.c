@@ -18,6 +18,7 @@
 
 #include "../util/cleanup.h"
 #include "../util/digest.h"
+#include "../util/fs.h"
 #include "../util/pack.h"
 
 int
@@ -82,31 +83,20 @@ deliver_file (int in, int pfd, const char *leaf, const struct csr_pack_entry *e,
       *reason = "exists in DIR and is not a regular file: left as it is";
       return csr_pack_skip_data (in, e->size, err) < 0 ? -1 : 0;
     }
-  char tmp[64];
-  int fd = -1;
-  for (int i = 0; i < 100 && fd < 0; i++)
-    {
-      snprintf (tmp, sizeof tmp, ".csrun-out.%d.%d", (int)getpid (), i);
-      fd = openat (pfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                   (mode_t)(e->mode & 0777));
-      if (fd < 0 && errno != EEXIST)
-        return csr_error_errno (err, "create a file in --out DIR for %s", e->path);
-    }
+  char tmp[CSR_TMP_NAME_MAX];
+  int fd = csr_tmp_create_at (pfd, (mode_t)(e->mode & 0777), tmp, err);
   if (fd < 0)
-    return csr_error_errno (err, "create a temporary file for %s", e->path);
+    return csr_error_wrap (err, "--out: %s", e->path);
   struct csr_sha256 h;
   csr_sha256_init (&h);
-  int rc = csr_pack_copy (fd, in, e->size, &h, err);
-  int cr = close (fd);
-  if (rc == 0 && cr < 0)
-    rc = csr_error_errno (err, "close");
-  if (rc == 0 && renameat (pfd, tmp, pfd, leaf) < 0)
-    rc = csr_error_errno (err, "rename");
-  if (rc < 0)
+  if (csr_pack_copy (fd, in, e->size, &h, err) < 0)
     {
+      close (fd);
       unlinkat (pfd, tmp, 0);
       return csr_error_wrap (err, "--out: write %s", e->path);
     }
+  if (csr_tmp_commit_at (pfd, tmp, fd, leaf, err) < 0)
+    return csr_error_wrap (err, "--out: write %s", e->path);
   if (csr_sha256_final (&h, sha) < 0)
     return csr_error_set (err, EIO, "sha256");
   return 1;

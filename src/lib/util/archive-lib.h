@@ -26,6 +26,7 @@
   X (archive_entry_hardlink_utf8)                                                                  \
   X (archive_entry_mode)                                                                           \
   X (archive_entry_mtime)                                                                          \
+  X (archive_entry_mtime_nsec)                                                                     \
   X (archive_entry_new)                                                                            \
   X (archive_entry_nlink)                                                                          \
   X (archive_entry_pathname)                                                                       \
@@ -64,7 +65,10 @@
   X (archive_read_open_fd)                                                                         \
   X (archive_read_open_memory)                                                                     \
   X (archive_read_support_filter_all)                                                              \
+  X (archive_read_support_filter_bzip2)                                                            \
+  X (archive_read_support_filter_gzip)                                                             \
   X (archive_read_support_filter_none)                                                             \
+  X (archive_read_support_filter_xz)                                                               \
   X (archive_read_support_filter_zstd)                                                             \
   X (archive_read_support_format_7zip)                                                             \
   X (archive_read_support_format_ar)                                                               \

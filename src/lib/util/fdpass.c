@@ -79,3 +79,9 @@ csr_send_fds (int sock, const void *data, size_t len, const int *fds, size_t n)
     ;
   return r;
 }
+
+ssize_t
+csr_send_fd (int sock, const void *data, size_t len, int fd)
+{
+  return csr_send_fds (sock, data, len, &fd, fd >= 0 ? 1 : 0);
+}

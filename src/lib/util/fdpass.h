@@ -20,5 +20,9 @@ ssize_t csr_recv_fds (int sock, void *data, size_t len, int *fds, size_t max, si
  * count sent (the descriptors go with the first byte), -1 with errno
  * (EINTR retried). */
 ssize_t csr_send_fds (int sock, const void *data, size_t len, const int *fds, size_t n);
+/* Send LEN bytes of DATA on SOCK with the descriptor FD (none when FD < 0),
+ * one message (MSG_NOSIGNAL): the byte count, or -1 with errno (EINTR
+ * retried). */
+ssize_t csr_send_fd (int sock, const void *data, size_t len, int fd);
 
 #endif

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,6 +34,25 @@ csr_write_all (int fd, const void *buf, size_t len, csr_error **err)
         return csr_error_set (err, EIO, "write: no progress");
       p += n;
       len -= (size_t)n;
+    }
+  return 0;
+}
+
+int
+csr_read_exact (int fd, void *buf, size_t n, const char *what, csr_error **err)
+{
+  char *p = buf;
+  while (n > 0)
+    {
+      ssize_t r = read (fd, p, n);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r < 0)
+        return csr_error_errno (err, "%s", what);
+      if (r == 0)
+        return 1;
+      p += r;
+      n -= (size_t)r;
     }
   return 0;
 }
@@ -498,4 +519,42 @@ csr_touch_if_older (int dirfd, const char *name, long age_s)
   if (time (NULL) - st.st_mtim.tv_sec < age_s)
     return;
   (void)utimensat (dirfd, name, NULL, AT_SYMLINK_NOFOLLOW);
+}
+
+void
+csr_tmp_name (char name[CSR_TMP_NAME_MAX])
+{
+  static unsigned counter;
+  unsigned r = 0;
+  if (getrandom (&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r)
+    r = (unsigned)time (NULL);
+  snprintf (name, CSR_TMP_NAME_MAX, ".csrun-tmp.%ld.%08x%u", (long)getpid (), r, counter++);
+}
+
+int
+csr_tmp_create_at (int dirfd, mode_t mode, char name[CSR_TMP_NAME_MAX], csr_error **err)
+{
+  for (int tries = 0; tries < 16; tries++)
+    {
+      csr_tmp_name (name);
+      int fd = openat (dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+      if (fd >= 0)
+        return fd;
+      if (errno != EEXIST)
+        return csr_error_errno (err, "create a temporary file");
+    }
+  return csr_error_errno (err, "create a temporary file");
+}
+
+int
+csr_tmp_commit_at (int dirfd, const char *name, int fd, const char *leaf, csr_error **err)
+{
+  if (close (fd) < 0)
+    csr_error_errno (err, "close");
+  else if (renameat (dirfd, name, dirfd, leaf) < 0)
+    csr_error_errno (err, "rename");
+  else
+    return 0;
+  (void)unlinkat (dirfd, name, 0);
+  return -1;
 }

@@ -88,20 +88,10 @@ csr_pack_put (int fd, const struct csr_pack_entry *e, csr_error **err)
 static int
 read_exact (int fd, void *buf, size_t n, csr_error **err)
 {
-  char *p = buf;
-  while (n > 0)
-    {
-      ssize_t r = read (fd, p, n);
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r < 0)
-        return csr_error_errno (err, "read the file pack");
-      if (r == 0)
-        return csr_error_set (err, EPROTO, "the file pack is truncated");
-      p += r;
-      n -= (size_t)r;
-    }
-  return 0;
+  int r = csr_read_exact (fd, buf, n, "read the file pack", err);
+  if (r > 0)
+    return csr_error_set (err, EPROTO, "the file pack is truncated");
+  return r;
 }
 
 int
