@@ -697,11 +697,14 @@ static const struct
 } full_cmds[] = {
   { "create", cmd_create },
   { "exec", cmd_sandbox_exec },
+  { "run", cmd_sandbox_run },         /* issue 15: sandbox-run.c */
+  { "session", cmd_sandbox_session }, /* issue 15: sandbox-run.c */
 };
 
 static const char sandbox_usage[]
     = "usage: csrun sandbox COMMAND [OPTION...]\n"
-      "Commands: create, exec, ls, inspect, stop, start, rm, gc (each with --help).\n"
+      "Commands: create, exec, run, session, ls, inspect, stop, start, rm, gc (each with "
+      "--help).\n"
       "See csrun-sandbox(1).\n";
 
 int

@@ -27,5 +27,7 @@ int sbx_open (const char *cmd, int rootfd, const char *id_or_name, char *id, int
 void sbx_parse_env (struct argp_state *state, char *arg, const char **env, size_t *n_env);
 
 int cmd_sandbox_exec (int argc, char **argv);
+int cmd_sandbox_run (int argc, char **argv);     /* issue 15: sandbox-run.c */
+int cmd_sandbox_session (int argc, char **argv); /* issue 15: sandbox-run.c */
 
 #endif
