@@ -410,9 +410,10 @@ def _with(rule, message):
     return message + (": " + rule[1] if rule[1] else "")
 
 
-def _check(p, f=None):
+def _check(p, f=None, known=()):
     """Read, parse and check the snippet: the open binary file F, else the
-    descriptor the policy names, else snippet.py.  Return (verdict, code
+    descriptor the policy names, else snippet.py.  KNOWN: names defined
+    before it (a session's globals), never undefined.  Return (verdict, code
     object to run or None, SyntaxError to report or None)."""
     if f is None:
         f = open("snippet.py" if p.source_fd is None else p.source_fd, "rb")
@@ -441,7 +442,8 @@ def _check(p, f=None):
         violations = []
         if (p.excepts or p.calls) and p.needs_resolver(mentions, loads, bound, assigned):
             violations = _resolver()(p, tree, _lines(src))
-        undefined, why = _undefined(loads, bound, star) if p.undefined else ([], None)
+        defined = bound.union(known) if known else bound
+        undefined, why = _undefined(loads, defined, star) if p.undefined else ([], None)
         # Names one edit from exactly one defined name: blocked (so healed
         # before anything runs) only when a healer follows (heal_names sent).
         # A snippet that catches NameError or checks the Python version may
@@ -450,7 +452,7 @@ def _check(p, f=None):
         guarded = "except NameError" in mentions or "version_info" in mentions
         near = {}
         if undefined and p.heal_names and not guarded:
-            near = _suggest(tree, undefined, loads, bound, p.heal_names)
+            near = _suggest(tree, undefined, loads, defined, p.heal_names)
         for line, col, name, usage in undefined or ():
             if name in p.heal_names and not guarded:
                 msg = "name '%s' is used but never defined or imported" % name

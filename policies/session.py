@@ -147,7 +147,8 @@ def _serve():
                 p = policies[text] = gate["_Policy"](parse(text))
             with open(fds[4], "rb") as f:
                 src = f.read()
-            verdict, code, syntax_error = gate["_check"](p, __import__("io").BytesIO(src))
+            # The session's globals are defined: never "undefined", never healed.
+            verdict, code, syntax_error = gate["_check"](p, __import__("io").BytesIO(src), g.keys())
         except (SyntaxError, ValueError, TypeError, KeyError, AttributeError, OSError, MemoryError) as e:
             verdict = {"verdict": "error", "message": "%s: %s" % (type(e).__name__, e), "violations": [], "undefined_names": []}
         streams(fds)

@@ -44,7 +44,7 @@ struct run_opts
    * output; SANDBOX goes into the result. */
   int (*read_code) (struct run_opts *o, const char *name, char **code, size_t *len,
                     csr_error **err);
-  int (*failed) (struct run_opts *o, const csr_error *err, int code);
+  int (*failed) (struct run_opts *o, csr_error *err, int code);
   int (*after_run) (struct run_opts *o, struct csr_snippet_result *res);
   void (*after_print) (struct run_opts *o, const struct csr_run_result *r); /* not --json */
   const struct csr_sandbox_report *sandbox;

@@ -126,11 +126,14 @@ read_code (struct run_opts *o, const char *name, char **code, size_t *len, csr_e
 
 /* A stopped sandbox, a busy session: refused (exit 1). */
 static int
-failed (struct run_opts *o, const csr_error *err, int code)
+failed (struct run_opts *o, csr_error *err, int code)
 {
   struct sbx_run *x = o->hook_data;
-  (void)err;
-  return x->sl.refused ? SBX_EXIT_REFUSED : code;
+  if (!x->sl.refused)
+    return code;
+  if (err)
+    err->status = 0; /* the keeper's words say it */
+  return SBX_EXIT_REFUSED;
 }
 
 /* Before the result is printed: what the session did, and the fix of a
@@ -350,13 +353,22 @@ parse_session (int key, char *arg, struct argp_state *state)
   return 0;
 }
 
+/* A session command's error: the keeper's words (its errno, which chose
+ * the exit code, is in them). */
 static int
-session_code (const csr_error *e)
+session_fail (const char *cmd, csr_error *e)
 {
   int st = e ? e->status : 0;
-  return st == ENOENT || st == EINVAL ? CSR_EXIT_USAGE
-         : st == ESRCH || st == EBUSY ? SBX_EXIT_REFUSED
-                                      : CSR_EXIT_INTERNAL;
+  int code = st == ENOENT || st == EINVAL ? CSR_EXIT_USAGE
+             : st == ESRCH || st == EBUSY ? SBX_EXIT_REFUSED
+                                          : CSR_EXIT_INTERNAL;
+  bool words = st == ENOENT || st == ESRCH || st == EBUSY || st == EINVAL;
+  fprintf (stderr, "csrun sandbox %s: %s\n", cmd,
+           e == NULL ? "out of memory"
+           : words   ? e->msg
+                     : csr_error_text (e));
+  csr_error_free (e);
+  return code;
 }
 
 static int
@@ -365,7 +377,7 @@ session_ls (int d, const struct session_opts *o)
   char *reply = NULL;
   csr_error *e = NULL;
   if (csr_sbx_session_ls (d, &reply, &e) < 0)
-    return sbx_fail ("session ls", e, session_code (e));
+    return session_fail ("session ls", e);
   char ebuf[64];
   cleanup_yajl_val yajl_val t = yajl_tree_parse (reply, ebuf, sizeof ebuf);
   free (reply);
@@ -485,7 +497,7 @@ session_save (int d, const struct session_opts *o)
   if (rc < 0)
     {
       free (report);
-      return sbx_fail ("session save", e, session_code (e));
+      return session_fail ("session save", e);
     }
   print_report (to_stdout ? stderr : stdout, report, o->json);
   free (report);
@@ -505,7 +517,7 @@ session_load (int d, const struct session_opts *o)
   char *report = NULL;
   csr_error *e = NULL;
   if (csr_sbx_session_load (d, o->name, fd, SESSION_SAVE_MAX, &report, &e) < 0)
-    return sbx_fail ("session load", e, session_code (e));
+    return session_fail ("session load", e);
   print_report (stdout, report, o->json);
   free (report);
   return fflush (stdout) == 0 ? 0 : CSR_EXIT_INTERNAL;
@@ -546,7 +558,7 @@ cmd_sandbox_session (int argc, char **argv)
     return session_load (d, &o);
   csr_error *e = NULL;
   if (csr_sbx_session_rm (d, o.name, &e) < 0)
-    return sbx_fail ("session rm", e, session_code (e));
+    return session_fail ("session rm", e);
   if (o.json)
     printf ("{\"id\":\"%s\",\"session\":\"%s\",\"ok\":true}\n", id, o.name);
   return fflush (stdout) == 0 ? 0 : CSR_EXIT_INTERNAL;

@@ -405,8 +405,9 @@ get_session (struct keeper *k, int fd, const char *name, bool *started, csr_erro
         return &sessions[i];
       }
   (void)fd;
-  csr_error_set (err, EAGAIN, "too many sessions in this sandbox (at most %d)",
-                 KEEPER_MAX_SESSIONS);
+  csr_error_set (err, 0, "too many sessions in this sandbox (at most %d)", KEEPER_MAX_SESSIONS);
+  if (*err)
+    (*err)->status = EAGAIN;
   return NULL;
 }
 
@@ -445,7 +446,7 @@ op_run (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, bool *ke
   if (s == NULL && (s = get_session (k, fd, name, &started, &e)) == NULL)
     {
       keeper_strv_free (args);
-      keeper_reply_error (fd, csr_error_text (e));
+      keeper_reply_error (fd, e->status == EAGAIN ? e->msg : csr_error_text (e));
       csr_error_free (e);
       return;
     }
@@ -631,7 +632,7 @@ op_save_load (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, bo
   int rc = load ? keeper_session_load (k, name, fds[0], tmo, &report, &e)
                 : keeper_session_save (k, name, fds[0], tmo, &report, &e);
   if (rc < 0)
-    keeper_reply_error (fd, csr_error_text (e));
+    keeper_reply_error (fd, e->msg); /* the caller's message; its errno is in the words */
   else
     keeper_reply (fd, report);
   csr_error_free (e);

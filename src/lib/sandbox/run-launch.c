@@ -92,7 +92,9 @@ reply_with_fd (int sock, char **line, int *fd, csr_error **err)
                : strstr (msg, "changed since")   ? EBUSY
                : strstr (msg, "too many")        ? EAGAIN
                                                  : 0;
-      csr_error_set (err, st, "%s", msg ? msg : "the keeper's reply is not JSON");
+      csr_error_set (err, 0, "%s", msg ? msg : "the keeper's reply is not JSON");
+      if (*err)
+        (*err)->status = st; /* the keeper's message says it already */
       if (fd && *fd >= 0)
         {
           close (*fd);
