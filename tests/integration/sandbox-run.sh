@@ -48,13 +48,13 @@ n = int(open("data.txt").read()) + 1
 open("result.txt", "w").write(str(n))
 print(os.getcwd(), os.environ.get("GREETING"), os.environ.get("EXTRA"), sys.argv[1:], n)
 EOF
-out=$(csrun sandbox run --env EXTRA=x box "$T/use.py" a1 a2 2>&1)
+out=$(csrun sandbox run --env EXTRA=x box "$T/use.py" a1 a2 2>"$T/use.err")
 rc=$?
 back=$(in_box 'print(open("/work/result.txt").read())')
 left=$(in_box 'import os; print(sorted(f for f in os.listdir("/work") if f.endswith(".py")))')
 [ $rc = 0 ] && [ "$out" = "/work hi x ['a1', 'a2'] 42" ] && [ "$back" = 42 ] && [ "$left" = "[]" ] \
   && ok "run sees and changes the sandbox's files, in its working directory and environment (+ --env, ARGS); no snippet.py left there" \
-  || not_ok "run in the sandbox" "exit $rc" "$out" "$back" "$left"
+  || not_ok "run in the sandbox" "exit $rc" "$out" "$back" "$left" "$(cat "$T/use.err")"
 
 printf 'import sys\nprint(sys.stdin.read().upper())\n' > "$T/stdin.py"
 out=$(printf 'piped data' | csrun sandbox run box "$T/stdin.py" 2>&1)
