@@ -27,6 +27,7 @@
 #include "../util/cleanup.h"
 #include "../util/clock.h"
 #include "../util/digest.h"
+#include "../util/fdpass.h"
 #include "../util/fs.h"
 #include "../util/json-gen.h"
 #include "../util/json.h"
@@ -52,7 +53,7 @@ static struct file_job jobs[MAX_JOBS];
 
 /* ------------------------------------------------------------ in the sandbox */
 
-/* Send JSON (and FD, when >= 0) to the caller. */
+/* Send JSON (and FD, when >= 0) to the caller, as one line. */
 static int
 send_reply (int conn, const char *json, int fd)
 {
@@ -62,30 +63,7 @@ send_reply (int conn, const char *json, int fd)
     return -1;
   memcpy (line, json, len);
   line[len] = '\n';
-  struct iovec iov = { line, len + 1 };
-  union
-  {
-    char buf[CMSG_SPACE (sizeof (int))];
-    struct cmsghdr align;
-  } u;
-  struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-  if (fd >= 0)
-    {
-      memset (&u, 0, sizeof u);
-      mh.msg_control = u.buf;
-      mh.msg_controllen = sizeof u.buf;
-      struct cmsghdr *c = CMSG_FIRSTHDR (&mh);
-      c->cmsg_level = SOL_SOCKET;
-      c->cmsg_type = SCM_RIGHTS;
-      c->cmsg_len = CMSG_LEN (sizeof (int));
-      memcpy (CMSG_DATA (c), &fd, sizeof fd);
-    }
-  ssize_t w = sendmsg (conn, &mh, MSG_NOSIGNAL);
-  size_t off = w > 0 ? (size_t)w : 0;
-  while (w >= 0 && off < len + 1)
-    if ((w = send (conn, line + off, len + 1 - off, MSG_NOSIGNAL)) > 0)
-      off += (size_t)w;
-  return w < 0 ? -1 : 0;
+  return csr_send_fds (conn, line, len + 1, &fd, fd >= 0 ? 1 : 0);
 }
 
 /* The error reply {"error": ...}; the process's status is still 0 (it

@@ -21,6 +21,7 @@
 #include "../supervisor/launch.h"
 #include "../util/cleanup.h"
 #include "../util/clock.h"
+#include "../util/fdpass.h"
 #include "../util/json-gen.h"
 #include "../util/json.h"
 #include "run.h"
@@ -221,35 +222,7 @@ start (struct keeper *k, struct session *s, const char *name, csr_error **err)
 static int
 send_request (struct session *s, const char *line, const int *fds, size_t n_fds)
 {
-  size_t len = strlen (line);
-  struct iovec iov = { (void *)line, len };
-  union
-  {
-    char buf[CMSG_SPACE (sizeof (int) * 8)];
-    struct cmsghdr align;
-  } u;
-  struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-  if (n_fds > 0)
-    {
-      memset (&u, 0, sizeof u);
-      mh.msg_control = u.buf;
-      mh.msg_controllen = CMSG_SPACE (sizeof (int) * n_fds);
-      struct cmsghdr *c = CMSG_FIRSTHDR (&mh);
-      c->cmsg_level = SOL_SOCKET;
-      c->cmsg_type = SCM_RIGHTS;
-      c->cmsg_len = CMSG_LEN (sizeof (int) * n_fds);
-      memcpy (CMSG_DATA (c), fds, sizeof (int) * n_fds);
-    }
-  ssize_t w;
-  while ((w = sendmsg (s->ctl, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
-    ;
-  size_t off = w > 0 ? (size_t)w : 0;
-  while (w >= 0 && off < len)
-    if ((w = send (s->ctl, line + off, len - off, MSG_NOSIGNAL)) > 0)
-      off += (size_t)w;
-    else if (w < 0 && errno == EINTR)
-      w = 0;
-  return w < 0 ? -1 : 0;
+  return csr_send_fds (s->ctl, line, strlen (line), fds, n_fds);
 }
 
 /* Read what the interpreter sent: 1 with a whole line in S->rbuf (its
