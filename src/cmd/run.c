@@ -330,7 +330,10 @@ csr_run_main (const char *prog_name, struct run_opts *o)
       if (r->interrupt_signal == SIGINT && csr_stream_is_terminal (STDERR_FILENO))
         csr_say_after (-1, 'C');
       const char *abbrev = sigabbrev_np (r->interrupt_signal);
-      csr_say (prog, "interrupted by SIG%s: the jail was stopped%s", abbrev ? abbrev : "?",
+      const struct csr_launcher *L = o->req.launcher;
+      csr_say (prog, "interrupted by SIG%s: %s%s", abbrev ? abbrev : "?",
+               L && !L->one_shot ? "the attempt was stopped (the sandbox runs on)"
+                                 : "the jail was stopped",
                r->n_attempts > 0 ? "" : " before the first attempt");
     }
   else if (!o->json)

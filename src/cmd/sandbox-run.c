@@ -258,6 +258,7 @@ cmd_sandbox_run (int argc, char **argv)
   struct run_opts *o = &x.ro;
   o->req.launcher = &x.sl.l;
   o->req.rootfs = spec.rootfs_dir; /* the healer looks for modules in its tree */
+  o->req.tmp_size = 256ULL << 20;  /* the sandbox's /tmp (keeper.c); /work is its layer */
   o->req.limits = (struct csr_limits_request){ .memory = spec.memory,
                                                .pids = spec.pids,
                                                .cpu_millis = spec.cpu_millis };

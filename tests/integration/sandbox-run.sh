@@ -118,6 +118,21 @@ alive=$(in_box 'import os; print(os.path.exists("/proc/" + open("/work/slow.pid"
   && ok "a timeout (124) kills that attempt's processes only: the sandbox runs on" \
   || not_ok "timeout" "exit $rc" "$st" "$alive" "$out"
 
+# Interrupted: exit 130, that attempt stopped, the sandbox runs on.
+in_box 'import os; os.remove("/work/slow.pid")' >/dev/null
+started () { [ "$(in_box 'import os; print(os.path.exists("/work/slow.pid"))')" = True ]; }
+"$CSRUN" sandbox run --json box "$T/slow.py" > "$T/int.json" 2>"$T/int.err" </dev/null &
+pid=$!
+wait_until 20 started
+kill -INT $pid
+wait $pid
+rc=$?
+got=$(jget "$T/int.json" '(j["status"], j["interrupted_by"])')
+st=$(csrun sandbox ls --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["status"])' 2>&1)
+[ $rc = 130 ] && [ "$got" = "('interrupted', 'SIGINT')" ] && [ "$st" = running ] \
+  && ok "SIGINT to csrun sandbox run: exit 130, status interrupted, the sandbox runs on" \
+  || not_ok "interrupt" "exit $rc" "$got" "$st" "$(cat "$T/int.err")"
+
 printf 'print(1)\n' > "$T/one.py"
 csrun sandbox inspect box > "$T/in.json" 2>&1
 csrun sandbox run --json box "$T/one.py" > "$T/j.json" 2>&1
@@ -247,11 +262,14 @@ all_gone=yes
 for p in $pids; do wait_until 10 gone "$p" || all_gone="no ($p)"; done
 out=$(cell s1 'print(1)' 2>&1)
 rc=$?
+out2=$(csrun sandbox run box "$T/one.py" 2>&1)
+rc2=$?
 csrun sandbox start box >/dev/null 2>&1
 n=$(csrun sandbox session ls --json box 2>&1)
 [ -n "$pids" ] && [ "$all_gone" = yes ] && [ $rc = 1 ] && echo "$out" | grep -q stopped && [ "$n" = "[]" ] \
-  && ok "stop ends the sandbox's sessions; a cell to a stopped sandbox: exit 1; start has none" \
-  || not_ok "stop ends sessions" "$pids: $all_gone" "$rc: $out" "$n"
+  && [ $rc2 = 1 ] && echo "$out2" | grep -q stopped \
+  && ok "stop ends the sandbox's sessions; a run or a cell in a stopped sandbox: exit 1; start has none" \
+  || not_ok "stop ends sessions" "$pids: $all_gone" "$rc: $out" "$rc2: $out2" "$n"
 cell s9 'z = 1' >/dev/null 2>&1
 pid=$(csrun sandbox session ls --json box | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["pid"])' 2>&1)
 csrun sandbox rm --force box >/dev/null 2>&1
