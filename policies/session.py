@@ -217,8 +217,8 @@ def _serve():
         items = [(n, m, True) for n, m in dict(doc.get("modules") or {}).items()]
         items += [(n, d, False) for n, d in dict(doc.get("globals") or {}).items()]
         for name, v, is_module in items:
-            if type(name) is not str or not name.isidentifier():
-                skipped.append({"name": repr(name), "why": "not a name"})
+            if type(name) is not str or not name.isidentifier() or name[:2] == "__" == name[-2:]:
+                skipped.append({"name": repr(name), "why": "not a name a save holds"})
                 continue
             try:
                 g[name] = importlib.import_module(v) if is_module else pickle.loads(v)
@@ -230,7 +230,7 @@ def _serve():
     signal.signal(signal.SIGINT, on_sigint)
     buf, fds = b"", []
     while True:
-        data, got, flags, addr = socket.recv_fds(ctl, 1 << 18, 8)
+        data, got, flags, addr = socket.recv_fds(ctl, 1 << 16, 8)  # under the mmap threshold
         fds += got
         if not data:
             return

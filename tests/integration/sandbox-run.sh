@@ -150,9 +150,12 @@ out3=$(csrun sandbox run --session 'a/b' box "$T/one.py" 2>&1)
 rc3=$?
 out4=$(csrun sandbox run --session s --env A=1 box "$T/one.py" 2>&1)
 rc4=$?
+out5=$(csrun sandbox run --memory 1G box "$T/one.py" 2>&1)
+rc5=$?
 [ $rc = 2 ] && [ $rc2 = 2 ] && [ $rc3 = 2 ] && [ $rc4 = 2 ] && echo "$out4" | grep -q "does not apply to a session" \
-  && ok "bad input: unknown sandbox, no FILE, a bad session name, --env with --session: exit 2" \
-  || not_ok "bad input" "$rc: $out" "$rc2: $out2" "$rc3: $out3" "$rc4: $out4"
+  && [ $rc5 = 2 ] && echo "$out5" | grep -q "memory" \
+  && ok "bad input: unknown sandbox, no FILE, a bad session name, --env with --session, a limit (the sandbox's): exit 2" \
+  || not_ok "bad input" "$rc: $out" "$rc2: $out2" "$rc3: $out3" "$rc4: $out4" "$rc5: $out5"
 
 # ---------------------------------------------------------------- sessions
 cell () { # cell SESSION CODE [OPTIONS...]: run CODE as a cell
