@@ -227,10 +227,22 @@ def _serve():
                 skipped.append({"name": name, "why": "%s: %s" % (type(e).__name__, e)})
         return {"loaded": loaded, "skipped": skipped}
 
+    def receive():
+        """Bytes and the descriptors with them (close-on-exec); 64 KiB at a
+        time, under malloc's mmap threshold.  (socket.recv_fds is 3.9+.)"""
+        import array
+
+        ints = array.array("i")
+        data, anc, flags, addr = ctl.recvmsg(1 << 16, socket.CMSG_LEN(8 * ints.itemsize), socket.MSG_CMSG_CLOEXEC)
+        for level, kind, extra in anc:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                ints.frombytes(extra[: len(extra) - len(extra) % ints.itemsize])
+        return data, list(ints)
+
     signal.signal(signal.SIGINT, on_sigint)
     buf, fds = b"", []
     while True:
-        data, got, flags, addr = socket.recv_fds(ctl, 1 << 16, 8)  # under the mmap threshold
+        data, got = receive()
         fds += got
         if not data:
             return
