@@ -540,10 +540,18 @@ call_sync (struct keeper *k, struct session *s, const char *op, int fd, int time
   char ebuf[64];
   cleanup_yajl_val yajl_val t = yajl_tree_parse (s->rbuf, ebuf, sizeof ebuf);
   const char *msg = csr_json_str (csr_json_get (t, "error"));
-  if (t == NULL || !YAJL_IS_OBJECT (t) || msg)
+  if (t == NULL || !YAJL_IS_OBJECT (t))
     {
-      csr_error_set (err, 0, "session %s: %s", s->name,
-                     msg ? msg : "its report was not what csrun sends");
+      csr_error_set (err, EPROTO,
+                     "session %s: its report was not what csrun sends (it was "
+                     "killed)",
+                     s->name);
+      lose (k, s, "its report of a save or load was not what csrun sends");
+      return -1;
+    }
+  if (msg)
+    {
+      csr_error_set (err, 0, "session %s: %s", s->name, msg);
       consume (s);
       request_done (k, s);
       return -1;
