@@ -34,5 +34,7 @@ int cmd_cache (struct csr_global *g, int argc, char **argv);
 int cmd_rootfs (struct csr_global *g, int argc, char **argv);  /* package layers */
 int cmd_sandbox (struct csr_global *g, int argc, char **argv); /* issue 15 */
 int cmd_batch (struct csr_global *g, int argc, char **argv);   /* issue 17 */
+int cmd_mcp (struct csr_global *g, int argc, char **argv);     /* issue 18 */
+int cmd_tool_schema (struct csr_global *g, int argc, char **argv);
 
 #endif

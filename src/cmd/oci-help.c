@@ -205,6 +205,8 @@ oci_help_global (FILE *out)
            "   batch       run many snippets in parallel jails: report, resume, shards\n"
            "   cache       verify [--repair], ls, prune [--older-than D] the cache\n"
            "   sandbox     long-lived jails: create, exec, ls, inspect, stop, start, rm, gc\n"
+           "   mcp         the Model Context Protocol on stdin/stdout: tools for agents\n"
+           "   tool-schema the agent tools' schemas: --format openai|anthropic|gemini|mcp\n"
            "   hook        OCI hook: gate a container's Python script, scan its log\n",
            prog, prog);
   for (const struct oci_help_entry *e = entries; e->name; e++)

@@ -15,6 +15,7 @@
 
 #include "cmd.h"
 #include "sandbox.h"
+#include "sandbox/ports.h"
 #include "sandbox/sandbox.h"
 #include "supervisor/snippet.h"
 #include "util/cleanup.h"
@@ -90,6 +91,7 @@ struct create_opts
   size_t n_env;
   bool allow_host_net, json;
   const char *net;
+  bool allow_all_interfaces;
 };
 
 enum
@@ -108,6 +110,9 @@ enum
   OPT_ALLOW_HOST_NET,
   OPT_JSON,
   OPT_FORCE,
+  OPT_PUBLISH,
+  OPT_UPSTREAM,
+  OPT_ALLOW_ALL_IF,
 };
 
 static struct argp_option create_options[] = {
@@ -128,7 +133,16 @@ static struct argp_option create_options[] = {
   { "net", OPT_NET, "none|host", 0,
     "none (default): an empty network namespace with lo up; host needs --allow-host-net", 0 },
   { "allow-host-net", OPT_ALLOW_HOST_NET, NULL, 0, "Confirm --net host (no network isolation)", 0 },
-  { "json", OPT_JSON, NULL, 0, "Print {\"id\":..., \"name\":...} as JSON", 0 },
+  { "publish", OPT_PUBLISH, "[HOSTIP:]HOSTPORT:PORT", 0,
+    "Forward the host's HOSTIP:HOSTPORT (default 127.0.0.1; HOSTPORT 0: a free port) to the "
+    "sandbox's 127.0.0.1:PORT (repeatable)",
+    0 },
+  { "upstream", OPT_UPSTREAM, "PORT:HOST:HOSTPORT", 0,
+    "Let the sandbox reach HOST:HOSTPORT, and nothing else, at its 127.0.0.1:PORT (repeatable)",
+    0 },
+  { "allow-all-interfaces", OPT_ALLOW_ALL_IF, NULL, 0,
+    "Confirm a --publish on 0.0.0.0 or [::] (every interface: reachable from other machines)", 0 },
+  { "json", OPT_JSON, NULL, 0, "Print {\"id\":..., \"name\":..., \"ports\":[...]} as JSON", 0 },
   { NULL, 0, NULL, 0, NULL, 0 },
 };
 
@@ -214,6 +228,13 @@ parse_create (int key, char *arg, struct argp_state *state)
     case OPT_ALLOW_HOST_NET:
       o->allow_host_net = true;
       break;
+    case OPT_PUBLISH:
+    case OPT_UPSTREAM:
+      sbx_parse_port (state, arg, key == OPT_UPSTREAM, s);
+      break;
+    case OPT_ALLOW_ALL_IF:
+      o->allow_all_interfaces = true;
+      break;
     case OPT_JSON:
       o->json = true;
       break;
@@ -226,6 +247,7 @@ parse_create (int key, char *arg, struct argp_state *state)
                       "--net host shares the host's network (no isolation): add "
                       "--allow-host-net to confirm");
       s->host_net = o->net && strcmp (o->net, "host") == 0;
+      sbx_check_ports (state, s, o->allow_all_interfaces);
       break;
     default:
       return ARGP_ERR_UNKNOWN;
@@ -308,7 +330,8 @@ cmd_create (int argc, char **argv)
   /* Never a limit claimed that is not applied (inspect says how each is). */
   cleanup_close int d = openat (root, s->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   struct csr_sandbox_spec made;
-  if (d >= 0 && csr_sandbox_spec_read (d, &made, NULL) == 0)
+  bool have_made = d >= 0 && csr_sandbox_spec_read (d, &made, NULL) == 0;
+  if (have_made)
     {
       if ((made.cpu_millis && !made.cpu_enforced) || strstr (made.mechanism, "rlimit"))
         fprintf (stderr,
@@ -316,13 +339,36 @@ cmd_create (int argc, char **argv)
                  "csrun sandbox inspect)\n",
                  strstr (made.mechanism, "rlimit") ? "enforced by rlimits" : "incomplete",
                  made.cpu_millis && !made.cpu_enforced ? ", cpu not limited" : "");
-      csr_sandbox_spec_release (&made);
     }
   if (o.json)
-    printf ("{\"id\":\"%s\"%s%s%s}\n", s->id, s->name ? ",\"name\":\"" : "", s->name ? s->name : "",
-            s->name ? "\"" : "");
+    {
+      /* The ports as the keeper bound them (HOSTPORT 0). */
+      struct csr_jgen w;
+      char *out = NULL;
+      if (csr_jgen_init (&w, false, NULL) == 0)
+        {
+          csr_jgen_map_open (&w);
+          csr_jgen_kv_str (&w, "id", s->id);
+          if (s->name)
+            csr_jgen_kv_str (&w, "name", s->name);
+          csr_sandbox_ports_gen (&w, have_made ? &made : s, true);
+          csr_jgen_map_close (&w);
+          out = csr_jgen_finish (&w, "the reply", NULL, NULL);
+        }
+      if (out)
+        printf ("%s\n", out);
+      else
+        {
+          /* Out of memory: the id at least (the sandbox exists). */
+          fprintf (stderr, "csrun sandbox create: warning: out of memory for the JSON reply\n");
+          printf ("{\"id\":\"%s\"}\n", s->id);
+        }
+      free (out);
+    }
   else
     printf ("%s\n", s->id);
+  if (have_made)
+    csr_sandbox_spec_release (&made);
   csr_sandbox_spec_release (s);
   return fflush (stdout) == 0 ? 0 : CSR_EXIT_INTERNAL;
 }
@@ -459,6 +505,7 @@ gen_sandbox (struct csr_jgen *w, const struct csr_sandbox_spec *s, yajl_val info
       yajl_val idle = csr_json_get (info, "idle_ms");
       csr_jgen_kv_int (w, "idle_ms", idle && YAJL_IS_INTEGER (idle) ? YAJL_GET_INTEGER (idle) : 0);
       gen_limits (w, s);
+      csr_sandbox_ports_gen (w, s, true);
       csr_jgen_str (w, "spec");
       csr_jgen_map_open (w);
       csr_jgen_kv_str (w, "rootfs", s->rootfs ? s->rootfs : "default");
@@ -695,16 +742,15 @@ static const struct
   const char *name;
   int (*fn) (int argc, char **argv);
 } full_cmds[] = {
-  { "create", cmd_create },
-  { "exec", cmd_sandbox_exec },
-  { "run", cmd_sandbox_run },         /* issue 15: sandbox-run.c */
-  { "session", cmd_sandbox_session }, /* issue 15: sandbox-run.c */
+  { "create", cmd_create },           { "exec", cmd_sandbox_exec },
+  { "port", cmd_sandbox_port },       { "run", cmd_sandbox_run }, /* issue 15: sandbox-run.c */
+  { "session", cmd_sandbox_session },                             /* issue 15: sandbox-run.c */
 };
 
 static const char sandbox_usage[]
     = "usage: csrun sandbox COMMAND [OPTION...]\n"
-      "Commands: create, exec, run, session, ls, inspect, stop, start, rm, gc (each with "
-      "--help).\n"
+      "Commands: create, exec, run, session, port, ls, inspect, stop, start, rm, gc (each "
+      "with --help).\n"
       "See csrun-sandbox(1).\n";
 
 int

@@ -30,4 +30,14 @@ int cmd_sandbox_exec (int argc, char **argv);
 int cmd_sandbox_run (int argc, char **argv);     /* issue 15: sandbox-run.c */
 int cmd_sandbox_session (int argc, char **argv); /* issue 15: sandbox-run.c */
 
+/* sandbox-ports.c: --publish (UPSTREAM false) or --upstream ARG added to
+ * S; a usage error otherwise. */
+struct csr_sandbox_spec;
+void sbx_parse_port (struct argp_state *state, const char *arg, bool upstream,
+                     struct csr_sandbox_spec *s);
+/* At the end of create's options: --net host, a wildcard address. */
+void sbx_check_ports (struct argp_state *state, const struct csr_sandbox_spec *s,
+                      bool allow_all_interfaces);
+int cmd_sandbox_port (int argc, char **argv);
+
 #endif

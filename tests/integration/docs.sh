@@ -71,9 +71,12 @@ check_page "csrun check" "$MAN/csrun-check.1" "$CSRUN" check --help
 check_page "csrun cache" "$MAN/csrun-cache.1" "$CSRUN" cache --help
 check_page "csrun batch" "$MAN/csrun-batch.1" "$CSRUN" batch --help
 check_page "csrun hook" "$MAN/csrun-hook.1" "$CSRUN" hook --help
+check_page "csrun mcp" "$MAN/csrun-mcp.1" "$CSRUN" mcp --help
+check_page "csrun tool-schema" "$MAN/csrun-mcp.1" "$CSRUN" tool-schema --help
 for c in create exec run session ls inspect stop start rm gc; do
   check_page "csrun sandbox $c" "$MAN/csrun-sandbox.1" "$CSRUN" sandbox "$c" --help
 done
+check_page "csrun sandbox port ls" "$MAN/csrun-sandbox.1" "$CSRUN" sandbox port ls --help
 for c in create start state kill delete list ps events spec features pause resume exec update; do
   check_page "csrun $c" "$MAN/csrun-oci.8" "$CSRUN" "$c" --help
 done

@@ -18,7 +18,7 @@ for f in bin/csrun bin/csrun-rootfs-builder share/csrun/python-rootfs.tar.zst sh
   share/csrun/policies/gate.py share/csrun/policies/gate.conf share/csrun/policies/heal.conf \
   share/csrun/policies/silent-failure.conf share/man/man1/csrun.1 share/man/man1/csrun-run.1 \
   share/man/man1/csrun-check.1 share/man/man5/csrun-policy.5 share/man/man1/csrun-rootfs-builder.1 \
-  share/bash-completion/completions/csrun; do
+  share/man/man1/csrun-mcp.1 share/bash-completion/completions/csrun; do
   [ -e "$root/$f" ] && ok "installed $f" || not_ok "installed $f" "missing $root/$f"
 done
 printf 'print("installed", 6 * 7)\n' > "$D/t.py"

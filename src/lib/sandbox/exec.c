@@ -157,6 +157,15 @@ helper (const struct csr_sbx_target *t, const struct csr_sbx_exec_req *r, int st
     _exit (125);
   if (csr_sbx_join (t, CSR_SBX_JOIN_ALL, &e) < 0)
     fail (st, 125, "enter the sandbox", e);
+  /* Nothing of the keeper's (its control socket, forwarded connections,
+   * other execs' descriptors) stays open here: only the streams, the extra
+   * descriptors (issue 15) and the status pipe. */
+  int keep[4 + CSR_SBX_MAX_EXTRA_FDS] = { r->fds[0], r->fds[1], r->fds[2], st };
+  size_t n_keep = 4;
+  for (size_t i = 0; i < r->n_extra; i++)
+    if (r->extra[i] >= 0)
+      keep[n_keep++] = r->extra[i];
+  csr_close_all_but (keep, n_keep);
   pid_t pid = fork ();
   if (pid < 0)
     fail (st, 125, "fork", NULL);

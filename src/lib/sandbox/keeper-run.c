@@ -94,6 +94,9 @@ open_no_links (const char *path, int flags)
 static int
 become_plain (const struct file_job *j, char *why, size_t n)
 {
+  /* Nothing of the keeper's but the caller's connection and the data. */
+  int keep[] = { j->conn, j->data_fd };
+  csr_close_all_but (keep, 2);
   csr_error *e = NULL;
   if (csr_caps_drop_all (0, 0, &e) < 0)
     {

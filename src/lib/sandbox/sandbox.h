@@ -23,6 +23,18 @@
 
 #define CSR_SANDBOX_ID_LEN 32 /* hex digits */
 #define CSR_SANDBOX_MAX_ENV 256
+#define CSR_SANDBOX_MAX_PORTS 32
+
+/* A --publish (host HOST:HOST_PORT to the sandbox's 127.0.0.1:PORT) or an
+ * --upstream (the sandbox's 127.0.0.1:PORT to HOST:HOST_PORT); ports.h. */
+struct csr_sandbox_port
+{
+  bool upstream;
+  char host[256];     /* publish: the host address (numeric); upstream: an address or a name */
+  uint16_t host_port; /* publish: the port bound (0 until the keeper binds it) */
+  uint16_t host_port_asked; /* publish: what was asked (0: a free port) */
+  uint16_t port;            /* in the sandbox, on 127.0.0.1 */
+};
 
 /* What `create` asked for, and what the keeper made of it (spec.json). */
 struct csr_sandbox_spec
@@ -47,6 +59,8 @@ struct csr_sandbox_spec
   size_t n_cgroup_v1;
   char mechanism[32]; /* "cgroup-v2", "cgroup-v1", "rlimit", "none" */
   bool memory_enforced, pids_enforced, cpu_enforced;
+  struct csr_sandbox_port ports[CSR_SANDBOX_MAX_PORTS]; /* ports.h */
+  size_t n_ports;
 };
 
 void csr_sandbox_spec_release (struct csr_sandbox_spec *s);

@@ -21,6 +21,7 @@
 #include "../util/json-gen.h"
 #include "../util/json.h"
 #include "../util/trust.h"
+#include "ports.h"
 
 void
 csr_sandbox_spec_release (struct csr_sandbox_spec *s)
@@ -244,6 +245,7 @@ csr_sandbox_spec_json (const struct csr_sandbox_spec *s, bool pretty, csr_error 
   for (size_t i = 0; i < s->n_cgroup_v1; i++)
     csr_jgen_str (&w, s->cgroup_v1[i]);
   csr_jgen_array_close (&w);
+  csr_sandbox_ports_gen (&w, s, false);
   csr_jgen_map_close (&w);
   return csr_jgen_finish (&w, "the sandbox spec", NULL, err);
 }
@@ -321,6 +323,11 @@ csr_sandbox_spec_read (int dirfd, struct csr_sandbox_spec *s, csr_error **err)
   for (size_t i = 0, j = 0; i < ne; i++)
     if ((s->env[j] = dup_str (env->u.array.values[i])))
       j++;
+  if (csr_sandbox_ports_read (t, s, err) < 0)
+    {
+      csr_sandbox_spec_release (s);
+      return -1;
+    }
   return 0;
 }
 

@@ -29,8 +29,9 @@ csr_recv_fd (int sock, void *data, size_t len, int *fd)
   return n;
 }
 
-int
-csr_send_fds (int sock, const void *data, size_t len, const int *fds, size_t n_fds)
+/* One sendmsg of DATA with the N_FDS (at most 8) descriptors FDS. */
+static ssize_t
+send_msg (int sock, const void *data, size_t len, const int *fds, size_t n_fds)
 {
   if (n_fds > 8)
     {
@@ -43,10 +44,10 @@ csr_send_fds (int sock, const void *data, size_t len, const int *fds, size_t n_f
     char buf[CMSG_SPACE (sizeof (int) * 8)];
     struct cmsghdr align;
   } u;
+  memset (&u, 0, sizeof u);
   struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
   if (n_fds > 0)
     {
-      memset (&u, 0, sizeof u);
       msg.msg_control = u.buf;
       msg.msg_controllen = CMSG_SPACE (sizeof (int) * n_fds);
       struct cmsghdr *cm = CMSG_FIRSTHDR (&msg);
@@ -58,6 +59,19 @@ csr_send_fds (int sock, const void *data, size_t len, const int *fds, size_t n_f
   ssize_t n;
   while ((n = sendmsg (sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
     ;
+  return n;
+}
+
+ssize_t
+csr_send_fd (int sock, const void *data, size_t len, int fd)
+{
+  return send_msg (sock, data, len, &fd, fd >= 0 ? 1 : 0);
+}
+
+int
+csr_send_fds (int sock, const void *data, size_t len, const int *fds, size_t n_fds)
+{
+  ssize_t n = send_msg (sock, data, len, fds, n_fds);
   if (n < 0)
     return -1;
   const char *p = data;

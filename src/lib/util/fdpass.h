@@ -9,6 +9,10 @@
  * (close-on-exec): the byte count (0 at end of stream), *FD the descriptor
  * or -1 when none came; -1 with errno on failure (EINTR retried). */
 ssize_t csr_recv_fd (int sock, void *data, size_t len, int *fd);
+/* Send LEN bytes of DATA on SOCK with the descriptor FD (none when FD < 0),
+ * one message (MSG_NOSIGNAL): the byte count, or -1 with errno (EINTR
+ * retried). */
+ssize_t csr_send_fd (int sock, const void *data, size_t len, int fd);
 
 /* Send all LEN bytes of DATA on the stream socket SOCK, the N_FDS (at most
  * 8) descriptors FDS with the first part (SCM_RIGHTS), without SIGPIPE:

@@ -4,6 +4,7 @@
 #include "json-gen.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,6 +103,22 @@ csr_jgen_bool (struct csr_jgen *w, bool v)
 {
   if (csr_jgen_ok (w))
     check (w, yajl_gen_bool (w->g, v));
+}
+
+void
+csr_jgen_double (struct csr_jgen *w, double v)
+{
+  if (!csr_jgen_ok (w))
+    return;
+  char buf[64];
+  if (!(v == v) || v > 1e15 || v < -1e15)
+    v = 0;
+  snprintf (buf, sizeof buf, "%.3f", v);
+  /* "60.000" -> "60.0", "0.100" -> "0.1" */
+  size_t n = strlen (buf);
+  while (n > 1 && buf[n - 1] == '0' && buf[n - 2] != '.')
+    buf[--n] = '\0';
+  check (w, yajl_gen_number (w->g, buf, n));
 }
 
 void

@@ -31,6 +31,9 @@ void csr_jgen_array_close (struct csr_jgen *w);
 void csr_jgen_str (struct csr_jgen *w, const char *s);
 void csr_jgen_int (struct csr_jgen *w, long long v);
 void csr_jgen_bool (struct csr_jgen *w, bool v);
+/* A number with a fraction: at most 3 decimals, written without an exponent
+ * ("0.1", "60.0"); not finite is 0. */
+void csr_jgen_double (struct csr_jgen *w, double v);
 /* KEY then the string VALUE. */
 void csr_jgen_kv_str (struct csr_jgen *w, const char *key, const char *value);
 /* KEY then the integer VALUE. */

@@ -1,0 +1,31 @@
+"""csrun: run untrusted Python in csrun's disposable rootless jails.
+
+    from csrun import run, check, Sandbox
+
+    r = run("print(sum(range(10)))")          # a RunResult
+    r.ok, r.stdout, r.status, r.diagnosis, r.patches
+
+    check("import os; os.system('ls')").verdict   # "blocked"
+
+    with Sandbox(memory=512) as sb:
+        sb.exec(["python3", "-c", "print(1)"])["stdout"]
+
+    execute_python_code = create_code_execution_tool()   # CodeShield's callable
+    runner = ToolRunner()                                  # OpenAI / Anthropic tool loops
+
+Everything runs the csrun binary ($CSRUN, else csrun on PATH) with --json; the
+package has no dependency.
+"""
+
+from ._binary import CsrunError
+from .agents import ToolRunner, create_code_execution_tool, format_report
+from .results import CheckResult, ErrorDiagnosis, ExecResult, Patch, RunResult
+from .run import check, run
+from .sandbox import AsyncExec, Sandbox
+
+__version__ = "0.1.0"
+__all__ = [
+    "run", "check", "Sandbox", "AsyncExec", "create_code_execution_tool", "format_report",
+    "ToolRunner", "RunResult", "CheckResult", "ErrorDiagnosis", "ExecResult", "Patch",
+    "CsrunError",
+]

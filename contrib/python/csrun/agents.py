@@ -1,0 +1,256 @@
+"""Agent tools: CodeShield's ``create_code_execution_tool()``, and a
+``ToolRunner`` that gives an OpenAI or Anthropic tool-call loop csrun's tools
+(the schemas come from ``csrun tool-schema``: the same table as ``csrun mcp``)
+and answers the model's calls.  Plain dicts in and out: no SDK is imported
+(SDK objects with ``model_dump()`` are accepted too).
+
+The annotations here are real objects (no ``from __future__ import
+annotations``): agent SDKs read ``execute_python_code.__annotations__`` to
+build a function schema.
+"""
+
+import json
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from ._binary import CsrunError, run_json
+from .run import run
+from .sandbox import Sandbox
+
+
+def format_report(result) -> str:
+    """The text CodeShield's tool returns for a :class:`RunResult`: the
+    standard output when the code succeeded, else a report."""
+    if result.ok:
+        return result.stdout.strip()
+    if result.status == "error":
+        d = result.diagnosis
+        return "error_type: CsrunError\nmessage: %s" % (d.message if d else "csrun failed")
+    lines = ["The Python script did not execute successfully."]
+    d = result.diagnosis
+    if d is not None:
+        lines.append("error_type: %s" % d.error_type)
+        if d.root_cause_line is not None:
+            lines.append("root_cause_line: %s" % d.root_cause_line)
+        if d.message:
+            lines.append("message: %s" % d.message)
+    if result.stderr.strip():
+        lines.append("stderr: %s" % result.stderr.strip())
+    if result.timed_out:
+        lines.append("timed_out: true")
+    if result.silent_failure_detected:
+        lines.append("silent_failure_detected: true")
+    return "\n".join(lines)
+
+
+def create_code_execution_tool(timeout: Optional[float] = None, options=(),
+                               binary: Optional[str] = None) -> Callable[[str], str]:
+    """Return CodeShield's drop-in ``execute_python_code(code: str) -> str``,
+    running each call in a new csrun jail (``options`` are csrun run's, e.g.
+    ``["--llm", "anthropic"]``)."""
+
+    def execute_python_code(code: str) -> str:
+        """Execute Python code in an isolated, self-healing sandbox.
+
+        Use this tool to run numerical, statistical or data-processing
+        computations that cannot be done directly in the conversation.
+
+        Args:
+            code: A valid Python script as a string.
+
+        Returns:
+            The stdout of the script if execution succeeds, or a structured
+            error report if it fails after all self-healing attempts.
+        """
+        try:
+            return format_report(run(code, timeout=timeout, options=options, binary=binary))
+        except (CsrunError, ValueError) as exc:
+            return "error_type: %s\nmessage: %s" % (type(exc).__name__, exc)
+
+    return execute_python_code
+
+
+def _plain(obj):
+    """A dict (or list) from an SDK object, or the object itself."""
+    if hasattr(obj, "model_dump"):
+        return obj.model_dump()
+    if hasattr(obj, "to_dict"):
+        return obj.to_dict()
+    return obj
+
+
+class ToolRunner:
+    """csrun's tools for a model's tool-call loop.
+
+    runner = ToolRunner()                       # execute_python_code only
+    runner = ToolRunner(tools="all")            # and the sandbox tools
+    tools = runner.openai_tools()               # or anthropic_tools(), gemini_tools()
+    ... messages += runner.handle_openai(assistant_message)
+    ... messages.append(runner.handle_anthropic(response.content))
+    runner.close()                              # removes the sandboxes it made
+
+    A call's failure (bad arguments, failed code) is an answer the model
+    reads (is_error), never an exception.
+    """
+
+    ALL = ("execute_python_code", "sandbox_create", "sandbox_exec", "sandbox_terminate")
+
+    def __init__(self, tools=("execute_python_code",), timeout: Optional[float] = None,
+                 options=(), binary: Optional[str] = None):
+        self.tools = self.ALL if tools == "all" else tuple(tools)
+        unknown = set(self.tools) - set(self.ALL)
+        if unknown:
+            raise ValueError("unknown tools: %s" % ", ".join(sorted(unknown)))
+        self.timeout = timeout
+        self.options = tuple(options)
+        self.binary = binary
+        self.sandboxes: Dict[str, Sandbox] = {}
+
+    # ---- schemas
+    def schemas(self, fmt: str) -> Any:
+        """csrun tool-schema --format FMT, only this runner's tools."""
+        doc, _ = run_json(["tool-schema", "--format", fmt, "--compact"], self.binary)
+        if fmt == "openai":
+            return [t for t in doc if t["function"]["name"] in self.tools]
+        if fmt == "anthropic":
+            return [t for t in doc if t["name"] in self.tools]
+        if fmt == "gemini":
+            return {"functionDeclarations": [t for t in doc["functionDeclarations"]
+                                             if t["name"] in self.tools]}
+        return {"tools": [t for t in doc["tools"] if t["name"] in self.tools]}
+
+    def openai_tools(self) -> List[Dict[str, Any]]:
+        return self.schemas("openai")
+
+    def anthropic_tools(self) -> List[Dict[str, Any]]:
+        return self.schemas("anthropic")
+
+    def gemini_tools(self) -> Dict[str, Any]:
+        return self.schemas("gemini")
+
+    # ---- one call
+    def call(self, name: str, arguments: Any) -> Tuple[str, bool]:
+        """Run the tool NAME with ARGUMENTS (a dict, or its JSON text): (text, is_error)."""
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments or "{}")
+            except ValueError as e:
+                return "Invalid arguments for %s: not JSON (%s)" % (name, e), True
+        if not isinstance(arguments, dict):
+            return "Invalid arguments for %s: expected an object" % name, True
+        if name not in self.tools:
+            return "Unknown tool %r (the tools are %s)" % (name, ", ".join(self.tools)), True
+        try:
+            return getattr(self, "_" + name)(arguments)
+        except (CsrunError, ValueError, TypeError, KeyError) as e:
+            return "error_type: %s\nmessage: %s" % (type(e).__name__, e), True
+
+    def _execute_python_code(self, a):
+        code = a.get("code")
+        if not isinstance(code, str):
+            return "Invalid arguments for execute_python_code: arguments.code: expected a string", True
+        files = {}
+        for f in a.get("files") or []:
+            data = f["content"]
+            if f.get("encoding") == "base64":
+                import base64
+                data = base64.b64decode(data, validate=True)
+            files[f["path"]] = data
+        timeout = a.get("timeout", self.timeout)
+        r = run(code, timeout=timeout, files=files, options=self.options, binary=self.binary)
+        return format_report(r), not r.ok
+
+    def _sandbox(self, ref):
+        return self.sandboxes.get(ref) or Sandbox.attach(ref, binary=self.binary)
+
+    def _sandbox_create(self, a):
+        env = dict(kv.split("=", 1) for kv in a.get("env") or [])
+        sb = Sandbox(name=a.get("name"), env=env, working_dir=a.get("working_dir"),
+                     cpu=a.get("cpu"), memory=a.get("memory"),
+                     idle_timeout=a.get("idle_timeout", 300), ttl=a.get("ttl"),
+                     binary=self.binary)
+        self.sandboxes[sb.id] = sb
+        if sb.name:
+            self.sandboxes[sb.name] = sb
+        return "Created sandbox %s. Run commands in it with sandbox_exec." % sb.id, False
+
+    def _sandbox_exec(self, a):
+        command = a.get("command") if a.get("command") is not None else a.get("argv")
+        if command is None or (a.get("command") is not None and a.get("argv") is not None):
+            return "Invalid arguments for sandbox_exec: give either command or argv", True
+        env = dict(kv.split("=", 1) for kv in a.get("env") or [])
+        r = self._sandbox(a["sandbox"]).exec(command, working_dir=a.get("working_dir"), env=env,
+                                             timeout=a.get("timeout", self.timeout))
+        if r["returncode"] == 0:
+            return r["stdout"], False
+        return ("The command failed: %s.\nstderr: %s\nstdout: %s"
+                % (r.get("error") or "exit status %d" % r["returncode"], r["stderr"].rstrip("\n"),
+                   r["stdout"]), True)
+
+    def _sandbox_terminate(self, a):
+        sb = self._sandbox(a["sandbox"])
+        sb.terminate()
+        for k in [k for k, v in self.sandboxes.items() if v is sb]:
+            del self.sandboxes[k]
+        return "Removed sandbox %s." % sb.id, False
+
+    # ---- the SDKs' loops
+    def handle_openai(self, message: Any) -> List[Dict[str, Any]]:
+        """The answers to an OpenAI response's tool calls.
+
+        MESSAGE is a Chat Completions assistant message ({"tool_calls": [...]})
+        -> a list of {"role": "tool", "tool_call_id", "content"} messages; or
+        the Responses API's output items (a list with {"type": "function_call"}
+        items) -> a list of {"type": "function_call_output", "call_id", "output"}.
+        """
+        message = _plain(message)
+        if isinstance(message, list):
+            out = []
+            for item in map(_plain, message):
+                if item.get("type") == "function_call":
+                    text, _ = self.call(item["name"], item.get("arguments") or "{}")
+                    out.append({"type": "function_call_output", "call_id": item["call_id"],
+                                "output": text})
+            return out
+        out = []
+        for tc in message.get("tool_calls") or []:
+            tc = _plain(tc)
+            fn = tc.get("function") or {}
+            text, _ = self.call(fn.get("name", ""), fn.get("arguments") or "{}")
+            out.append({"role": "tool", "tool_call_id": tc["id"], "content": text})
+        return out
+
+    def handle_anthropic(self, content: Any) -> Optional[Dict[str, Any]]:
+        """The user message answering an Anthropic response's tool_use blocks
+        (CONTENT: the response's content list, or the response itself):
+        {"role": "user", "content": [{"type": "tool_result", ...}]}, or None
+        when the model asked for no tool."""
+        content = _plain(content)
+        if isinstance(content, dict):
+            content = content.get("content") or []
+        results = []
+        for block in map(_plain, content):
+            if block.get("type") != "tool_use":
+                continue
+            text, is_error = self.call(block["name"], block.get("input") or {})
+            results.append({"type": "tool_result", "tool_use_id": block["id"], "content": text,
+                            "is_error": is_error})
+        return {"role": "user", "content": results} if results else None
+
+    def close(self):
+        """Remove the sandboxes this runner made."""
+        for sb in set(self.sandboxes.values()):
+            try:
+                sb.terminate()
+            except CsrunError:
+                pass
+        self.sandboxes.clear()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+__all__ = ["create_code_execution_tool", "format_report", "ToolRunner"]

@@ -1,0 +1,811 @@
+/* csrun — the agent tools' table, their schemas for each SDK, the check of
+ * a call's arguments, and a command tool's command line (tools.h). */
+#include "config.h"
+#include "tools.h"
+
+#include <errno.h>
+#include <math.h>
+#include <regex.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/cleanup.h"
+#include "tool-impl.h"
+
+/* ------------------------------------------------------------ the table */
+
+#define SANDBOX_ID_PATTERN "^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$"
+#define ENV_PATTERN "^[A-Za-z_][A-Za-z0-9_]*=.*$"
+
+static const char *const encodings[] = { "utf-8", "base64", NULL };
+
+static const struct csr_mcp_param python_params[] = {
+  { .name = "code",
+    .type = CSR_MCP_STRING,
+    .required = true,
+    .description = "The whole Python 3 program (not a fragment to evaluate: print() what you "
+                   "want to see)" },
+  { .name = "timeout",
+    .type = CSR_MCP_NUMBER,
+    .description = "Seconds each attempt may run before the jail is killed (default and "
+                   "maximum: the server's --timeout)",
+    .min = 0.1 },
+  { .name = "files",
+    .type = CSR_MCP_FILES,
+    .description = "Files to put in the jail before the program runs: each {path, content, "
+                   "encoding}; a relative path is below /work, the working directory",
+    .max_items = 64 },
+  { 0 },
+};
+
+static const char python_description[]
+    = "Run a Python 3 program in a new, disposable jail and return its standard output. The jail "
+      "has no network and none of the host's files; the working directory /work and /tmp are "
+      "empty and writable, and nothing persists after the call. Before it runs, an AST gate "
+      "refuses eval/exec, shell commands (os.system, subprocess), bare except and broad except "
+      "clauses. When it fails, csrun diagnoses the error, repairs what it safely can (a missing "
+      "import, Python 2 print, a misspelt name, str + int) and runs the repaired program, at "
+      "most 3 attempts in all. On success the text is the standard output; on failure it is a "
+      "report of lines 'error_type:', 'root_cause_line:', 'message:', 'stderr:', and "
+      "'timed_out: true' or 'silent_failure_detected: true' when they apply. The structured "
+      "result is csrun run --json's document: every attempt, its diagnosis and patch.";
+
+/* The result of csrun run --json (csrun-run(1), THE JSON RESULT): what a
+ * client may rely on; more members may come. */
+static const char python_output_schema[]
+    = "{\"type\":\"object\",\"properties\":{"
+      "\"version\":{\"type\":\"integer\"},"
+      "\"status\":{\"type\":\"string\",\"enum\":[\"ok\",\"healed\",\"failed\",\"blocked\","
+      "\"timeout\",\"error\",\"interrupted\"]},"
+      "\"error\":{\"type\":\"string\"},"
+      "\"duration_ms\":{\"type\":\"integer\"},"
+      "\"max_attempts\":{\"type\":\"integer\"},"
+      "\"limits\":{\"type\":\"object\"},"
+      "\"diagnosis\":{\"type\":\"object\",\"properties\":{"
+      "\"error_type\":{\"type\":[\"string\",\"null\"]},\"message\":{\"type\":[\"string\",\"null\"]}"
+      ","
+      "\"line\":{\"type\":[\"integer\",\"null\"]},\"context\":{\"type\":[\"string\",\"null\"]}}},"
+      "\"final_code\":{\"type\":\"string\"},"
+      "\"attempts\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+      "\"attempt\":{\"type\":\"integer\"},\"exit_code\":{\"type\":[\"integer\",\"null\"]},"
+      "\"signal\":{\"type\":[\"string\",\"null\"]},\"timed_out\":{\"type\":\"boolean\"},"
+      "\"duration_ms\":{\"type\":\"integer\"},\"stdout\":{\"type\":\"string\"},"
+      "\"stderr\":{\"type\":\"string\"},\"stdout_truncated\":{\"type\":\"boolean\"},"
+      "\"stderr_truncated\":{\"type\":\"boolean\"},\"patch\":{\"type\":\"object\"}}}}},"
+      "\"required\":[\"version\",\"status\",\"attempts\"]}";
+
+static const struct csr_mcp_param create_params[] = {
+  { .name = "name",
+    .type = CSR_MCP_STRING,
+    .description = "A unique name for the sandbox, usable instead of its id (1 to 64 letters, "
+                   "digits, '_', '.', '-')",
+    .pattern = SANDBOX_ID_PATTERN,
+    .pass = CSR_MCP_PASS_OPTION,
+    .flag = "--name" },
+  { .name = "memory",
+    .type = CSR_MCP_INTEGER,
+    .description = "Memory limit in MiB (default 2048)",
+    .min = 16,
+    .max = 1048576,
+    .pass = CSR_MCP_PASS_OPTION,
+    .flag = "--memory",
+    .unit = "M" },
+  { .name = "cpu",
+    .type = CSR_MCP_INTEGER,
+    .description = "CPU limit in thousandths of a CPU (default 1000: one CPU)",
+    .min = 10,
+    .max = 1024000,
+    .pass = CSR_MCP_PASS_OPTION,
+    .flag = "--cpu",
+    .unit = "m" },
+  { .name = "idle_timeout",
+    .type = CSR_MCP_INTEGER,
+    .description = "Remove the sandbox after this many seconds without activity (default 300; "
+                   "0: never)",
+    .min = 0,
+    .max = 31622400,
+    .pass = CSR_MCP_PASS_OPTION,
+    .flag = "--idle-timeout",
+    .unit = "s" },
+  { .name = "ttl",
+    .type = CSR_MCP_INTEGER,
+    .description = "Remove the sandbox this many seconds after its creation (default: never)",
+    .min = 1,
+    .max = 31622400,
+    .pass = CSR_MCP_PASS_OPTION,
+    .flag = "--ttl",
+    .unit = "s" },
+  { .name = "env",
+    .type = CSR_MCP_STRINGS,
+    .description = "Environment variables of the sandbox, each KEY=VALUE",
+    .pattern = ENV_PATTERN,
+    .max_items = 256,
+    .pass = CSR_MCP_PASS_OPTION,
+    .flag = "--env" },
+  { .name = "working_dir",
+    .type = CSR_MCP_STRING,
+    .description = "The working directory of commands (absolute; default /work)",
+    .pattern = "^/[A-Za-z0-9_./-]{1,1023}$",
+    .pass = CSR_MCP_PASS_OPTION,
+    .flag = "--workdir" },
+  { 0 },
+};
+
+static const char create_output_schema[]
+    = "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},"
+      "\"name\":{\"type\":\"string\"}},\"required\":[\"id\"]}";
+
+static const struct csr_mcp_param exec_params[] = {
+  { .name = "sandbox",
+    .type = CSR_MCP_STRING,
+    .required = true,
+    .description = "The sandbox: its id (or a unique prefix of at least 4 digits) or its name",
+    .pattern = SANDBOX_ID_PATTERN,
+    .pass = CSR_MCP_PASS_ARG },
+  { .name = "command",
+    .type = CSR_MCP_STRING,
+    .description = "A shell command line, run with /bin/sh -c (give this or argv)",
+    .pass = CSR_MCP_PASS_OPTION,
+    .flag = "--sh" },
+  { .name = "argv",
+    .type = CSR_MCP_STRINGS,
+    .description = "The program and its arguments, run without a shell (give this or command)",
+    .max_items = 4096,
+    .pass = CSR_MCP_PASS_REST },
+  { .name = "working_dir",
+    .type = CSR_MCP_STRING,
+    .description = "The working directory (absolute; default: the sandbox's)",
+    .pattern = "^/[A-Za-z0-9_./-]{0,1023}$",
+    .pass = CSR_MCP_PASS_OPTION,
+    .flag = "--workdir" },
+  { .name = "env",
+    .type = CSR_MCP_STRINGS,
+    .description = "More environment variables for this command, each KEY=VALUE",
+    .pattern = ENV_PATTERN,
+    .max_items = 256,
+    .pass = CSR_MCP_PASS_OPTION,
+    .flag = "--env" },
+  { .name = "timeout",
+    .type = CSR_MCP_NUMBER,
+    .description = "Seconds before the command is killed (default and maximum: the server's "
+                   "--timeout)",
+    .min = 0.1,
+    .pass = CSR_MCP_PASS_NONE },
+  { 0 },
+};
+
+static const char exec_output_schema[]
+    = "{\"type\":\"object\",\"properties\":{"
+      "\"returncode\":{\"type\":\"integer\"},\"stdout\":{\"type\":\"string\"},"
+      "\"stderr\":{\"type\":\"string\"},\"stdout_dropped_bytes\":{\"type\":\"integer\"},"
+      "\"stderr_dropped_bytes\":{\"type\":\"integer\"},\"duration_ms\":{\"type\":\"integer\"},"
+      "\"timed_out\":{\"type\":\"boolean\"},\"signal\":{\"type\":\"integer\"},"
+      "\"not_found\":{\"type\":\"boolean\"},\"setup_failed\":{\"type\":\"boolean\"},"
+      "\"error\":{\"type\":\"string\"},\"sandbox\":{\"type\":\"string\"}},"
+      "\"required\":[\"returncode\",\"stdout\",\"stderr\"]}";
+
+static const struct csr_mcp_param terminate_params[] = {
+  { .name = "sandbox",
+    .type = CSR_MCP_STRING,
+    .required = true,
+    .description = "The sandbox: its id (or a unique prefix) or its name",
+    .pattern = SANDBOX_ID_PATTERN,
+    .pass = CSR_MCP_PASS_ARG },
+  { 0 },
+};
+
+static const char terminate_output_schema[]
+    = "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},"
+      "\"ok\":{\"type\":\"boolean\"}},\"required\":[\"id\"]}";
+
+static const char *const create_cmd[] = { "sandbox", "create", "--json", NULL };
+static const char *const exec_cmd[] = { "sandbox", "exec", "--json", NULL };
+static const char *const terminate_cmd[] = { "sandbox", "rm", "--force", "--json", NULL };
+
+const struct csr_mcp_tool csr_mcp_tools[] = {
+  { .name = "execute_python_code",
+    .title = "Run Python in a disposable jail",
+    .description = python_description,
+    .params = python_params,
+    .output_schema = python_output_schema,
+    .hints = 0,
+    .check = csr_mcp_python_check },
+  { .name = "sandbox_create",
+    .title = "Create a sandbox",
+    .description = "Create a sandbox: a long-lived jail (no network) with a writable file "
+                   "system over the Python rootfs, for work that spans several calls. Returns "
+                   "its id; run commands in it with sandbox_exec and remove it with "
+                   "sandbox_terminate (it is also removed after idle_timeout seconds without "
+                   "activity, and when this session ends).",
+    .params = create_params,
+    .output_schema = create_output_schema,
+    .command = create_cmd,
+    .server_args = csr_mcp_sandbox_create_args,
+    .render = csr_mcp_sandbox_create_text,
+    .after = csr_mcp_sandbox_created,
+    .creates_sandbox = true },
+  { .name = "sandbox_exec",
+    .title = "Run a command in a sandbox",
+    .description = "Run a command in a sandbox made by sandbox_create: a shell command line "
+                   "(command) or a program and its arguments (argv), e.g. argv "
+                   "[\"python3\", \"-c\", \"print(1)\"]. Files written there stay for the next "
+                   "commands. The text is the standard output when the command succeeds, else "
+                   "its exit status and standard error.",
+    .params = exec_params,
+    .output_schema = exec_output_schema,
+    .command = exec_cmd,
+    .check = csr_mcp_sandbox_exec_check,
+    .server_args = csr_mcp_sandbox_exec_args,
+    .render = csr_mcp_sandbox_exec_text },
+  { .name = "sandbox_terminate",
+    .title = "Remove a sandbox",
+    .description = "Remove a sandbox: kill its processes and delete its files.",
+    .params = terminate_params,
+    .output_schema = terminate_output_schema,
+    .hints = CSR_MCP_DESTRUCTIVE | CSR_MCP_IDEMPOTENT,
+    .command = terminate_cmd,
+    .render = csr_mcp_sandbox_terminate_text,
+    .after = csr_mcp_sandbox_removed },
+  { 0 },
+};
+
+const struct csr_mcp_tool *
+csr_mcp_tool_find (const char *name)
+{
+  for (const struct csr_mcp_tool *t = csr_mcp_tools; t->name; t++)
+    if (strcmp (t->name, name) == 0)
+      return t;
+  return NULL;
+}
+
+/* ------------------------------------------------------------ schemas */
+
+int
+csr_mcp_format_parse (const char *s, enum csr_mcp_format *f)
+{
+  static const struct
+  {
+    const char *name;
+    enum csr_mcp_format f;
+  } names[] = {
+    { "mcp", CSR_MCP_FORMAT_MCP },
+    { "openai", CSR_MCP_FORMAT_OPENAI },
+    { "anthropic", CSR_MCP_FORMAT_ANTHROPIC },
+    { "gemini", CSR_MCP_FORMAT_GEMINI },
+  };
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (strcmp (s, names[i].name) == 0)
+      {
+        *f = names[i].f;
+        return 0;
+      }
+  return -1;
+}
+
+static void
+gen_double (struct csr_jgen *w, const char *key, double v)
+{
+  csr_jgen_str (w, key);
+  csr_jgen_double (w, v);
+}
+
+/* The largest number a parameter takes: its own bound, or the server's
+ * timeout for a timeout. */
+static double
+param_max (const struct csr_mcp_param *p, const struct csr_mcp_limits *lim)
+{
+  if (strcmp (p->name, "timeout") == 0 && lim && lim->max_timeout_s > 0)
+    return lim->max_timeout_s;
+  return p->max;
+}
+
+static void
+gen_string_schema (struct csr_jgen *w, const struct csr_mcp_param *p)
+{
+  csr_jgen_kv_str (w, "type", "string");
+  if (p->pattern)
+    csr_jgen_kv_str (w, "pattern", p->pattern);
+  if (p->choices)
+    csr_jgen_kv_strv (w, "enum", p->choices);
+}
+
+static void
+gen_files_items (struct csr_jgen *w, enum csr_mcp_format f)
+{
+  csr_jgen_str (w, "items");
+  csr_jgen_map_open (w);
+  csr_jgen_kv_str (w, "type", "object");
+  csr_jgen_str (w, "properties");
+  csr_jgen_map_open (w);
+  csr_jgen_str (w, "path");
+  csr_jgen_map_open (w);
+  csr_jgen_kv_str (w, "type", "string");
+  csr_jgen_kv_str (w, "description",
+                   "Where the file goes: relative to /work, or absolute below /work or /tmp");
+  csr_jgen_map_close (w);
+  csr_jgen_str (w, "content");
+  csr_jgen_map_open (w);
+  csr_jgen_kv_str (w, "type", "string");
+  csr_jgen_kv_str (w, "description", "The file's contents (text, or base64 with encoding)");
+  csr_jgen_map_close (w);
+  csr_jgen_str (w, "encoding");
+  csr_jgen_map_open (w);
+  csr_jgen_kv_str (w, "type", "string");
+  csr_jgen_kv_strv (w, "enum", encodings);
+  csr_jgen_kv_str (w, "description", "How content is written (default utf-8)");
+  csr_jgen_map_close (w);
+  csr_jgen_map_close (w);
+  const char *req[] = { "path", "content", NULL };
+  csr_jgen_kv_strv (w, "required", req);
+  if (f != CSR_MCP_FORMAT_GEMINI)
+    {
+      csr_jgen_str (w, "additionalProperties");
+      csr_jgen_bool (w, false);
+    }
+  csr_jgen_map_close (w);
+}
+
+static void
+gen_param (struct csr_jgen *w, const struct csr_mcp_param *p, enum csr_mcp_format f,
+           const struct csr_mcp_limits *lim)
+{
+  csr_jgen_str (w, p->name);
+  csr_jgen_map_open (w);
+  switch (p->type)
+    {
+    case CSR_MCP_STRING:
+      gen_string_schema (w, p);
+      break;
+    case CSR_MCP_INTEGER:
+    case CSR_MCP_NUMBER:
+      csr_jgen_kv_str (w, "type", p->type == CSR_MCP_INTEGER ? "integer" : "number");
+      gen_double (w, "minimum", p->min);
+      if (param_max (p, lim) > 0)
+        gen_double (w, "maximum", param_max (p, lim));
+      break;
+    case CSR_MCP_BOOLEAN:
+      csr_jgen_kv_str (w, "type", "boolean");
+      break;
+    case CSR_MCP_STRINGS:
+      csr_jgen_kv_str (w, "type", "array");
+      csr_jgen_str (w, "items");
+      csr_jgen_map_open (w);
+      gen_string_schema (w, p);
+      csr_jgen_map_close (w);
+      if (p->max_items)
+        csr_jgen_kv_int (w, "maxItems", (long long)p->max_items);
+      break;
+    case CSR_MCP_FILES:
+      csr_jgen_kv_str (w, "type", "array");
+      gen_files_items (w, f);
+      if (p->max_items)
+        csr_jgen_kv_int (w, "maxItems", (long long)p->max_items);
+      break;
+    }
+  csr_jgen_kv_str (w, "description", p->description);
+  csr_jgen_map_close (w);
+}
+
+/* The parameters as a JSON Schema object (Gemini's OpenAPI subset has no
+ * additionalProperties). */
+static void
+gen_input_schema (struct csr_jgen *w, const struct csr_mcp_tool *t, enum csr_mcp_format f,
+                  const struct csr_mcp_limits *lim)
+{
+  csr_jgen_map_open (w);
+  csr_jgen_kv_str (w, "type", "object");
+  csr_jgen_str (w, "properties");
+  csr_jgen_map_open (w);
+  for (const struct csr_mcp_param *p = t->params; p->name; p++)
+    gen_param (w, p, f, lim);
+  csr_jgen_map_close (w);
+  csr_jgen_str (w, "required");
+  csr_jgen_array_open (w);
+  for (const struct csr_mcp_param *p = t->params; p->name; p++)
+    if (p->required)
+      csr_jgen_str (w, p->name);
+  csr_jgen_array_close (w);
+  if (f != CSR_MCP_FORMAT_GEMINI)
+    {
+      csr_jgen_str (w, "additionalProperties");
+      csr_jgen_bool (w, false);
+    }
+  csr_jgen_map_close (w);
+}
+
+/* PROTOCOL is at least SINCE (versions are dates: they compare as strings). */
+static bool
+since (const char *protocol, const char *since)
+{
+  return protocol == NULL || strcmp (protocol, since) >= 0;
+}
+
+static void
+gen_annotations (struct csr_jgen *w, const struct csr_mcp_tool *t)
+{
+  csr_jgen_str (w, "annotations");
+  csr_jgen_map_open (w);
+  csr_jgen_kv_str (w, "title", t->title);
+  static const struct
+  {
+    const char *key;
+    unsigned bit;
+  } hints[] = {
+    { "readOnlyHint", CSR_MCP_READ_ONLY },
+    { "destructiveHint", CSR_MCP_DESTRUCTIVE },
+    { "idempotentHint", CSR_MCP_IDEMPOTENT },
+    { "openWorldHint", CSR_MCP_OPEN_WORLD },
+  };
+  for (size_t i = 0; i < sizeof hints / sizeof hints[0]; i++)
+    {
+      csr_jgen_str (w, hints[i].key);
+      csr_jgen_bool (w, (t->hints & hints[i].bit) != 0);
+    }
+  csr_jgen_map_close (w);
+}
+
+static void
+gen_tool (struct csr_jgen *w, const struct csr_mcp_tool *t, enum csr_mcp_format f,
+          const struct csr_mcp_limits *lim, const char *protocol)
+{
+  csr_jgen_map_open (w);
+  if (f == CSR_MCP_FORMAT_OPENAI)
+    {
+      csr_jgen_kv_str (w, "type", "function");
+      csr_jgen_str (w, "function");
+      csr_jgen_map_open (w);
+    }
+  csr_jgen_kv_str (w, "name", t->name);
+  if (f == CSR_MCP_FORMAT_MCP && since (protocol, "2025-06-18"))
+    csr_jgen_kv_str (w, "title", t->title);
+  csr_jgen_kv_str (w, "description", t->description);
+  csr_jgen_str (w, f == CSR_MCP_FORMAT_MCP         ? "inputSchema"
+                   : f == CSR_MCP_FORMAT_ANTHROPIC ? "input_schema"
+                                                   : "parameters");
+  gen_input_schema (w, t, f, lim);
+  if (f == CSR_MCP_FORMAT_MCP && t->output_schema && since (protocol, "2025-06-18"))
+    {
+      char yerr[128];
+      cleanup_yajl_val yajl_val s = yajl_tree_parse (t->output_schema, yerr, sizeof yerr);
+      if (s)
+        {
+          csr_jgen_str (w, "outputSchema");
+          csr_jgen_tree (w, s);
+        }
+    }
+  if (f == CSR_MCP_FORMAT_MCP && since (protocol, "2025-03-26"))
+    gen_annotations (w, t);
+  if (f == CSR_MCP_FORMAT_OPENAI)
+    csr_jgen_map_close (w);
+  csr_jgen_map_close (w);
+}
+
+void
+csr_mcp_gen_tools (struct csr_jgen *w, enum csr_mcp_format f, const struct csr_mcp_limits *lim,
+                   const char *protocol)
+{
+  if (f == CSR_MCP_FORMAT_MCP || f == CSR_MCP_FORMAT_GEMINI)
+    {
+      csr_jgen_map_open (w);
+      csr_jgen_str (w, f == CSR_MCP_FORMAT_MCP ? "tools" : "functionDeclarations");
+    }
+  csr_jgen_array_open (w);
+  for (const struct csr_mcp_tool *t = csr_mcp_tools; t->name; t++)
+    gen_tool (w, t, f, lim, protocol);
+  csr_jgen_array_close (w);
+  if (f == CSR_MCP_FORMAT_MCP || f == CSR_MCP_FORMAT_GEMINI)
+    csr_jgen_map_close (w);
+}
+
+/* ------------------------------------------------------------ the check of a call */
+
+double
+csr_mcp_number (yajl_val v)
+{
+  return v && YAJL_IS_NUMBER (v) ? strtod (YAJL_GET_NUMBER (v), NULL) : 0;
+}
+
+/* The whole of S matches the ERE PATTERN. */
+static bool
+matches (const char *pattern, const char *s)
+{
+  regex_t re;
+  if (regcomp (&re, pattern, REG_EXTENDED | REG_NOSUB) != 0)
+    return false;
+  bool ok = regexec (&re, s, 0, NULL, 0) == 0;
+  regfree (&re);
+  return ok;
+}
+
+static int
+check_string (const struct csr_mcp_param *p, yajl_val v, struct csr_jpath *x)
+{
+  if (!YAJL_IS_STRING (v))
+    return csr_jpath_fail (x, "expected a string, got %s", csr_json_type_name (v));
+  /* A positional argument is never read as an option. */
+  if (p->pass == CSR_MCP_PASS_ARG && v->u.string[0] == '-')
+    return csr_jpath_fail (x, "'%.80s' may not start with '-'", v->u.string);
+  if (p->pattern && !matches (p->pattern, v->u.string))
+    return csr_jpath_fail (x, "'%.80s' is not valid (it must match %s)", v->u.string, p->pattern);
+  if (p->choices)
+    {
+      for (const char *const *c = p->choices; *c; c++)
+        if (strcmp (*c, v->u.string) == 0)
+          return 0;
+      return csr_jpath_fail (x, "'%.80s' is not one of the allowed values", v->u.string);
+    }
+  return 0;
+}
+
+static int
+check_number (const struct csr_mcp_param *p, yajl_val v, const struct csr_mcp_limits *lim,
+              struct csr_jpath *x)
+{
+  if (!YAJL_IS_NUMBER (v))
+    return csr_jpath_fail (x, "expected %s, got %s",
+                           p->type == CSR_MCP_INTEGER ? "an integer" : "a number",
+                           csr_json_type_name (v));
+  const char *r = YAJL_GET_NUMBER (v);
+  if (p->type == CSR_MCP_INTEGER && strpbrk (r, ".eE"))
+    return csr_jpath_fail (x, "expected an integer, got %s", r);
+  double d = strtod (r, NULL);
+  double max = param_max (p, lim);
+  if (!isfinite (d) || d < p->min)
+    return csr_jpath_fail (x, "%s is below the minimum (%g)", r, p->min);
+  if (max > 0 && d > max)
+    return csr_jpath_fail (x, "%s is above the maximum (%g%s)", r, max,
+                           strcmp (p->name, "timeout") == 0 ? " s: the server's --timeout" : "");
+  return 0;
+}
+
+static int
+check_files (yajl_val v, struct csr_jpath *x)
+{
+  for (size_t i = 0; i < v->u.array.len; i++)
+    {
+      size_t saved = csr_jpath_push_index (x, i);
+      yajl_val f = v->u.array.values[i];
+      if (!YAJL_IS_OBJECT (f))
+        return csr_jpath_fail (x, "expected an object {path, content, encoding}, got %s",
+                               csr_json_type_name (f));
+      for (size_t k = 0; k < f->u.object.len; k++)
+        {
+          const char *key = f->u.object.keys[k];
+          yajl_val m = f->u.object.values[k];
+          size_t s2 = csr_jpath_push_key (x, key);
+          if (strcmp (key, "path") != 0 && strcmp (key, "content") != 0
+              && strcmp (key, "encoding") != 0)
+            return csr_jpath_fail (x, "unknown member (path, content and encoding are)");
+          if (!YAJL_IS_STRING (m))
+            return csr_jpath_fail (x, "expected a string, got %s", csr_json_type_name (m));
+          if (strcmp (key, "encoding") == 0 && strcmp (m->u.string, "utf-8") != 0
+              && strcmp (m->u.string, "base64") != 0)
+            return csr_jpath_fail (x, "'%.40s' is not utf-8 or base64", m->u.string);
+          csr_jpath_pop (x, s2);
+        }
+      if (!csr_json_get (f, "path") || !csr_json_get (f, "content"))
+        {
+          csr_jpath_push_key (x, csr_json_get (f, "path") ? "content" : "path");
+          return csr_jpath_fail (x, "required field is missing");
+        }
+      csr_jpath_pop (x, saved);
+    }
+  return 0;
+}
+
+static int
+check_value (const struct csr_mcp_param *p, yajl_val v, const struct csr_mcp_limits *lim,
+             struct csr_jpath *x)
+{
+  switch (p->type)
+    {
+    case CSR_MCP_STRING:
+      return check_string (p, v, x);
+    case CSR_MCP_INTEGER:
+    case CSR_MCP_NUMBER:
+      return check_number (p, v, lim, x);
+    case CSR_MCP_BOOLEAN:
+      if (!YAJL_IS_TRUE (v) && !YAJL_IS_FALSE (v))
+        return csr_jpath_fail (x, "expected a boolean, got %s", csr_json_type_name (v));
+      return 0;
+    case CSR_MCP_STRINGS:
+    case CSR_MCP_FILES:
+      if (!YAJL_IS_ARRAY (v))
+        return csr_jpath_fail (x, "expected an array, got %s", csr_json_type_name (v));
+      if (p->max_items && v->u.array.len > p->max_items)
+        return csr_jpath_fail (x, "%zu items: at most %zu are allowed", v->u.array.len,
+                               p->max_items);
+      if (p->type == CSR_MCP_FILES)
+        return check_files (v, x);
+      for (size_t i = 0; i < v->u.array.len; i++)
+        {
+          size_t saved = csr_jpath_push_index (x, i);
+          if (check_string (p, v->u.array.values[i], x) < 0)
+            return -1;
+          csr_jpath_pop (x, saved);
+        }
+      return 0;
+    }
+  return 0;
+}
+
+int
+csr_mcp_args_check (const struct csr_mcp_tool *t, yajl_val args, const struct csr_mcp_limits *lim,
+                    csr_error **err)
+{
+  struct csr_jpath x = { .err = err, .what = "the arguments" };
+  csr_jpath_push_key (&x, "arguments");
+  if (args && !YAJL_IS_OBJECT (args))
+    return csr_jpath_fail (&x, "expected an object, got %s", csr_json_type_name (args));
+  size_t n = args ? args->u.object.len : 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      const char *key = args->u.object.keys[i];
+      const struct csr_mcp_param *p = t->params;
+      while (p->name && strcmp (p->name, key) != 0)
+        p++;
+      size_t saved = csr_jpath_push_key (&x, key);
+      if (p->name == NULL)
+        {
+          char known[256] = "";
+          for (const struct csr_mcp_param *q = t->params; q->name; q++)
+            snprintf (known + strlen (known), sizeof known - strlen (known), "%s%s",
+                      known[0] ? ", " : "", q->name);
+          return csr_jpath_fail (&x, "unknown argument (%s takes %s)", t->name, known);
+        }
+      /* null is the same as leaving it out */
+      if (!YAJL_IS_NULL (args->u.object.values[i])
+          && check_value (p, args->u.object.values[i], lim, &x) < 0)
+        return -1;
+      csr_jpath_pop (&x, saved);
+    }
+  for (const struct csr_mcp_param *p = t->params; p->name; p++)
+    {
+      yajl_val v = csr_json_get (args, p->name);
+      if (p->required && (v == NULL || YAJL_IS_NULL (v)))
+        {
+          csr_jpath_push_key (&x, p->name);
+          return csr_jpath_fail (&x, "required argument is missing");
+        }
+    }
+  if (t->check && t->check (args, lim, &x) < 0)
+    return -1;
+  return 0;
+}
+
+/* ------------------------------------------------------------ a command tool's command line */
+
+void
+csr_mcp_argv_add (struct csr_mcp_argv *a, const char *s)
+{
+  if (a->oom)
+    return;
+  if (a->n + 2 > a->cap)
+    {
+      size_t cap = a->cap ? a->cap * 2 : 16;
+      char **nv = realloc (a->v, cap * sizeof *nv);
+      if (nv == NULL)
+        {
+          a->oom = true;
+          return;
+        }
+      a->v = nv;
+      a->cap = cap;
+    }
+  if ((a->v[a->n] = strdup (s)) == NULL)
+    {
+      a->oom = true;
+      return;
+    }
+  a->v[++a->n] = NULL;
+}
+
+void
+csr_mcp_argv_addf (struct csr_mcp_argv *a, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  char *s = NULL;
+  int r = vasprintf (&s, fmt, ap);
+  va_end (ap);
+  if (r < 0)
+    {
+      a->oom = true;
+      return;
+    }
+  csr_mcp_argv_add (a, s);
+  free (s);
+}
+
+void
+csr_mcp_argv_release (struct csr_mcp_argv *a)
+{
+  for (size_t i = 0; i < a->n; i++)
+    free (a->v[i]);
+  free (a->v);
+  memset (a, 0, sizeof *a);
+}
+
+/* A number as csrun's command line writes it (no exponent: "1.5", "300"). */
+static void
+add_number_option (struct csr_mcp_argv *av, const struct csr_mcp_param *p, yajl_val v)
+{
+  double d = csr_mcp_number (v);
+  char num[64];
+  if (p->type == CSR_MCP_INTEGER)
+    snprintf (num, sizeof num, "%lld", (long long)d);
+  else
+    snprintf (num, sizeof num, "%.3f", d);
+  csr_mcp_argv_addf (av, "%s=%s%s", p->flag, num, p->unit ? p->unit : "");
+}
+
+static void
+add_option (struct csr_mcp_argv *av, const struct csr_mcp_param *p, yajl_val v)
+{
+  switch (p->type)
+    {
+    case CSR_MCP_STRING:
+      csr_mcp_argv_addf (av, "%s=%s", p->flag, v->u.string);
+      break;
+    case CSR_MCP_INTEGER:
+    case CSR_MCP_NUMBER:
+      add_number_option (av, p, v);
+      break;
+    case CSR_MCP_BOOLEAN:
+      if (YAJL_IS_TRUE (v))
+        csr_mcp_argv_add (av, p->flag);
+      break;
+    case CSR_MCP_STRINGS:
+      for (size_t i = 0; i < v->u.array.len; i++)
+        csr_mcp_argv_addf (av, "%s=%s", p->flag, v->u.array.values[i]->u.string);
+      break;
+    case CSR_MCP_FILES:
+      break;
+    }
+}
+
+int
+csr_mcp_command_argv (const struct csr_mcp_tool *t, yajl_val args, const struct csr_mcp_limits *lim,
+                      struct csr_mcp_argv *av, const char **stdin_text, csr_error **err)
+{
+  *stdin_text = NULL;
+  for (const char *const *c = t->command; c && *c; c++)
+    csr_mcp_argv_add (av, *c);
+  if (t->server_args)
+    t->server_args (args, lim, av);
+  /* Options first, then positional arguments, then "--" and the rest: the
+   * values are whole arguments (FLAG=VALUE), never parsed as options. */
+  static const enum csr_mcp_pass order[]
+      = { CSR_MCP_PASS_OPTION, CSR_MCP_PASS_ARG, CSR_MCP_PASS_REST, CSR_MCP_PASS_STDIN };
+  for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
+    for (const struct csr_mcp_param *p = t->params; p->name; p++)
+      {
+        yajl_val v = csr_json_get (args, p->name);
+        if (p->pass != order[k] || v == NULL || YAJL_IS_NULL (v))
+          continue;
+        switch (p->pass)
+          {
+          case CSR_MCP_PASS_OPTION:
+            add_option (av, p, v);
+            break;
+          case CSR_MCP_PASS_ARG:
+            csr_mcp_argv_add (av, v->u.string);
+            break;
+          case CSR_MCP_PASS_REST:
+            csr_mcp_argv_add (av, "--");
+            for (size_t i = 0; i < v->u.array.len; i++)
+              csr_mcp_argv_add (av, v->u.array.values[i]->u.string);
+            break;
+          case CSR_MCP_PASS_STDIN:
+            *stdin_text = v->u.string;
+            break;
+          case CSR_MCP_PASS_NONE:
+            break;
+          }
+      }
+  if (av->oom)
+    return csr_error_set (err, ENOMEM, "out of memory building the command line of %s", t->name);
+  return 0;
+}

@@ -1,0 +1,273 @@
+// tests/mcp/client.mjs — drive `csrun mcp` with the official MCP TypeScript SDK
+// (Client + StdioClientTransport), for tests/integration/mcp.sh.
+//
+//   node tests/mcp/client.mjs CSRUN SHARED_DIR [csrun mcp options...]
+//
+// SHARED_DIR is mounted read-write at /work/shared in every jail (the
+// options must say so): the calls meet there to prove they run at the same
+// time, and leave markers that show whether a cancelled jail went on.
+// Prints one JSON line per check: {"ok": bool, "desc": ..., "details": ...}.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+
+const [csrun, shared, ...serverArgs] = process.argv.slice(2);
+const results = [];
+function report (ok, desc, details = '') {
+  const line = JSON.stringify ({ ok: !!ok, desc, details: String (details).slice (0, 3000) });
+  process.stdout.write (line + '\n');
+  results.push (ok);
+}
+const sleep = (ms) => new Promise ((r) => setTimeout (r, ms));
+async function waitFor (pred, ms) {
+  const end = Date.now () + ms;
+  while (Date.now () < end) {
+    if (await pred ()) return true;
+    await sleep (100);
+  }
+  return false;
+}
+const text = (r) => (r && r.content && r.content[0] && r.content[0].text) || '';
+
+// The processes below PID (from /proc).
+function descendants (pid) {
+  const kids = new Map ();
+  for (const d of readdirSync ('/proc')) {
+    if (!/^\d+$/.test (d)) continue;
+    let stat;
+    try { stat = readFileSync (`/proc/${d}/stat`, 'utf8'); } catch { continue; }
+    const ppid = Number (stat.slice (stat.lastIndexOf (')') + 2).split (' ')[1]);
+    if (!kids.has (ppid)) kids.set (ppid, []);
+    kids.get (ppid).push (Number (d));
+  }
+  const out = [];
+  const todo = [pid];
+  while (todo.length) {
+    for (const k of kids.get (todo.pop ()) || []) { out.push (k); todo.push (k); }
+  }
+  return out;
+}
+
+const env = {};
+for (const k of ['PATH', 'HOME', 'USER', 'LOGNAME', 'XDG_RUNTIME_DIR', 'CSRUN_CACHE_DIR',
+                 'CSRUN_ROOTFS', 'CSRUN_SANDBOX_DIR', 'TMPDIR'])
+  if (process.env[k] !== undefined) env[k] = process.env[k];
+const transport = new StdioClientTransport ({ command: csrun, args: ['mcp', ...serverArgs],
+                                              env, stderr: 'pipe' });
+let stderr = '';
+transport.stderr.on ('data', (d) => { stderr += d; });
+const client = new Client ({ name: 'csrun-test', version: '1.0.0' });
+
+async function step (desc, fn) {
+  try {
+    await fn ();
+  } catch (e) {
+    report (false, desc, `threw: ${e && e.stack || e}`);
+  }
+}
+
+await step ('initialize: the SDK connects (version negotiation, initialized)', async () => {
+  await client.connect (transport);
+  const v = client.getServerVersion ();
+  const caps = client.getServerCapabilities ();
+  report (v && v.name === 'csrun' && caps && caps.tools && client.getInstructions (),
+          'initialize: serverInfo csrun, the tools capability, instructions',
+          JSON.stringify ({ v, caps }));
+});
+
+await step ('ping', async () => {
+  const r = await client.ping ();
+  report (r && typeof r === 'object', 'ping answers {}', JSON.stringify (r));
+});
+
+await step ('tools/list', async () => {
+  const { tools } = await client.listTools ();
+  const names = tools.map ((t) => t.name).sort ().join (',');
+  const py = tools.find ((t) => t.name === 'execute_python_code');
+  report (names === 'execute_python_code,sandbox_create,sandbox_exec,sandbox_terminate'
+          && py.inputSchema.required.join () === 'code' && py.outputSchema
+          && py.outputSchema.required.includes ('status') && py.annotations && py.title,
+          'tools/list: the four tools, execute_python_code with inputSchema (code required), '
+          + 'outputSchema, title and annotations', names);
+});
+
+await step ('a healing case', async () => {
+  const r = await client.callTool ({ name: 'execute_python_code',
+                                     arguments: { code: 'print(math.sqrt(16))\n' } });
+  const s = r.structuredContent;
+  report (text (r) === '4.0' && r.isError === false && s && s.status === 'healed'
+          && s.attempts.length === 2 && /import math/.test (s.final_code),
+          'a healing case: text "4.0", isError false, structuredContent healed in 2 attempts '
+          + '(validated by the SDK against outputSchema)', JSON.stringify (r).slice (0, 1500));
+});
+
+await step ('a blocked case', async () => {
+  const r = await client.callTool ({ name: 'execute_python_code',
+                                     arguments: { code: 'import os\nos.system("id")\n' } });
+  const t = text (r);
+  report (r.isError === true && r.structuredContent.status === 'blocked'
+          && t.startsWith ('The Python script did not execute successfully.\n')
+          && /^error_type: StaticSafetyViolation$/m.test (t) && /^root_cause_line: 2$/m.test (t)
+          && /^message: dangerous-call: os\.system/m.test (t) && /^stderr: csrun gate:/m.test (t),
+          'a blocked case: isError, status blocked, CodeShield\'s lines (error_type, '
+          + 'root_cause_line, message, stderr)', t);
+});
+
+await step ('a timeout', async () => {
+  const r = await client.callTool ({ name: 'execute_python_code',
+                                     arguments: { code: 'while True:\n    pass\n', timeout: 1 } });
+  const t = text (r);
+  report (r.isError === true && r.structuredContent.status === 'timeout'
+          && /^timed_out: true$/m.test (t) && /^error_type: Timeout$/m.test (t)
+          && r.structuredContent.limits.timeout_s === 1,
+          'a timeout: isError, status timeout, "timed_out: true", the call\'s timeout (1 s) applied',
+          t + ' ' + JSON.stringify (r.structuredContent.limits));
+});
+
+await step ('progress', async () => {
+  const seen = [];
+  const r = await client.callTool (
+      { name: 'execute_python_code', arguments: { code: 'import time\ntime.sleep(2.5)\nprint("slept")\n' } },
+      undefined, { onprogress: (p) => seen.push (p) });
+  const grows = seen.every ((p, i) => i === 0 || p.progress > seen[i - 1].progress);
+  report (text (r) === 'slept' && seen.length >= 1 && grows && seen.every ((p) => p.message),
+          'progress: a call with a progressToken gets notifications/progress (growing, with '
+          + 'a message) before its result', JSON.stringify (seen));
+});
+
+await step ('invalid arguments', async () => {
+  const r = await client.callTool ({ name: 'execute_python_code', arguments: { code: 5 } });
+  report (r.isError === true && /arguments\.code: expected a string, got a number/.test (text (r)),
+          'invalid arguments (2025-11-25, SEP-1303): a tool error naming arguments.code',
+          JSON.stringify (r));
+  let err = null;
+  try {
+    await client.callTool ({ name: 'no_such_tool', arguments: {} });
+  } catch (e) { err = e; }
+  report (err && err.code === -32602 && /unknown tool 'no_such_tool'/.test (err.message),
+          'an unknown tool: JSON-RPC error -32602 naming it', err && `${err.code} ${err.message}`);
+});
+
+await step ('files', async () => {
+  const r = await client.callTool ({ name: 'execute_python_code', arguments: {
+    code: 'import csv\nrows = list(csv.reader(open("data/in.csv")))\n'
+        + 'print(len(rows), open("/tmp/b.bin", "rb").read())\n',
+    files: [{ path: 'data/in.csv', content: 'a,b\n1,2\n' },
+            { path: '/tmp/b.bin', content: Buffer.from ([0, 255, 10]).toString ('base64'),
+              encoding: 'base64' }] } });
+  report (text (r) === "2 b'\\x00\\xff\\n'" && !r.isError,
+          'files: a text file below /work and a base64 one in /tmp reach the jail', text (r));
+});
+
+await step ('a 5 MiB output', async () => {
+  const r = await client.callTool ({ name: 'execute_python_code', arguments: {
+    code: 'import sys\nsys.stdout.write("x" * (5 << 20) + "\\n")\nprint("THE END")\n' } });
+  const t = text (r);
+  const size = JSON.stringify (r).length;
+  const a = r.structuredContent.attempts[0];
+  report (!r.isError && t.startsWith ('xxxx') && t.endsWith ('THE END')
+          && /\[\.\.\. csrun: \d+ bytes dropped \.\.\.\]/.test (t) && size < 1024 * 1024
+          && a.stdout_truncated === true && a.stdout_dropped_bytes > 5000000,
+          `a 5 MiB output: the result is ${size} bytes (< 1 MiB), head and tail kept with the `
+          + 'dropped-bytes marker', `${size} ${t.slice (0, 80)}...${t.slice (-80)}`);
+});
+
+await step ('concurrent calls', async () => {
+  const code = (i) => `import os, time\nopen("/work/shared/meet-${i}", "w").close()\n`
+      + 'deadline = time.time() + 50\n'
+      + 'while time.time() < deadline and len([f for f in os.listdir("/work/shared") '
+      + 'if f.startswith("meet-")]) < 4:\n    time.sleep(0.05)\n'
+      + 'print("met", len([f for f in os.listdir("/work/shared") if f.startswith("meet-")]))\n';
+  const rs = await Promise.all ([0, 1, 2, 3].map ((i) => client.callTool (
+      { name: 'execute_python_code', arguments: { code: code (i), timeout: 55 } },
+      undefined, { timeout: 120000 })));
+  report (rs.every ((r) => text (r) === 'met 4'),
+          'concurrent calls: 4 calls run at the same time (each waits in its own jail until all '
+          + '4 have started)', rs.map (text).join (' | '));
+});
+
+await step ('cancellation', async () => {
+  const ac = new AbortController ();
+  const a = client.callTool ({ name: 'execute_python_code', arguments: {
+    code: 'import time\nopen("/work/shared/a-started", "w").close()\ntime.sleep(3)\n'
+        + 'open("/work/shared/a-survived", "w").close()\nprint("A")\n', timeout: 30 } },
+    undefined, { signal: ac.signal });
+  const b = client.callTool ({ name: 'execute_python_code', arguments: {
+    code: 'import time\ntime.sleep(5)\nprint("B done")\n', timeout: 30 } });
+  const started = await waitFor (() => existsSync (`${shared}/a-started`), 30000);
+  ac.abort ('the test cancels it');
+  let aErr = null;
+  try { await a; } catch (e) { aErr = e; }
+  const rb = await b;
+  await sleep (500);
+  const survived = existsSync (`${shared}/a-survived`);
+  report (started && aErr && text (rb) === 'B done' && !survived,
+          'cancellation: notifications/cancelled stops that call\'s jail (its marker never '
+          + 'appears) and only it (the other call ends normally)',
+          `started ${started}, a: ${aErr}, b: ${text (rb)}, survived ${survived}`);
+  const gone = await waitFor (() => descendants (transport.pid).length === 0, 10000);
+  report (gone, 'after the calls: no worker, jail or command of the server is left',
+          JSON.stringify (descendants (transport.pid)));
+});
+
+let sandboxId = null;
+await step ('sandboxes', async () => {
+  const c = await client.callTool ({ name: 'sandbox_create', arguments: { idle_timeout: 600 } });
+  sandboxId = c.structuredContent && c.structuredContent.id;
+  report (!c.isError && /^[0-9a-f]{32}$/.test (sandboxId) && text (c).includes (sandboxId),
+          'sandbox_create: an id', JSON.stringify (c));
+  const w = await client.callTool ({ name: 'sandbox_exec', arguments: {
+    sandbox: sandboxId, argv: ['python3', '-c', 'open("/work/f", "w").write("kept")'] } });
+  const r = await client.callTool ({ name: 'sandbox_exec', arguments: {
+    sandbox: sandboxId, argv: ['python3', '-c', 'print(open("/work/f").read())'] } });
+  report (!w.isError && text (r) === 'kept\n' && r.structuredContent.returncode === 0,
+          'sandbox_exec: a file written by one command is read by the next', JSON.stringify (r));
+  const f = await client.callTool ({ name: 'sandbox_exec', arguments: {
+    sandbox: sandboxId, argv: ['python3', '-c', 'import sys; print("bad", file=sys.stderr); sys.exit(3)'] } });
+  report (f.isError && f.structuredContent.returncode === 3 && /exit status 3/.test (text (f))
+          && /stderr: bad/.test (text (f)),
+          'sandbox_exec: a failing command is a tool error with its status and stderr', text (f));
+  const t = await client.callTool ({ name: 'sandbox_exec', arguments: {
+    sandbox: sandboxId, argv: ['python3', '-c', 'import time; time.sleep(30)'], timeout: 1 } });
+  report (t.isError && t.structuredContent.timed_out === true,
+          'sandbox_exec: its timeout kills the command', text (t));
+  const ac = new AbortController ();
+  const seen = [];
+  const slow = client.callTool ({ name: 'sandbox_exec', arguments: {
+    sandbox: sandboxId, argv: ['python3', '-c', 'import time; open("/work/s1", "w"); '
+      + 'time.sleep(4); open("/work/s2", "w")'] } }, undefined,
+    { signal: ac.signal, onprogress: (p) => seen.push (p) });
+  await sleep (2500);
+  ac.abort ('the test cancels the exec');
+  let slowErr = null;
+  try { await slow; } catch (e) { slowErr = e; }
+  await sleep (3000);
+  const left = await client.callTool ({ name: 'sandbox_exec', arguments: {
+    sandbox: sandboxId, argv: ['python3', '-c', 'import os; print(os.path.exists("/work/s1"), os.path.exists("/work/s2"))'] } });
+  report (slowErr && text (left) === 'True False\n' && seen.length >= 1,
+          'sandbox_exec: progress while it runs; cancelled, its command is killed in the sandbox',
+          `${slowErr} ${text (left)} ${JSON.stringify (seen)}`);
+  const x = await client.callTool ({ name: 'sandbox_exec', arguments: { sandbox: sandboxId } });
+  report (x.isError && /command.*argv/.test (text (x)),
+          'sandbox_exec without command or argv: a tool error that says so', text (x));
+  const n = await client.callTool ({ name: 'sandbox_exec', arguments: {
+    sandbox: 'nosuchbox', argv: ['true'] } });
+  report (n.isError && /no such sandbox/.test (text (n)),
+          'sandbox_exec of an unknown sandbox: a tool error naming the problem', text (n));
+  const d = await client.callTool ({ name: 'sandbox_terminate', arguments: { sandbox: sandboxId } });
+  const dir = process.env.CSRUN_SANDBOX_DIR;
+  report (!d.isError && d.structuredContent.id === sandboxId && !existsSync (`${dir}/${sandboxId}`),
+          'sandbox_terminate: the sandbox and its state are gone', JSON.stringify (d));
+  const k = await client.callTool ({ name: 'sandbox_create', arguments: { name: 'left-open' } });
+  sandboxId = k.structuredContent && k.structuredContent.id;
+  report (!k.isError && existsSync (`${dir}/${sandboxId}`), 'a second sandbox, left open',
+          JSON.stringify (k));
+});
+
+await client.close ();
+const dir = process.env.CSRUN_SANDBOX_DIR;
+const cleaned = await waitFor (() => !sandboxId || !existsSync (`${dir}/${sandboxId}`), 20000);
+report (cleaned, 'the session\'s open sandbox is removed when the session ends',
+        existsSync (dir) ? readdirSync (dir).join (' ') : '');
+report (!/error: /.test (stderr), 'the server logged no error on stderr', stderr.slice (-2000));
+process.exit (0);

@@ -1,0 +1,391 @@
+/* The MCP server's pure parts: the line reader, the envelope check, the
+ * tools' argument check and command lines, CodeShield's text, the cut that
+ * fits a result in its frame, base64. */
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcp/jsonrpc.h"
+#include "mcp/mcp-internal.h"
+#include "mcp/tools.h"
+#include "util/base64.h"
+#include "util/json.h"
+
+/* ------------------------------------------------------------ lines */
+
+Test (mcp_reader, splits_lines_fed_in_pieces)
+{
+  struct csr_rpc_reader r;
+  csr_rpc_reader_init (&r, 100);
+  char *line;
+  size_t len;
+  cr_assert_eq (csr_rpc_reader_feed (&r, "{\"a\":", 5), 0);
+  cr_assert_eq (csr_rpc_reader_next (&r, &line, &len), 0);
+  cr_assert_eq (csr_rpc_reader_feed (&r, "1}\r\n{}\n{", 9), 0);
+  cr_assert_eq (csr_rpc_reader_next (&r, &line, &len), 1);
+  cr_assert_str_eq (line, "{\"a\":1}", "the \\r before the newline goes");
+  cr_assert_eq (len, 7);
+  cr_assert_eq (csr_rpc_reader_next (&r, &line, &len), 1);
+  cr_assert_str_eq (line, "{}");
+  cr_assert_eq (csr_rpc_reader_next (&r, &line, &len), 0);
+  cr_assert_eq (csr_rpc_reader_last (&r, &line, &len), 1, "the unterminated last line");
+  cr_assert_str_eq (line, "{");
+  cr_assert_eq (csr_rpc_reader_last (&r, &line, &len), 0);
+  csr_rpc_reader_release (&r);
+}
+
+Test (mcp_reader, drops_a_long_line_and_goes_on)
+{
+  struct csr_rpc_reader r;
+  csr_rpc_reader_init (&r, 10);
+  char *line;
+  size_t len;
+  char big[64];
+  memset (big, 'x', sizeof big);
+  /* More than 10 bytes without a newline: reported once, then skipped. */
+  cr_assert_eq (csr_rpc_reader_feed (&r, big, sizeof big), 0);
+  cr_assert_eq (csr_rpc_reader_next (&r, &line, &len), 2);
+  cr_assert_eq (csr_rpc_reader_next (&r, &line, &len), 0);
+  cr_assert_eq (csr_rpc_reader_feed (&r, big, sizeof big), 0);
+  cr_assert_eq (csr_rpc_reader_next (&r, &line, &len), 0, "still inside the long line");
+  cr_assert_eq (csr_rpc_reader_feed (&r, "xx\nok\n", 6), 0);
+  cr_assert_eq (csr_rpc_reader_next (&r, &line, &len), 1);
+  cr_assert_str_eq (line, "ok");
+  /* A long line that arrives whole, newline included. */
+  cr_assert_eq (csr_rpc_reader_feed (&r, "0123456789abc\nyes\n", 18), 0);
+  cr_assert_eq (csr_rpc_reader_next (&r, &line, &len), 2);
+  cr_assert_eq (csr_rpc_reader_next (&r, &line, &len), 1);
+  cr_assert_str_eq (line, "yes");
+  csr_rpc_reader_release (&r);
+}
+
+/* ------------------------------------------------------------ messages */
+
+static void
+expect_kind (const char *text, enum csr_rpc_kind kind, int code, const char *words)
+{
+  struct csr_rpc_msg m;
+  csr_rpc_parse (text, strlen (text), &m);
+  cr_assert_eq (m.kind, kind, "%s: kind %d, expected %d (%s)", text, m.kind, kind, m.error_message);
+  if (kind == CSR_RPC_INVALID)
+    {
+      cr_assert_eq (m.error_code, code, "%s: code %d", text, m.error_code);
+      cr_assert (strstr (m.error_message, words), "%s: '%s' lacks '%s'", text, m.error_message,
+                 words);
+    }
+  csr_rpc_msg_release (&m);
+}
+
+Test (mcp_msg, kinds_and_errors)
+{
+  expect_kind ("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}", CSR_RPC_REQUEST, 0, NULL);
+  expect_kind ("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}",
+               CSR_RPC_NOTIFICATION, 0, NULL);
+  expect_kind ("{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"result\":{}}", CSR_RPC_RESPONSE, 0, NULL);
+  expect_kind ("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"", CSR_RPC_INVALID, -32700,
+               "Parse error");
+  expect_kind ("[]", CSR_RPC_INVALID, -32600, "batches");
+  expect_kind ("\"x\"", CSR_RPC_INVALID, -32600, "expected a JSON object, got a string");
+  expect_kind ("{\"jsonrpc\":\"2.0\",\"id\":true,\"method\":\"ping\"}", CSR_RPC_INVALID, -32600,
+               "id: expected a string or an integer");
+  expect_kind ("{\"jsonrpc\":\"2.0\",\"id\":1e3,\"method\":\"ping\"}", CSR_RPC_INVALID, -32600,
+               "id:");
+  expect_kind ("{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}", CSR_RPC_INVALID, -32600,
+               "null");
+  expect_kind ("{\"jsonrpc\":2,\"id\":1,\"method\":\"ping\"}", CSR_RPC_INVALID, -32600,
+               "jsonrpc: expected \"2.0\"");
+  expect_kind ("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":7}", CSR_RPC_INVALID,
+               -32600, "params: expected an object, got a number");
+  expect_kind ("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\",\"method\":\"b\"}", CSR_RPC_INVALID,
+               -32600, "duplicate key 'method'");
+}
+
+Test (mcp_msg, the_id_is_kept_as_json_text)
+{
+  struct csr_rpc_msg m;
+  const char *t = "{\"jsonrpc\":\"2.0\",\"id\":\"a\\\"b\",\"method\":\"ping\"}";
+  csr_rpc_parse (t, strlen (t), &m);
+  cr_assert_str_eq (m.id, "\"a\\\"b\"");
+  size_t len = 0;
+  char *line = csr_rpc_result_line (m.id, "{}", &len);
+  cr_assert_str_eq (line, "{\"jsonrpc\":\"2.0\",\"id\":\"a\\\"b\",\"result\":{}}\n");
+  cr_assert_eq (len, strlen (line));
+  free (line);
+  line = csr_rpc_error_line (NULL, -32700, "bad \"x\"\n", &len);
+  cr_assert_str_eq (line, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":"
+                          "\"bad \\\"x\\\"\\n\"}}\n");
+  free (line);
+  csr_rpc_msg_release (&m);
+}
+
+/* ------------------------------------------------------------ arguments */
+
+static const struct csr_mcp_limits lim
+    = { .max_timeout_s = 60, .max_output = 65536, .max_file_bytes = 100, .max_code = 1000 };
+
+static void
+expect_args (const char *tool, const char *args, const char *error)
+{
+  char yerr[128];
+  yajl_val v = yajl_tree_parse (args, yerr, sizeof yerr);
+  cr_assert_not_null (v, "%s: %s", args, yerr);
+  csr_error *e = NULL;
+  int rc = csr_mcp_args_check (csr_mcp_tool_find (tool), v, &lim, &e);
+  if (error == NULL)
+    cr_assert_eq (rc, 0, "%s %s: %s", tool, args, e ? e->msg : "");
+  else
+    {
+      cr_assert_eq (rc, -1, "%s %s: accepted", tool, args);
+      cr_assert (strstr (e->msg, error), "%s %s: '%s' lacks '%s'", tool, args, e->msg, error);
+    }
+  csr_error_free (e);
+  yajl_tree_free (v);
+}
+
+Test (mcp_args, checked_against_the_table)
+{
+  const char *py = "execute_python_code";
+  expect_args (py, "{\"code\":\"print(1)\"}", NULL);
+  expect_args (py, "{\"code\":\"print(1)\",\"timeout\":null}", NULL);
+  expect_args (py, "{}", "arguments.code: required argument is missing");
+  expect_args (py, "{\"code\":[]}", "arguments.code: expected a string, got an array");
+  expect_args (py, "{\"code\":\"x\",\"bogus\":1}", "arguments.bogus: unknown argument");
+  expect_args (py, "{\"code\":\"x\",\"timeout\":\"5\"}", "arguments.timeout: expected a number");
+  expect_args (py, "{\"code\":\"x\",\"timeout\":0}", "arguments.timeout: 0 is below");
+  expect_args (py, "{\"code\":\"x\",\"timeout\":61}", "above the maximum (60 s");
+  expect_args (py, "{\"code\":\"\\n\\n\"}", "arguments.code: ");
+  char big[1100 + 32];
+  snprintf (big, sizeof big, "{\"code\":\"%01100d\"}", 0);
+  expect_args (py, big, "--max-code-size");
+  expect_args (py, "{\"code\":\"x\",\"files\":{}}", "arguments.files: expected an array");
+  expect_args (py, "{\"code\":\"x\",\"files\":[{\"path\":\"a\"}]}",
+               "arguments.files[0].content: required");
+  expect_args (py, "{\"code\":\"x\",\"files\":[{\"path\":\"a\",\"content\":\"\",\"mode\":1}]}",
+               "arguments.files[0].mode: unknown member");
+  expect_args (py, "{\"code\":\"x\",\"files\":[{\"path\":\"/etc/passwd\",\"content\":\"\"}]}",
+               "arguments.files[0].path: must be relative to /work");
+  expect_args (py, "{\"code\":\"x\",\"files\":[{\"path\":\"a:b\",\"content\":\"\"}]}", "':'");
+  expect_args (py, "{\"code\":\"x\",\"files\":[{\"path\":\"snippet.py\",\"content\":\"\"}]}",
+               "snippet.py");
+  expect_args (py,
+               "{\"code\":\"x\",\"files\":[{\"path\":\"a\",\"content\":\"\"},{\"path\":\"/work/"
+               "a\",\"content\":\"\"}]}",
+               "arguments.files[1].path: /work/a is also files[0]'s path");
+  expect_args (py,
+               "{\"code\":\"x\",\"files\":[{\"path\":\"a\",\"content\":\"a=\",\"encoding\":"
+               "\"base64\"}]}",
+               "arguments.files[0].content: not base64");
+  expect_args (py,
+               "{\"code\":\"x\",\"files\":[{\"path\":\"a\",\"content\":\"x\",\"encoding\":"
+               "\"hex\"}]}",
+               "arguments.files[0].encoding: 'hex' is not utf-8 or base64");
+  char many[300];
+  snprintf (many, sizeof many,
+            "{\"code\":\"x\",\"files\":[{\"path\":\"a\",\"content\":\"%0101d\"}]}", 0);
+  expect_args (py, many, "larger than 100 bytes");
+  const char *ex = "sandbox_exec";
+  expect_args (ex, "{\"sandbox\":\"box\",\"argv\":[\"ls\"]}", NULL);
+  expect_args (ex, "{\"sandbox\":\"box\",\"command\":\"ls\",\"argv\":[\"ls\"]}", "not both");
+  expect_args (ex, "{\"sandbox\":\"box\",\"argv\":[]}", "arguments.argv: empty");
+  expect_args (ex, "{\"sandbox\":\"-x\",\"argv\":[\"ls\"]}", "arguments.sandbox:");
+  expect_args (ex, "{\"sandbox\":\"a/b\",\"argv\":[\"ls\"]}", "is not valid");
+  expect_args (ex, "{\"sandbox\":\"b\",\"argv\":[\"ls\"],\"env\":[\"1X=2\"]}",
+               "arguments.env[0]: '1X=2' is not valid");
+  expect_args ("sandbox_create", "{\"memory\":1.5}", "arguments.memory: expected an integer");
+  expect_args ("sandbox_create", "{\"memory\":8}", "arguments.memory: 8 is below");
+  expect_args ("sandbox_create", "[]", "arguments: expected an object");
+}
+
+/* ------------------------------------------------------------ command lines */
+
+static char *
+joined_argv (const char *tool, const char *args, const char **in)
+{
+  char yerr[128];
+  yajl_val v = yajl_tree_parse (args, yerr, sizeof yerr);
+  struct csr_mcp_argv av = { 0 };
+  csr_error *e = NULL;
+  cr_assert_eq (csr_mcp_command_argv (csr_mcp_tool_find (tool), v, &lim, &av, in, &e), 0);
+  char *s = calloc (1, 4096);
+  for (size_t i = 0; i < av.n; i++)
+    snprintf (s + strlen (s), 4096 - strlen (s), "%s%s", i ? "|" : "", av.v[i]);
+  csr_mcp_argv_release (&av);
+  yajl_tree_free (v);
+  return s;
+}
+
+Test (mcp_argv, options_then_arguments_then_the_rest)
+{
+  const char *in = "x";
+  char *s = joined_argv (
+      "sandbox_exec",
+      "{\"argv\":[\"python3\",\"-c\",\"--x\"],\"env\":[\"A=1\",\"B=--y\"],\"sandbox\":\"box\","
+      "\"working_dir\":\"/w\"}",
+      &in);
+  cr_assert_str_eq (s, "sandbox|exec|--json|--timeout=60.000s|--max-output=65536|--workdir=/w|"
+                       "--env=A=1|--env=B=--y|box|--|python3|-c|--x");
+  cr_assert_null (in);
+  free (s);
+  s = joined_argv ("sandbox_exec", "{\"sandbox\":\"box\",\"command\":\"ls -l\",\"timeout\":2.5}",
+                   &in);
+  cr_assert_str_eq (s, "sandbox|exec|--json|--timeout=2.500s|--max-output=65536|--sh=ls -l|box");
+  free (s);
+  s = joined_argv ("sandbox_create",
+                   "{\"memory\":512,\"cpu\":250,\"idle_timeout\":0,\"name\":\"n\"}", &in);
+  cr_assert_str_eq (s, "sandbox|create|--json|--name=n|--memory=512M|--cpu=250m|--idle-timeout=0s");
+  free (s);
+}
+
+/* A tool of the kind the next sandbox commands make: a positional path, a
+ * flag, the content on standard input. */
+Test (mcp_argv, a_boolean_flag_and_standard_input)
+{
+  static const struct csr_mcp_param params[] = {
+    { .name = "sandbox", .type = CSR_MCP_STRING, .required = true, .pass = CSR_MCP_PASS_ARG },
+    { .name = "path", .type = CSR_MCP_STRING, .required = true, .pass = CSR_MCP_PASS_ARG },
+    { .name = "content", .type = CSR_MCP_STRING, .pass = CSR_MCP_PASS_STDIN },
+    { .name = "parents", .type = CSR_MCP_BOOLEAN, .pass = CSR_MCP_PASS_OPTION, .flag = "-p" },
+    { 0 },
+  };
+  static const char *const cmd[] = { "sandbox", "write", NULL };
+  const struct csr_mcp_tool t = { .name = "sandbox_write_file", .params = params, .command = cmd };
+  char yerr[128];
+  yajl_val v = yajl_tree_parse (
+      "{\"content\":\"x\\ny\",\"parents\":true,\"path\":\"a/b\",\"sandbox\":\"s\"}", yerr,
+      sizeof yerr);
+  cr_assert_not_null (v, "%s", yerr);
+  csr_error *e = NULL;
+  cr_assert_eq (csr_mcp_args_check (&t, v, &lim, &e), 0);
+  struct csr_mcp_argv av = { 0 };
+  const char *in = NULL;
+  cr_assert_eq (csr_mcp_command_argv (&t, v, &lim, &av, &in, &e), 0);
+  cr_assert_eq (av.n, 5);
+  cr_assert_str_eq (av.v[2], "-p");
+  cr_assert_str_eq (av.v[3], "s");
+  cr_assert_str_eq (av.v[4], "a/b");
+  cr_assert_null (av.v[5]);
+  cr_assert_str_eq (in, "x\ny");
+  csr_mcp_argv_release (&av);
+  yajl_tree_free (v);
+  v = yajl_tree_parse ("{\"sandbox\":\"s\",\"path\":\"--x\"}", yerr, sizeof yerr);
+  cr_assert_eq (csr_mcp_args_check (&t, v, &lim, &e), -1, "a positional argument like an option");
+  cr_assert (strstr (e->msg, "arguments.path: '--x' may not start with '-'"), "%s", e->msg);
+  csr_error_free (e);
+  yajl_tree_free (v);
+}
+
+/* ------------------------------------------------------------ CodeShield's text, the cut */
+
+static yajl_val
+parse (const char *s)
+{
+  char yerr[128];
+  yajl_val v = yajl_tree_parse (s, yerr, sizeof yerr);
+  cr_assert_not_null (v, "%s", yerr);
+  return v;
+}
+
+Test (mcp_text, codeshield_lines)
+{
+  bool err = false;
+  yajl_val ok
+      = parse ("{\"status\":\"healed\",\"attempts\":[{\"stdout\":\"\"},{\"stdout\":\"\\n 4.0 "
+               "\\n\\n\"}]}");
+  char *t = mcp_python_text (ok, &err);
+  cr_assert_str_eq (t, "4.0", "stdout of the last attempt, stripped");
+  cr_assert (!err);
+  free (t);
+  yajl_tree_free (ok);
+  yajl_val bad = parse (
+      "{\"status\":\"timeout\",\"diagnosis\":{\"error_type\":\"Timeout\",\"message\":\"too "
+      "long\",\"line\":null},\"attempts\":[{\"stdout\":\"x\",\"stderr\":\"  e\\n\",\"timed_out\":"
+      "true,\"silent_failure\":{\"detected\":true}}]}");
+  t = mcp_python_text (bad, &err);
+  cr_assert_str_eq (t, "The Python script did not execute successfully.\nerror_type: "
+                       "Timeout\nmessage: too long\nstderr: e\ntimed_out: "
+                       "true\nsilent_failure_detected: true");
+  cr_assert (err);
+  free (t);
+  yajl_tree_free (bad);
+  yajl_val line = parse ("{\"status\":\"failed\",\"diagnosis\":{\"error_type\":\"NameError\","
+                         "\"message\":\"\",\"line\":3},\"attempts\":[{\"stderr\":\"\"}]}");
+  t = mcp_python_text (line, &err);
+  cr_assert_str_eq (t, "The Python script did not execute successfully.\nerror_type: "
+                       "NameError\nroot_cause_line: 3");
+  free (t);
+  yajl_tree_free (line);
+  yajl_val e = parse ("{\"status\":\"error\",\"error\":\"no rootfs\",\"attempts\":[]}");
+  t = mcp_python_text (e, &err);
+  cr_assert_str_eq (t, "error_type: CsrunError\nmessage: no rootfs");
+  free (t);
+  yajl_tree_free (e);
+}
+
+Test (mcp_text, a_result_is_cut_to_fit_keeping_head_and_tail)
+{
+  size_t n = 200000;
+  char *doc = malloc (n + 200);
+  char *big = malloc (n + 1);
+  for (size_t i = 0; i < n; i++)
+    big[i] = i % 3 == 0 ? "\xc3\xa9"[0] : i % 3 == 1 ? "\xc3\xa9"[1] : 'a';
+  /* On character boundaries: the string stays valid UTF-8. */
+  memcpy (big, "HEADxx", 6);
+  memcpy (big + n - 6, "xxTAIL", 6);
+  big[n] = '\0';
+  snprintf (doc, n + 200, "{\"version\":1,\"status\":\"ok\",\"attempts\":[{\"stdout\":\"%s\"}]}",
+            big);
+  yajl_val v = parse (doc);
+  size_t len = 0;
+  char *r = mcp_python_tool_result (v, true, 65536, &len);
+  cr_assert_not_null (r);
+  cr_assert_leq (len, 65536, "%zu bytes", len);
+  yajl_val back = parse (r); /* valid JSON and UTF-8 (yajl checks) */
+  const char *text
+      = csr_json_str (csr_json_get (csr_json_at (csr_json_get (back, "content"), 0), "text"));
+  cr_assert (strncmp (text, "HEAD", 4) == 0 && strstr (text, "TAIL"));
+  cr_assert (strstr (text, "bytes cut to fit the response"));
+  const char *so = csr_json_str (csr_json_get (
+      csr_json_at (csr_json_get (csr_json_get (back, "structuredContent"), "attempts"), 0),
+      "stdout"));
+  cr_assert (strstr (so, "bytes cut to fit the response"));
+  cr_assert (YAJL_IS_FALSE (csr_json_get (back, "isError")));
+  yajl_tree_free (back);
+  free (r);
+  /* Unstructured (an old protocol): no structuredContent. */
+  r = mcp_python_tool_result (v, false, 1 << 20, &len);
+  back = parse (r);
+  cr_assert_null (csr_json_get (back, "structuredContent"));
+  yajl_tree_free (back);
+  free (r);
+  yajl_tree_free (v);
+  free (doc);
+  free (big);
+}
+
+/* ------------------------------------------------------------ base64 */
+
+Test (mcp_base64, decodes_and_refuses)
+{
+  char *out;
+  size_t n, bad;
+  cr_assert_eq (csr_base64_decode ("aGVsbG8=", 8, &out, &n, &bad), 0);
+  cr_assert_eq (n, 5);
+  cr_assert_str_eq (out, "hello");
+  free (out);
+  cr_assert_eq (csr_base64_decode ("aGVs\nbG8", 8, &out, &n, &bad), 0, "no padding, a newline");
+  cr_assert_str_eq (out, "hello");
+  free (out);
+  cr_assert_eq (csr_base64_decode ("AP8K", 4, &out, &n, &bad), 0);
+  cr_assert (n == 3 && out[0] == 0 && (unsigned char)out[1] == 0xff && out[2] == '\n');
+  free (out);
+  cr_assert_eq (csr_base64_decode ("", 0, &out, &n, &bad), 0);
+  cr_assert_eq (n, 0);
+  free (out);
+  cr_assert_eq (csr_base64_decode ("aG!s", 4, &out, &n, &bad), -1);
+  cr_assert_eq (bad, 2);
+  cr_assert_eq (csr_base64_decode ("aG=s", 4, &out, &n, &bad), -1, "data after padding");
+  cr_assert_eq (csr_base64_decode ("a", 1, &out, &n, &bad), -1, "a lone sixth of a byte");
+}
