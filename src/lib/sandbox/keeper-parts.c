@@ -3,6 +3,7 @@
 #include "config.h"
 #include "keeper.h"
 #include "ports.h"
+#include "session.h"
 
 #include "files-worker.h"
 
@@ -10,5 +11,7 @@ const struct keeper_part *const keeper_parts[] = {
   &keeper_part_core,
   &keeper_part_ports,
   &keeper_part_files,
+  &keeper_part_run,     /* csrun sandbox run (keeper-run.c) */
+  &keeper_part_session, /* sessions (keeper-session.c) */
   NULL,
 };

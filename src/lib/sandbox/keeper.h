@@ -21,6 +21,7 @@
 
 #define KEEPER_MAX_EXECS 64
 #define KEEPER_MAX_WATCHES 256
+#define KEEPER_MAX_REQUEST (256 * 1024) /* bytes of one request line */
 
 struct keeper_exec
 {

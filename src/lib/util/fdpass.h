@@ -14,4 +14,9 @@ ssize_t csr_recv_fd (int sock, void *data, size_t len, int *fd);
  * retried). */
 ssize_t csr_send_fd (int sock, const void *data, size_t len, int fd);
 
+/* Send all LEN bytes of DATA on the stream socket SOCK, the N_FDS (at most
+ * 8) descriptors FDS with the first part (SCM_RIGHTS), without SIGPIPE:
+ * 0, or -1 with errno (EINTR retried). */
+int csr_send_fds (int sock, const void *data, size_t len, const int *fds, size_t n_fds);
+
 #endif
