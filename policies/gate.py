@@ -1,9 +1,11 @@
 # csrun gate: runs inside the jail as
 #     python3 -I -S -u -c <this file> POLICY_JSON [ARG...]
-# with the snippet in ./snippet.py (read-only) and fd 3 a pipe to the supervisor.
+# with the snippet in ./snippet.py (read-only) -- or on the descriptor the
+# policy's "source_fd" names (an attempt in a sandbox, whose working
+# directory is its own) -- and fd 3 a pipe to the supervisor.
 #
 #  1. takes the policy (made by csr_gate_policy_to_json_ex) out of argv;
-#  2. reads snippet.py and applies the size limit before parsing;
+#  2. reads the snippet and applies the size limit before parsing;
 #  3. parses it with the builtin compile(..., PyCF_ONLY_AST) -- `import ast`
 #     alone costs more than this whole check -- and walks the tree without
 #     recursion, so hostile nesting can't crash it;
@@ -19,6 +21,11 @@
 # This is a policy layer that catches obvious mistakes and gives the healer
 # precise feedback; the jail is the security boundary.  The gate's names live
 # in this module, never in the snippet's (a fresh __main__).
+#
+# A sandbox's session server (policies/session.py) executes this file as a
+# module named "csrun_gate" and applies the same rules to every cell:
+# _check, _report and _site are its interface; the run at the bottom happens
+# only as __main__.
 #
 # Speed: Python compiles this file on every run, and that is most of what
 # the gate costs.  So the hot path is short: one cheap walk (limits, names
@@ -76,6 +83,8 @@ class _Policy:
 
     def __init__(self, doc):
         self.run = doc.get("run", True) is True
+        fd = doc.get("source_fd")
+        self.source_fd = fd if type(fd) is int and fd >= 0 else None
         self.heal_names = set(doc.get("heal_names") or ())
         self.full = doc.get("full") is True  # tests: always run the resolver
         self.max_bytes = self.max_depth = self.undefined = None
@@ -401,10 +410,14 @@ def _with(rule, message):
     return message + (": " + rule[1] if rule[1] else "")
 
 
-def _check(p):
-    """Read, parse and check snippet.py.  Return (verdict, code object to run
-    or None, SyntaxError to report or None)."""
-    with open("snippet.py", "rb") as f:
+def _check(p, f=None, known=()):
+    """Read, parse and check the snippet: the open binary file F, else the
+    descriptor the policy names, else snippet.py.  KNOWN: names defined
+    before it (a session's globals), never undefined.  Return (verdict, code
+    object to run or None, SyntaxError to report or None)."""
+    if f is None:
+        f = open("snippet.py" if p.source_fd is None else p.source_fd, "rb")
+    with f:
         src = f.read(-1 if p.max_bytes is None else p.max_bytes[0] + 1)
         if p.max_bytes and len(src) > p.max_bytes[0]:
             msg = "snippet.py is %d bytes, over the limit of %d" % (f.seek(0, 2), p.max_bytes[0])
@@ -429,7 +442,8 @@ def _check(p):
         violations = []
         if (p.excepts or p.calls) and p.needs_resolver(mentions, loads, bound, assigned):
             violations = _resolver()(p, tree, _lines(src))
-        undefined, why = _undefined(loads, bound, star) if p.undefined else ([], None)
+        defined = bound.union(known) if known else bound
+        undefined, why = _undefined(loads, defined, star) if p.undefined else ([], None)
         # Names one edit from exactly one defined name: blocked (so healed
         # before anything runs) only when a healer follows (heal_names sent).
         # A snippet that catches NameError or checks the Python version may
@@ -438,7 +452,7 @@ def _check(p):
         guarded = "except NameError" in mentions or "version_info" in mentions
         near = {}
         if undefined and p.heal_names and not guarded:
-            near = _suggest(tree, undefined, loads, bound, p.heal_names)
+            near = _suggest(tree, undefined, loads, defined, p.heal_names)
         for line, col, name, usage in undefined or ():
             if name in p.heal_names and not guarded:
                 msg = "name '%s' is used but never defined or imported" % name
@@ -477,23 +491,39 @@ def _resolver():
     return ns["analyse"]
 
 
-def _send(verdict):
-    """Write the verdict on fd 3 and close it; False if that failed."""
+def _send(verdict, fd=3):
+    """Write the verdict on FD and close it; False if that failed."""
     import posix
 
     data = (_json(verdict) + "\n").encode("utf-8", "replace")
     try:
         while data:
-            data = data[posix.write(3, data) :]
+            data = data[posix.write(fd, data) :]
         return True
     except OSError as e:
-        sys.stderr.write("csrun gate: can't write the verdict on fd 3: %s\n" % e)
+        sys.stderr.write("csrun gate: can't write the verdict on fd %d: %s\n" % (fd, e))
         return False
     finally:
         try:
-            posix.close(3)
+            posix.close(fd)
         except OSError:
             pass
+
+
+def _report(p, verdict, syntax_error, sent):
+    """After the verdict was sent: what `python3 snippet.py` would print for
+    a snippet that does not run (its SyntaxError, the violations), and the
+    exit status; None when the snippet is to run."""
+    if syntax_error is not None:  # the report `python3 snippet.py` prints
+        sys.excepthook(SyntaxError, syntax_error.with_traceback(None), None)
+        return 1
+    for v in verdict["violations"]:
+        sys.stderr.write("csrun gate: snippet.py:%d:%d: %s: %s\n" % (v["line"], v["col"], v["rule"], v["message"]))
+    if verdict["violations"] or not sent:
+        return 3 if sent else 4
+    if not p.run:
+        return 0
+    return None
 
 
 def _gate():
@@ -511,16 +541,9 @@ def _gate():
         _send({"verdict": "error", "message": msg, "violations": [], "undefined_names": []})
         sys.exit(4)
     sys.argv[0] = "snippet.py"
-    sent = _send(verdict)
-    if syntax_error is not None:  # the report `python3 snippet.py` prints
-        sys.excepthook(SyntaxError, syntax_error.with_traceback(None), None)
-        sys.exit(1)
-    for v in verdict["violations"]:
-        sys.stderr.write("csrun gate: snippet.py:%d:%d: %s: %s\n" % (v["line"], v["col"], v["rule"], v["message"]))
-    if verdict["violations"] or not sent:
-        sys.exit(3 if sent else 4)
-    if not p.run:
-        sys.exit(0)
+    status = _report(p, verdict, syntax_error, _send(verdict))
+    if status is not None:
+        sys.exit(status)
     return code
 
 
@@ -537,14 +560,20 @@ class _Quitter:
         raise SystemExit(code)
 
 
+def _site():
+    """-S skipped site.py (faster start-up): add its package dirs and exit()."""
+    import builtins
+
+    sys.path += ["/usr/local/lib/python%d.%d/dist-packages" % sys.version_info[:2], "/usr/lib/python3/dist-packages"]
+    if not hasattr(builtins, "exit"):
+        builtins.exit, builtins.quit = _Quitter("exit"), _Quitter("quit")
+
+
 def _run(code):
     """Run the snippet as __main__ from snippet.py, as launch.py does."""
     import builtins
 
-    # -S skipped site.py (faster start-up): add its package dirs and exit().
-    sys.path += ["/usr/local/lib/python%d.%d/dist-packages" % sys.version_info[:2], "/usr/lib/python3/dist-packages"]
-    if not hasattr(builtins, "exit"):
-        builtins.exit, builtins.quit = _Quitter("exit"), _Quitter("quit")
+    _site()
     gc.enable()
     main = type(sys)("__main__")
     main.__file__ = "snippet.py"
@@ -1030,12 +1059,13 @@ def analyse(policy, tree, lines):
 '''
 
 
-try:
-    _code = _gate()
-except (SystemExit, KeyboardInterrupt):
-    raise
-except BaseException as _e:  # a bug in the gate: never a pass
-    sys.stderr.write("csrun gate: internal error: %s: %s\n" % (type(_e).__name__, _e))
-    _send({"verdict": "error", "message": "internal error: %r" % _e, "violations": [], "undefined_names": []})
-    sys.exit(4)
-_run(_code)
+if __name__ == "__main__":
+    try:
+        _code = _gate()
+    except (SystemExit, KeyboardInterrupt):
+        raise
+    except BaseException as _e:  # a bug in the gate: never a pass
+        sys.stderr.write("csrun gate: internal error: %s: %s\n" % (type(_e).__name__, _e))
+        _send({"verdict": "error", "message": "internal error: %r" % _e, "violations": [], "undefined_names": []})
+        sys.exit(4)
+    _run(_code)

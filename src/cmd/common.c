@@ -56,7 +56,13 @@ csr_run_snippet_file (const char *prog, struct run_opts *o, struct csr_snippet_r
   const char *name = strcmp (o->file, "-") == 0 ? "standard input" : o->file;
   cleanup_free char *code = NULL;
   size_t len = 0;
-  if (read_snippet (o, name, &code, &len, err) < 0)
+  if (o->read_code) /* issue 15: a file of the sandbox */
+    {
+      int rc = o->read_code (o, name, &code, &len, err);
+      if (rc != 0)
+        return rc;
+    }
+  else if (read_snippet (o, name, &code, &len, err) < 0)
     return CSR_EXIT_USAGE;
   if (o->after_read) /* issue 14: csrun run catches signals from here on */
     o->after_read ();
@@ -69,6 +75,7 @@ csr_run_snippet_file (const char *prog, struct run_opts *o, struct csr_snippet_r
   res->loop.result.args = o->req.args;
   res->loop.result.n_args = o->req.n_args > 0 ? (size_t)o->req.n_args : 0;
   res->loop.result.label = o->label;
+  res->loop.result.sandbox = o->sandbox;
   o->req.code = NULL;
   o->req.code_len = 0;
   csr_say_rootfs_damage (prog, res);

@@ -19,6 +19,10 @@
  * bad input, CSR_EXIT_INTERNAL when csrun failed.  Release RES either way. */
 int csr_run_snippet_file (const char *prog, struct run_opts *o, struct csr_snippet_result *res,
                           csr_error **err);
+/* csrun run after its options were parsed into O (issue 15: csrun sandbox
+ * run, PROG in messages, shares it with O's hooks): standard input, live
+ * output, signals, the pipeline, the output and the exit code. */
+int csr_run_main (const char *prog, struct run_opts *o);
 /* What csr_snippet_run found about the cached rootfs (RES->damaged_files),
  * in one line on stderr: "PROG: the cached rootfs DIR was damaged (...)". */
 void csr_say_rootfs_damage (const char *prog, const struct csr_snippet_result *res);

@@ -705,6 +705,48 @@ const struct argp run_opts_batch_argp
     = { run_options, parse_run_batch, NULL, NULL, batch_run_children, NULL, NULL };
 /* ---------------------------------------------------------------- end of csrun batch */
 
+/* ---------------------------------------------------------------- issue 15: csrun sandbox run */
+/* What a sandbox brings itself: its rootfs, its limits, its seccomp filter,
+ * its network, its ids, its files. */
+static const int sandbox_dropped[]
+    = { OPT_ROOTFS,         OPT_CACHE_DIR, OPT_WITH,        OPT_MEMORY,  OPT_PIDS,
+        OPT_CPUS,           OPT_CPU,       OPT_BEST_EFFORT, OPT_SECCOMP, OPT_NET,
+        OPT_ALLOW_HOST_NET, OPT_USER,      OPT_TMP_SIZE };
+
+static error_t
+parse_sandbox_run (int key, char *arg, struct argp_state *state)
+{
+  if (key == ARGP_KEY_INIT || key == ARGP_KEY_ARG || key == ARGP_KEY_ARGS || key == ARGP_KEY_NO_ARGS
+      || key == ARGP_KEY_END)
+    return ARGP_ERR_UNKNOWN; /* the parent's: ID, FILE, ARGS */
+  error_t r = parse_run (key, arg, state);
+  return r == ARGP_ERR_UNKNOWN ? parse_common (key, arg, state) : r;
+}
+
+const struct argp *
+run_opts_sandbox_argp (void)
+{
+  static struct argp_option opts[sizeof common_options / sizeof common_options[0]
+                                 + sizeof output_options / sizeof output_options[0]
+                                 + sizeof run_options / sizeof run_options[0]];
+  static struct argp argp = { opts, parse_sandbox_run, NULL, NULL, NULL, NULL, NULL };
+  if (opts[0].name != NULL)
+    return &argp;
+  const struct argp_option *tables[] = { common_options, output_options, run_options };
+  size_t n = 0;
+  for (size_t t = 0; t < 3; t++)
+    for (const struct argp_option *x = tables[t]; x->name || x->key; x++)
+      {
+        bool drop = false;
+        for (size_t d = 0; d < sizeof sandbox_dropped / sizeof sandbox_dropped[0]; d++)
+          drop = drop || x->key == sandbox_dropped[d];
+        if (!drop)
+          opts[n++] = *x;
+      }
+  return &argp;
+}
+/* ---------------------------------------------------------------- end of csrun sandbox run */
+
 static const char *
 lookup_env (const char *name, void *data)
 {

@@ -36,6 +36,19 @@ struct run_opts
   const char *stdin_file; /* --stdin FILE or "-" (-i) */
   bool live, no_live;
   void (*after_read) (void); /* called once FILE was read (csr_run_snippet_file) */
+  /* issue 15: csrun sandbox run shares csrun run's body (csr_run_main) with
+   * these (NULL: csrun run's own behaviour).  READ_CODE reads the snippet
+   * (0, or an exit code with *ERR); FAILED gives the exit code of a failure
+   * of the run (*ERR; CODE the default); AFTER_RUN runs before the result
+   * is printed (0, or the exit code to use), AFTER_PRINT at the end of the
+   * output; SANDBOX goes into the result. */
+  int (*read_code) (struct run_opts *o, const char *name, char **code, size_t *len,
+                    csr_error **err);
+  int (*failed) (struct run_opts *o, csr_error *err, int code);
+  int (*after_run) (struct run_opts *o, struct csr_snippet_result *res);
+  void (*after_print) (struct run_opts *o, const struct csr_run_result *r); /* not --json */
+  const struct csr_sandbox_report *sandbox;
+  void *hook_data;
 };
 
 /* Parse ARGV (ARGV[0] is "csrun run" or "csrun check").  Prints --help and
@@ -50,6 +63,12 @@ void check_opts_parse (int argc, char **argv, struct run_opts *o);
 void run_opts_defaults (struct run_opts *o);
 struct argp;
 extern const struct argp run_opts_batch_argp;
+
+/* issue 15: csrun sandbox run: the options of `csrun run` that apply to an
+ * attempt in a sandbox (not those of the jail it brings: its rootfs,
+ * limits, seccomp, network, ids, files), without FILE, as an argp child
+ * whose input is a struct run_opts. */
+const struct argp *run_opts_sandbox_argp (void);
 
 #define CSR_LABEL_MAX 256
 /* Why TEXT is not a valid --label, or NULL. */

@@ -16,6 +16,9 @@
 #include "util/log.h"
 #include "util/cleanup.h"
 
+/* "csrun run", or the command that shares its body (csr_run_main). */
+static const char *prog = "csrun run";
+
 /* One line on stderr about how the run ended (not for a first-try success). */
 static void
 print_outcome (const struct csr_run_result *r)
@@ -31,12 +34,12 @@ print_outcome (const struct csr_run_result *r)
         if (r->attempts[i].patch && r->attempts[i].patch->rules)
           snprintf (rules + strlen (rules), sizeof rules - strlen (rules), "%s%s",
                     rules[0] ? ", " : "", r->attempts[i].patch->rules);
-      csr_say ("csrun run", "healed after %zu attempts (%s); --json shows the patch", n, rules);
+      csr_say (prog, "healed after %zu attempts (%s); --json shows the patch", n, rules);
       return;
     }
   if (r->status == CSR_STATUS_ERROR)
     {
-      csr_say ("csrun run", "error: %s", r->error ? r->error : "unknown");
+      csr_say (prog, "error: %s", r->error ? r->error : "unknown");
       return;
     }
   const struct csr_diagnosis *d = r->diagnosis;
@@ -47,8 +50,8 @@ print_outcome (const struct csr_run_result *r)
   const char *msg = d && d->message ? d->message : "";
   int mlen = (int)strcspn (msg, "\n");
   const char *hint = d && d->hint ? d->hint : NULL;
-  csr_say ("csrun run", "%s after %zu attempt%s: %s%s%.*s%s%s%s%s%s", csr_status_name (r->status),
-           n, n == 1 ? "" : "s", d ? d->error_type : "UnknownError", mlen ? ": " : "", mlen, msg,
+  csr_say (prog, "%s after %zu attempt%s: %s%s%.*s%s%s%s%s%s", csr_status_name (r->status), n,
+           n == 1 ? "" : "s", d ? d->error_type : "UnknownError", mlen ? ": " : "", mlen, msg,
            where, hint ? "; " : "", hint ? hint : "", last->patch_none ? "; " : "",
            last->patch_none ? last->patch_none : "");
 }
@@ -74,7 +77,7 @@ warn_limits (const struct run_opts *o, const struct csr_snippet_result *s)
       if (first == 0)
         return;
     }
-  csr_say ("csrun run", "warning: %s%s", w,
+  csr_say (prog, "warning: %s%s", w,
            asked ? ""
                  : " (said once per boot for this cache directory, and whenever --memory, "
                    "--pids or --cpus is given; the JSON always has limits.warning)");
@@ -97,7 +100,7 @@ warn_output (const struct csr_run_result *r)
   if (err)
     snprintf (what + strlen (what), sizeof what - strlen (what), "%sstderr: %llu bytes dropped",
               out ? ", " : "", err);
-  csr_say ("csrun run",
+  csr_say (prog,
            "warning: output cut by --max-output (%llu bytes per stream: the first and last half "
            "kept): %s",
            (unsigned long long)r->limits.max_output, what);
@@ -174,7 +177,7 @@ choose_stdin (struct run_opts *o, int *fd)
         }
       if (f < 0)
         {
-          csr_say ("csrun run", "cannot read --stdin '%s': %s", o->stdin_file, strerror (errno));
+          csr_say (prog, "cannot read --stdin '%s': %s", o->stdin_file, strerror (errno));
           return CSR_EXIT_USAGE;
         }
       *fd = f;
@@ -182,7 +185,7 @@ choose_stdin (struct run_opts *o, int *fd)
     }
   if (o->stdin_file && code_on_stdin)
     {
-      csr_say ("csrun run", "--stdin - (or -i) needs the code in a FILE: it is read from stdin");
+      csr_say (prog, "--stdin - (or -i) needs the code in a FILE: it is read from stdin");
       return CSR_EXIT_USAGE;
     }
   if (code_on_stdin || fcntl (STDIN_FILENO, F_GETFD) < 0)
@@ -227,7 +230,7 @@ say_next_attempt (void *data, const struct csr_attempt *failed, int next)
     snprintf (what, sizeof what, "healed by %s", p->rules ? p->rules : "a local rule");
   const struct csr_diagnosis *d = failed->diagnosis;
   csr_say_after (last_byte (&failed->out), last_byte (&failed->err));
-  csr_say ("csrun run", "---- attempt %d failed (%s); %s: attempt %d ----", failed->number,
+  csr_say (prog, "---- attempt %d failed (%s); %s: attempt %d ----", failed->number,
            d && d->error_type ? d->error_type : "failed", what, next);
 }
 
@@ -264,49 +267,60 @@ cmd_run (struct csr_global *g, int argc, char **argv)
   (void)g;
   struct run_opts o;
   run_opts_parse (argc, argv, &o);
+  return csr_run_main ("csrun run", &o);
+}
+
+int
+csr_run_main (const char *prog_name, struct run_opts *o)
+{
+  prog = prog_name;
   struct csr_snippet_result s;
   memset (&s, 0, sizeof s);
   csr_error *e = NULL;
 
   /* issue 14: stdin, live output, interruption. */
   int in_fd = -1;
-  int rc = choose_stdin (&o, &in_fd);
+  int rc = choose_stdin (o, &in_fd);
   if (rc != 0)
     return rc;
-  o.req.stdin_fd = in_fd;
-  bool live = o.live || (!o.no_live && !o.json && csr_stream_is_terminal (STDOUT_FILENO));
+  o->req.stdin_fd = in_fd;
+  bool live = o->live || (!o->no_live && !o->json && csr_stream_is_terminal (STDOUT_FILENO));
   if (live)
     {
-      o.req.live_out = o.json ? STDERR_FILENO : STDOUT_FILENO;
-      o.req.live_err = STDERR_FILENO;
-      o.req.live_termsafe_out = !o.raw_output && csr_stream_is_terminal (o.req.live_out);
-      o.req.live_termsafe_err = !o.raw_output && csr_stream_is_terminal (STDERR_FILENO);
-      o.req.on_next_attempt = say_next_attempt;
+      o->req.live_out = o->json ? STDERR_FILENO : STDOUT_FILENO;
+      o->req.live_err = STDERR_FILENO;
+      o->req.live_termsafe_out = !o->raw_output && csr_stream_is_terminal (o->req.live_out);
+      o->req.live_termsafe_err = !o->raw_output && csr_stream_is_terminal (STDERR_FILENO);
+      o->req.on_next_attempt = say_next_attempt;
     }
   struct sigaction pipe_sa = { .sa_handler = on_sigpipe };
   sigemptyset (&pipe_sa.sa_mask);
   sigaction (SIGPIPE, &pipe_sa, NULL);
-  signal_opts = &o;
-  o.after_read = catch_signals;
+  signal_opts = o;
+  o->after_read = catch_signals;
 
-  rc = csr_run_snippet_file ("csrun run", &o, &s, &e);
+  rc = csr_run_snippet_file (prog, o, &s, &e);
+  if (rc != 0 && o->failed) /* issue 15: the exit code of a front end's own failures */
+    rc = o->failed (o, e, rc);
   if (rc != 0)
     {
-      rc = csr_report_failure ("csrun run", &o, &s.loop.result, e, rc);
+      rc = csr_report_failure (prog, o, &s.loop.result, e, rc);
       csr_error_free (e);
       csr_snippet_result_release (&s);
       if (in_fd > STDIN_FILENO)
         close (in_fd);
       return rc;
     }
+  /* issue 15: before the result is printed (csrun sandbox run writes the fix back). */
+  int after = o->after_run ? o->after_run (o, &s) : 0;
   const struct csr_run_result *r = &s.loop.result;
   bool json_failed = false;
-  if (o.json)
+  if (o->json)
     json_failed = csr_print_json (r) < 0;
   else
-    print_output (&o, r, live);
-  if (r->stdin_store && r->stdin_store->truncated && !o.quiet)
-    csr_say ("csrun run",
+    print_output (o, r, live);
+  if (r->stdin_store && r->stdin_store->truncated && !o->quiet)
+    csr_say (prog,
              "warning: the standard input was cut at --stdin-max (%llu bytes): the snippet saw "
              "end-of-file there",
              (unsigned long long)r->stdin_store->max);
@@ -316,19 +330,24 @@ cmd_run (struct csr_global *g, int argc, char **argv)
       if (r->interrupt_signal == SIGINT && csr_stream_is_terminal (STDERR_FILENO))
         csr_say_after (-1, 'C');
       const char *abbrev = sigabbrev_np (r->interrupt_signal);
-      csr_say ("csrun run", "interrupted by SIG%s: the jail was stopped%s", abbrev ? abbrev : "?",
+      const struct csr_launcher *L = o->req.launcher;
+      csr_say (prog, "interrupted by SIG%s: %s%s", abbrev ? abbrev : "?",
+               L && !L->one_shot ? "the attempt was stopped (the sandbox runs on)"
+                                 : "the jail was stopped",
                r->n_attempts > 0 ? "" : " before the first attempt");
     }
-  else if (!o.json)
+  else if (!o->json)
     {
-      if (!o.quiet)
+      if (!o->quiet)
         warn_output (r);
-      if (!o.quiet)
-        warn_limits (&o, &s);
-      if (!o.quiet || r->status == CSR_STATUS_ERROR)
+      if (!o->quiet)
+        warn_limits (o, &s);
+      if (!o->quiet || r->status == CSR_STATUS_ERROR)
         print_outcome (r);
+      if (o->after_print)
+        o->after_print (o, r);
     }
-  rc = json_failed ? CSR_EXIT_INTERNAL : csr_exit_code_for (r);
+  rc = json_failed ? CSR_EXIT_INTERNAL : after ? after : csr_exit_code_for (r);
   csr_snippet_result_release (&s);
   if (in_fd > STDIN_FILENO)
     close (in_fd);

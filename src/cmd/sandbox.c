@@ -809,6 +809,8 @@ static const struct
 } full_cmds[] = {
   { "create", cmd_create },
   { "exec", cmd_sandbox_exec },
+  { "run", cmd_sandbox_run },         /* sandbox-run.c */
+  { "session", cmd_sandbox_session }, /* sandbox-run.c */
   { "port", cmd_sandbox_port },
   /* ls without an ID lists the sandboxes (sbx_list_sandboxes). */
   { "ls", cmd_sandbox_ls },
@@ -821,7 +823,7 @@ static const struct
 
 static const char sandbox_usage[]
     = "usage: csrun sandbox COMMAND [OPTION...]\n"
-      "Commands: create, exec, wait, port, ls, inspect, stop, start, rm, gc;\n"
+      "Commands: create, exec, wait, run, session, port, ls, inspect, stop, start, rm, gc;\n"
       "files: cp, read, write, ls ID, find (each with --help).\n"
       "See csrun-sandbox(1).\n";
 

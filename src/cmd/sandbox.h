@@ -48,6 +48,8 @@ int cmd_sandbox_read (int argc, char **argv);
 int cmd_sandbox_write (int argc, char **argv);
 int cmd_sandbox_ls (int argc, char **argv);
 int cmd_sandbox_find (int argc, char **argv);
+int cmd_sandbox_run (int argc, char **argv);     /* issue 15: sandbox-run.c */
+int cmd_sandbox_session (int argc, char **argv); /* issue 15: sandbox-run.c */
 
 /* sandbox-ports.c: --publish (UPSTREAM false) or --upstream ARG added to
  * S; a usage error otherwise. */

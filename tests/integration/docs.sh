@@ -73,7 +73,7 @@ check_page "csrun batch" "$MAN/csrun-batch.1" "$CSRUN" batch --help
 check_page "csrun hook" "$MAN/csrun-hook.1" "$CSRUN" hook --help
 check_page "csrun mcp" "$MAN/csrun-mcp.1" "$CSRUN" mcp --help
 check_page "csrun tool-schema" "$MAN/csrun-mcp.1" "$CSRUN" tool-schema --help
-for c in create exec wait ls inspect stop start rm gc cp read write find; do
+for c in create exec wait run session ls inspect stop start rm gc cp read write find; do
   check_page "csrun sandbox $c" "$MAN/csrun-sandbox.1" "$CSRUN" sandbox "$c" --help
 done
 check_page "csrun sandbox port ls" "$MAN/csrun-sandbox.1" "$CSRUN" sandbox port ls --help

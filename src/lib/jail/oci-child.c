@@ -149,7 +149,7 @@ setup_terminal (const struct oci_config *c, int console, csr_error **err)
   if (console >= 0)
     {
       char byte = 0;
-      if (csr_send_fds (console, &byte, 1, &master, 1) < 0)
+      if (csr_send_fd (console, &byte, 1, master) < 0)
         return csr_error_errno (err, "send the terminal to the console socket");
       close (console);
     }

@@ -88,7 +88,7 @@ csr_seccomp_load_filter (const void *prog, bool listener, csr_error **err)
 int
 csr_seccomp_pass_fd (int sock, int fd, const void *data, size_t len, csr_error **err)
 {
-  ssize_t n = csr_send_fds (sock, data, len, &fd, 1);
+  ssize_t n = csr_send_fd (sock, data, len, fd);
   if (n < 0)
     return csr_error_errno (err, "send the seccomp listener");
   if ((size_t)n != len)

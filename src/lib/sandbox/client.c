@@ -42,15 +42,7 @@ csr_sandbox_connect (int dirfd, const char *req, const int *fds, size_t n_fds, c
   memcpy (line, req, len);
   line[len] = '\n';
   /* The first message carries the descriptors; the rest of a long line follows. */
-  ssize_t w = csr_send_fds (s, line, len + 1, fds, n_fds <= CSR_FDPASS_MAX ? n_fds : 0);
-  size_t off = w > 0 ? (size_t)w : 0;
-  while (w >= 0 && off < len + 1)
-    {
-      w = send (s, line + off, len + 1 - off, MSG_NOSIGNAL);
-      if (w > 0)
-        off += (size_t)w;
-    }
-  if (w < 0)
+  if (csr_send_fds (s, line, len + 1, fds, n_fds <= CSR_FDPASS_MAX ? n_fds : 0) < 0)
     {
       csr_error_errno (err, "send the request to the sandbox's keeper");
       close (s);

@@ -111,7 +111,7 @@ disk_entry (const struct jail_spec *spec, void *face, const struct csr_launch_ch
       memset (&m, 0, sizeof m);
       m.type = CSR_SYNC_FD;
       m.status = i;
-      if (csr_send_fds (lc->syncfd, &m, sizeof m, &fds[i], 1) != (ssize_t)sizeof m)
+      if (csr_send_fd (lc->syncfd, &m, sizeof m, fds[i]) != (ssize_t)sizeof m)
         {
           csr_error_errno (&e, "hand over %s", what[i]);
           csr_launch_fail (lc->syncfd, e);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -57,12 +58,19 @@ process (const struct jail_snippet *sn, const struct csr_sbx_exec_req *r, int st
   if (setsid () < 0)
     fail (st, 125, "setsid", NULL);
   prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-  int high[3];
-  for (int i = 0; i < 3; i++)
-    if ((high[i] = fcntl (r->fds[i], F_DUPFD_CLOEXEC, FD_HIGH)) < 0)
-      fail (st, 125, "prepare the standard streams", NULL);
-  for (int i = 0; i < 3; i++)
-    if (dup2 (high[i], i) < 0)
+  /* The streams and the extra descriptors to fds 0, 1, 2, 3, ...: through
+   * copies above them all first, so that none is overwritten. */
+  int high[3 + CSR_SBX_MAX_EXTRA_FDS];
+  size_t n = 3 + r->n_extra;
+  for (size_t i = 0; i < n; i++)
+    {
+      int src = i < 3 ? r->fds[i] : r->extra[i - 3];
+      high[i] = src < 0 ? -1 : fcntl (src, F_DUPFD_CLOEXEC, FD_HIGH);
+      if (src >= 0 && high[i] < 0)
+        fail (st, 125, "prepare the standard streams", NULL);
+    }
+  for (size_t i = 0; i < n; i++)
+    if (high[i] >= 0 ? dup2 (high[i], (int)i) < 0 : (close ((int)i), false))
       fail (st, 125, "dup2", NULL);
   /* exec -t: the terminal (the caller's pty) becomes the controlling one
    * of this session, whose process group is then its foreground. */
@@ -81,8 +89,8 @@ process (const struct jail_snippet *sn, const struct csr_sbx_exec_req *r, int st
   if (csr_caps_drop_all (r->uid, r->gid, &e) < 0)
     fail (st, 125, "user (--user must be an id this sandbox maps; without subordinate ids only 0)",
           e);
-  /* Nothing but 0, 1, 2 and the status pipe (close-on-exec) goes on. */
-  csr_close_range_between (3, (unsigned)st - 1);
+  /* Nothing but 0, 1, 2, the extra fds and the status pipe (close-on-exec) goes on. */
+  csr_close_range_between ((unsigned)n, (unsigned)st - 1);
   csr_close_range_between ((unsigned)st + 1, ~0U);
   const void *bpf = sn->jail.seccomp_bpf;
   if (bpf && prctl (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, bpf) < 0)
@@ -158,10 +166,14 @@ helper (const struct csr_sbx_target *t, const struct csr_sbx_exec_req *r, int st
   if (csr_sbx_join (t, CSR_SBX_JOIN_ALL, &e) < 0)
     fail (st, 125, "enter the sandbox", e);
   /* Nothing of the keeper's (its control socket, forwarded connections,
-   * other execs' descriptors) stays open here: only the streams and the
-   * status pipe. */
-  int keep[] = { r->fds[0], r->fds[1], r->fds[2], st };
-  csr_close_all_but (keep, 4);
+   * other execs' descriptors) stays open here: only the streams, the extra
+   * descriptors (issue 15) and the status pipe. */
+  int keep[4 + CSR_SBX_MAX_EXTRA_FDS] = { r->fds[0], r->fds[1], r->fds[2], st };
+  size_t n_keep = 4;
+  for (size_t i = 0; i < r->n_extra; i++)
+    if (r->extra[i] >= 0)
+      keep[n_keep++] = r->extra[i];
+  csr_close_all_but (keep, n_keep);
   pid_t pid = fork ();
   if (pid < 0)
     fail (st, 125, "fork", NULL);
@@ -170,10 +182,18 @@ helper (const struct csr_sbx_target *t, const struct csr_sbx_exec_req *r, int st
   rec (st, 'P', pid);
   for (int i = 0; i < 3; i++)
     close (r->fds[i]);
+  for (size_t i = 0; i < r->n_extra; i++)
+    if (r->extra[i] >= 0)
+      close (r->extra[i]);
   int status;
-  while (waitpid (pid, &status, 0) < 0)
+  struct rusage ru;
+  while (wait4 (pid, &status, 0, &ru) < 0)
     if (errno != EINTR)
       _exit (125);
+  uint64_t cpu_ms = ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000
+                    + ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) / 1000;
+  rec (st, 'C', cpu_ms > INT32_MAX ? INT32_MAX : (int32_t)cpu_ms);
+  rec (st, 'M', ru.ru_maxrss > INT32_MAX ? INT32_MAX : (int32_t)ru.ru_maxrss);
   rec (st, 'S', status);
   _exit (0);
 }
@@ -184,6 +204,9 @@ csr_sbx_exec_spawn (const struct csr_sbx_target *t, const struct csr_sbx_exec_re
 {
   memset (x, 0, sizeof *x);
   x->status_fd = -1;
+  x->cpu_ms = x->maxrss_kib = -1;
+  if (r->n_extra > CSR_SBX_MAX_EXTRA_FDS)
+    return csr_error_set (err, E2BIG, "at most %d extra descriptors", CSR_SBX_MAX_EXTRA_FDS);
   int p[2];
   if (pipe2 (p, O_CLOEXEC) < 0)
     return csr_error_errno (err, "pipe");
@@ -229,6 +252,12 @@ csr_sbx_exec_poll (struct csr_sbx_exec *x)
       case 'S':
         x->have_status = true;
         x->status = r.value;
+        break;
+      case 'C':
+        x->cpu_ms = r.value;
+        break;
+      case 'M':
+        x->maxrss_kib = r.value;
         break;
       case 'E':
         x->exec_failed = true;

@@ -22,13 +22,20 @@ struct csr_sbx_exec_req
   uid_t uid;
   gid_t gid;
   int fds[3]; /* stdin, stdout, stderr (the caller's) */
-  bool tty;   /* fds[0] is a terminal's slave: it becomes the controlling one */
+  /* issue 15: more descriptors, as fds 3, 4, ... (-1: that one is closed),
+   * e.g. an attempt's verdict pipe and snippet (supervisor/launcher.h). */
+#define CSR_SBX_MAX_EXTRA_FDS 5
+  int extra[CSR_SBX_MAX_EXTRA_FDS];
+  size_t n_extra;
+  bool tty; /* fds[0] is a terminal's slave: it becomes the controlling one */
 };
 
 /* Records on the status pipe. */
 struct csr_sbx_rec
 {
-  char type; /* 'P' pid (host), 'S' wait status, 'E' errno of the execve, 'F' set-up failed */
+  char type; /* 'P' pid (host), 'S' wait status, 'E' errno of the execve, 'F' set-up failed,
+              * 'C' cpu time (ms) and 'M' peak RSS (KiB) of the process and its
+              * reaped children, before 'S' */
   int32_t value;
 };
 
@@ -39,6 +46,7 @@ struct csr_sbx_exec
   int status_fd;
   bool have_status, timed_out, exec_failed, setup_failed;
   int status, exec_errno;
+  int64_t cpu_ms, maxrss_kib; /* -1: not known */
 };
 
 /* What a process outside joins to be in a running sandbox. */

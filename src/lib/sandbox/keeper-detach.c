@@ -233,16 +233,8 @@ deliver (const struct detached *r, int fd)
   memcpy (line, r->result, len);
   line[len] = '\n';
   int fds[2] = { r->s[0].file, r->s[1].file };
-  ssize_t w = csr_send_fds (fd, line, len + 1, fds, 2);
-  size_t off = w > 0 ? (size_t)w : 0;
-  while (w > 0 && off < len + 1)
-    {
-      w = send (fd, line + off, len + 1 - off, MSG_NOSIGNAL);
-      if (w < 0 && errno == EINTR)
-        w = 1;
-      else if (w > 0)
-        off += (size_t)w;
-    }
+  /* A caller that went away is no concern of ours. */
+  (void)csr_send_fds (fd, line, len + 1, fds, 2);
 }
 
 static void
@@ -435,7 +427,9 @@ start (struct keeper *k, struct detached *r, yajl_val req, csr_error **err)
   if (rc == 0)
     {
       int fds[3] = { devnull, w[0], w[1] };
-      e = keeper_exec_start (k, req, fds, err);
+      e = csr_json_get (req, "fds")
+              ? (csr_error_set (err, 0, "exec --detach: no more descriptors"), NULL)
+              : keeper_exec_start (k, req, fds, 3, err);
     }
   for (int i = 0; i < 2; i++)
     if (w[i] >= 0)

@@ -45,12 +45,36 @@ exec_env (const struct keeper *k, char **extra)
 }
 
 struct keeper_exec *
-keeper_exec_start (struct keeper *k, yajl_val req, const int fds[3], csr_error **err)
+keeper_exec_start (struct keeper *k, yajl_val req, const int *fds, size_t n_fds, csr_error **err)
 {
   if (!k->running)
     {
       csr_error_set (err, 0, "the sandbox is stopped (csrun sandbox start ID)");
       return NULL;
+    }
+  /* stdin, stdout, stderr; then (issue 15) one for each number of "fds"
+   * (3 and up, rising: the others below the highest are closed). */
+  yajl_val more = csr_json_get (req, "fds");
+  size_t n_more = more && YAJL_IS_ARRAY (more) ? more->u.array.len : 0;
+  if (n_fds != 3 + n_more)
+    {
+      csr_error_set (err, 0, "exec: expected 3 descriptors and one for each of \"fds\"");
+      return NULL;
+    }
+  int more_fds[CSR_SBX_MAX_EXTRA_FDS];
+  size_t n_extra = 0;
+  for (size_t i = 0; i < n_more; i++)
+    {
+      yajl_val v = more->u.array.values[i];
+      long long num = v && YAJL_IS_INTEGER (v) ? YAJL_GET_INTEGER (v) : -1;
+      if (num < 3 + (long long)n_extra || num >= 3 + CSR_SBX_MAX_EXTRA_FDS)
+        {
+          csr_error_set (err, 0, "exec: \"fds\" must rise from 3 to 7");
+          return NULL;
+        }
+      while (3 + (long long)n_extra < num)
+        more_fds[n_extra++] = -1;
+      more_fds[n_extra++] = fds[3 + i];
     }
   size_t slot = 0;
   while (slot < KEEPER_MAX_EXECS && k->execs[slot].used)
@@ -80,8 +104,10 @@ keeper_exec_start (struct keeper *k, yajl_val req, const int fds[3], csr_error *
     .uid = u && YAJL_IS_INTEGER (u) ? (uid_t)YAJL_GET_INTEGER (u) : 0,
     .gid = g && YAJL_IS_INTEGER (g) ? (gid_t)YAJL_GET_INTEGER (g) : 0,
     .fds = { fds[0], fds[1], fds[2] },
+    .n_extra = n_extra,
     .tty = YAJL_IS_TRUE (csr_json_get (req, "tty")),
   };
+  memcpy (r.extra, more_fds, n_extra * sizeof *more_fds);
   struct keeper_exec *e = &k->execs[slot];
   struct csr_sbx_target tg;
   keeper_target (k, &tg);
@@ -109,12 +135,8 @@ keeper_op_exec (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, 
   /* --detach: the output goes to files, the caller gets an id (keeper-detach.c). */
   if (YAJL_IS_TRUE (csr_json_get (req, "detach")))
     return keeper_detach_exec (k, fd, req, fds, n_fds);
-  if (!k->running)
-    return keeper_reply_error (fd, "the sandbox is stopped (csrun sandbox start ID)");
-  if (n_fds != 3)
-    return keeper_reply_error (fd, "exec: expected 3 descriptors");
   csr_error *err = NULL;
-  struct keeper_exec *e = keeper_exec_start (k, req, fds, &err);
+  struct keeper_exec *e = keeper_exec_start (k, req, fds, n_fds, &err);
   if (e == NULL)
     {
       keeper_reply_error (fd, csr_error_text (err));
@@ -140,6 +162,10 @@ keeper_exec_gen_result (struct csr_jgen *w, const struct keeper_exec *e)
   csr_jgen_bool (w, x->setup_failed);
   csr_jgen_kv_int (w, "duration_ms", (long long)(csr_mono_ms () - e->t0_ms));
   csr_jgen_kv_int (w, "pid", x->pid);
+  if (x->cpu_ms >= 0)
+    csr_jgen_kv_int (w, "cpu_ms", x->cpu_ms);
+  if (x->maxrss_kib >= 0)
+    csr_jgen_kv_int (w, "maxrss_kib", x->maxrss_kib);
   csr_jgen_kv_int (w, "timeout_ms", e->timeout_ms);
 }
 

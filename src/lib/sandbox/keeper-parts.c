@@ -3,6 +3,7 @@
 #include "config.h"
 #include "keeper.h"
 #include "ports.h"
+#include "session.h"
 
 #include "files-worker.h"
 
@@ -10,7 +11,9 @@ const struct keeper_part *const keeper_parts[] = {
   &keeper_part_core,
   &keeper_part_ports,
   &keeper_part_files,
-  &keeper_part_detach, /* exec --detach, wait, exec ls */
-  &keeper_part_disk,   /* create --disk */
+  &keeper_part_run,     /* csrun sandbox run (keeper-run.c) */
+  &keeper_part_session, /* sessions (keeper-session.c) */
+  &keeper_part_detach,  /* exec --detach, wait, exec ls */
+  &keeper_part_disk,    /* create --disk */
   NULL,
 };

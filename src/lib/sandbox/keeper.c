@@ -642,7 +642,8 @@ handle (struct keeper *k, int fd)
 {
   struct timeval tv = { 2, 0 };
   setsockopt (fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  char buf[65536];
+  /* issue 15: an attempt's exec carries the gate's source and policy. */
+  static char buf[KEEPER_MAX_REQUEST];
   size_t n = 0;
   int fds[8];
   size_t n_fds = 0;

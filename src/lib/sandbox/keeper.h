@@ -21,6 +21,7 @@
 
 #define KEEPER_MAX_EXECS 64
 #define KEEPER_MAX_WATCHES 256
+#define KEEPER_MAX_REQUEST (256 * 1024) /* bytes of one request line */
 
 struct keeper;
 
@@ -134,13 +135,15 @@ void keeper_strv_free (char **v);
 /* The exec request (exec.c's side of the keeper, keeper-exec.c). */
 void keeper_op_exec (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, bool *keep);
 /* Start the exec REQ asks for ({"argv", "env", "cwd", "uid", "gid",
- * "timeout_ms", "tty"}) with the standard streams FDS (the helper gets
- * copies) in a free slot, whose CLIENT is -1 and ON_END NULL; NULL with
- * *ERR (a reply's text). */
-struct keeper_exec *keeper_exec_start (struct keeper *k, yajl_val req, const int fds[3],
+ * "timeout_ms", "tty", "fds"}) with the standard streams FDS[0..2] and one
+ * more for each of "fds" (N_FDS in all; the helper gets copies) in a free
+ * slot, whose CLIENT is -1 and ON_END NULL; NULL with *ERR (a reply's
+ * text). */
+struct keeper_exec *keeper_exec_start (struct keeper *k, yajl_val req, const int *fds, size_t n_fds,
                                        csr_error **err);
 /* The end of E, into an open JSON map: exit_code, signal, timed_out,
- * exec_failed, setup_failed, duration_ms, pid, timeout_ms. */
+ * exec_failed, setup_failed, duration_ms, pid, cpu_ms and maxrss_kib (when
+ * known), timeout_ms. */
 void keeper_exec_gen_result (struct csr_jgen *w, const struct keeper_exec *e);
 /* Before the jail is killed (stop, rm, idle, TTL): every running exec. */
 void keeper_execs_kill (struct keeper *k);

@@ -324,8 +324,9 @@ read_interrupt (int fd)
  * DRAIN_MS after the exit), killing it at the attempt's timeout.  *EX: how
  * it ended.  -1 on a poll or wait failure (the caller releases the jail). */
 static int
-watch (struct csr_jail *jail, const struct csr_capture_opts *o, struct csr_attempt *a,
-       const struct capture_io *io, uint64_t start, struct csr_jail_exit *ex, csr_error **err)
+watch (const struct csr_launcher *L, struct csr_launched *p, const struct csr_capture_opts *o,
+       struct csr_attempt *a, const struct capture_io *io, uint64_t start, struct csr_jail_exit *ex,
+       csr_error **err)
 {
   uint64_t deadline = o->timeout_s > 0 ? start + (uint64_t)(o->timeout_s * 1000.0) : 0;
   uint64_t drain_until = 0;
@@ -338,13 +339,13 @@ watch (struct csr_jail *jail, const struct csr_capture_opts *o, struct csr_attem
           /* Kill the payload first so init can account for it; init and
            * everything else follow when init sees it die. */
           a->timed_out = true;
-          if (csr_jail_kill_payload (jail) == 0)
-            csr_jail_kill (jail, SIGKILL);
+          if (L->kill_payload (p) == 0)
+            L->kill (p);
           deadline = now + KILL_GRACE_MS;
         }
       else if (!reaped && (a->timed_out || a->interrupted) && deadline && now >= deadline)
         {
-          csr_jail_kill (jail, SIGKILL);
+          L->kill (p);
           deadline = 0;
         }
       if (reaped && now >= drain_until)
@@ -378,15 +379,15 @@ watch (struct csr_jail *jail, const struct csr_capture_opts *o, struct csr_attem
           i_err = n;
           pfd[n++] = (struct pollfd){ .fd = *io->err, .events = POLLIN };
         }
-      if (!reaped && jail->pidfd >= 0)
+      if (!reaped && p->exit_fd >= 0)
         {
           i_pid = n;
-          pfd[n++] = (struct pollfd){ .fd = jail->pidfd, .events = POLLIN };
+          pfd[n++] = (struct pollfd){ .fd = p->exit_fd, .events = POLLIN };
         }
       int timeout = -1;
       if (reaped)
         timeout = (int)(drain_until - now);
-      else if (jail->pidfd < 0)
+      else if (p->exit_fd < 0)
         timeout = 20; /* no pidfd: poll for the exit */
       if (!reaped && deadline)
         {
@@ -413,20 +414,16 @@ watch (struct csr_jail *jail, const struct csr_capture_opts *o, struct csr_attem
         {
           /* Interrupted: stop the jail as at a timeout (no grace for the snippet). */
           a->interrupted = read_interrupt (o->interrupt_fd);
-          if (csr_jail_kill_payload (jail) == 0)
-            csr_jail_kill (jail, SIGKILL);
+          if (L->kill_payload (p) == 0)
+            L->kill (p);
           deadline = (uint64_t)csr_mono_ms () + KILL_GRACE_MS;
         }
-      bool exited = i_pid >= 0 && (pfd[i_pid].revents & POLLIN);
-      if (!reaped && jail->pidfd < 0)
-        {
-          siginfo_t si = { 0 };
-          exited = waitid (P_PID, (id_t)jail->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0
-                   && si.si_pid == jail->pid;
-        }
+      bool exited = i_pid >= 0 && (pfd[i_pid].revents & (POLLIN | POLLHUP | POLLERR));
+      if (!reaped && p->exit_fd < 0)
+        exited = L->ended (p);
       if (exited)
         {
-          if (csr_jail_wait (jail, ex, err) < 0)
+          if (L->wait (p, ex, err) < 0)
             return -1;
           reaped = true;
           a->duration_ms = (uint64_t)csr_mono_ms () - start;
@@ -447,6 +444,43 @@ int
 csr_capture_run_gated (const struct jail_snippet *spec, const struct csr_capture_opts *o,
                        struct csr_attempt *a, char **verdict, size_t *verdict_len, csr_error **err)
 {
+  struct csr_launch_req r = { .spec = spec };
+  if (spec->n_files > 0)
+    {
+      r.code = spec->files[0].data;
+      r.code_len = spec->files[0].len;
+    }
+  return csr_capture_run_attempt (&r, o, a, verdict, verdict_len, err);
+}
+
+/* How the attempt's limits are enforced: its own cgroup (one-shot), or the
+ * launcher's target's (a sandbox's), or none. */
+static int
+limits_prepare (const struct csr_launcher *L, const struct csr_capture_opts *o,
+                struct jail_snippet *s, struct csr_attempt *a, csr_error **err)
+{
+  if (!L->one_shot)
+    {
+      if (L->applied)
+        a->limits = *L->applied;
+      else
+        snprintf (a->limits.mechanism, sizeof a->limits.mechanism, "none");
+      a->limits.cg = NULL;
+      return 0;
+    }
+  if (o->limits)
+    return csr_limits_prepare (o->limits, s, &a->limits, err);
+  snprintf (a->limits.mechanism, sizeof a->limits.mechanism, "none");
+  return 0;
+}
+
+int
+csr_capture_run_attempt (const struct csr_launch_req *r, const struct csr_capture_opts *o,
+                         struct csr_attempt *a, char **verdict, size_t *verdict_len,
+                         csr_error **err)
+{
+  const struct csr_launcher *L = o->launcher ? o->launcher : &csr_launcher_jail;
+  const struct jail_snippet *spec = r->spec;
   if (csr_bbuf_init (&a->out, o->max_output) < 0 || csr_bbuf_init (&a->err, o->max_output) < 0
       || csr_outseq_init (&a->seq) < 0)
     return csr_error_set (err, ENOMEM, "allocate output buffers");
@@ -498,18 +532,19 @@ csr_capture_run_gated (const struct jail_snippet *spec, const struct csr_capture
         s.n_extra_fds = 1;
     }
 
-  if (o->limits && csr_limits_prepare (o->limits, &s, &a->limits, err) < 0)
+  if (limits_prepare (L, o, &s, a, err) < 0)
     {
       close (po[1]);
       close (pe[1]);
       csr_stdin_feed_close (&feed);
       return -1;
     }
-  else if (o->limits == NULL)
-    snprintf (a->limits.mechanism, sizeof a->limits.mechanism, "none");
   uint64_t start = (uint64_t)csr_mono_ms ();
-  struct csr_jail jail;
-  int rc = csr_jail_start (&s, &jail, err);
+  struct csr_launched p
+      = { .exit_fd = -1, .jail = { .pid = -1, .pidfd = -1, .syncfd = -1 }, .sock = -1 };
+  struct csr_launch_req rq = *r;
+  rq.spec = &s;
+  int rc = L->start (L, &rq, &p, err);
   close (po[1]);
   close (pe[1]);
   if (ver_w >= 0)
@@ -526,14 +561,14 @@ csr_capture_run_gated (const struct jail_snippet *spec, const struct csr_capture
   struct live_carry carry[2] = { { .n = 0 }, { .n = 0 } };
   const struct capture_io io
       = { &out_r, &err_r, &ver_r, vbuf, &vlen, o->stdin_store ? &feed : NULL, carry };
-  if (watch (&jail, o, a, &io, start, &ex, err) < 0)
+  if (watch (L, &p, o, a, &io, start, &ex, err) < 0)
     {
       csr_stdin_feed_close (&feed);
-      csr_jail_release (&jail);
+      L->release (&p);
       csr_limits_finish (&a->limits, NULL);
       return -1;
     }
-  csr_jail_release (&jail);
+  L->release (&p);
   if (o->stdin_store)
     {
       csr_stdin_feed_close (&feed);

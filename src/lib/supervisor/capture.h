@@ -8,6 +8,7 @@
 
 #include "../jail/spec.h"
 #include "../util/error.h"
+#include "launcher.h"
 #include "limits.h"
 #include "result.h"
 #include "stdin.h"
@@ -24,6 +25,9 @@ struct csr_capture_opts
   bool passthrough_termsafe_out; /* render the live stream with csr_termsafe (a terminal) */
   bool passthrough_termsafe_err;
   int interrupt_fd; /* readable (one byte: the signal number) = stop the jail now; -1: none */
+  /* issue 15: how the payload is started (NULL: csr_launcher_jail, a
+   * one-shot jail; LIMITS then makes its cgroup). */
+  const struct csr_launcher *launcher;
 };
 
 /* Runs SPEC (its stdout_fd/stderr_fd are replaced by capture pipes) and fills
@@ -40,6 +44,11 @@ int csr_capture_run (const struct jail_snippet *spec, const struct csr_capture_o
 int csr_capture_run_gated (const struct jail_snippet *spec, const struct csr_capture_opts *o,
                            struct csr_attempt *a, char **verdict, size_t *verdict_len,
                            csr_error **err);
+/* issue 15: the same for one attempt R of the pipeline, started by
+ * O->launcher (which may need R's pieces: the code, the policy). */
+int csr_capture_run_attempt (const struct csr_launch_req *r, const struct csr_capture_opts *o,
+                             struct csr_attempt *a, char **verdict, size_t *verdict_len,
+                             csr_error **err);
 
 /* Write what B kept to FD: the head, a "[... csrun: N bytes dropped ...]"
  * line when bytes were dropped, and the tail (errors writing are ignored).

@@ -487,6 +487,14 @@ csr_gate_policy_to_json_ex (const struct csr_gate_policy *p, bool run,
                             const char *const *heal_names, size_t n_heal, char **out,
                             csr_error **err)
 {
+  return csr_gate_policy_to_json_fd (p, run, heal_names, n_heal, -1, out, err);
+}
+
+int
+csr_gate_policy_to_json_fd (const struct csr_gate_policy *p, bool run,
+                            const char *const *heal_names, size_t n_heal, int source_fd, char **out,
+                            csr_error **err)
+{
   *out = NULL;
   cleanup_yajl_gen yajl_gen g = yajl_gen_alloc (NULL);
   if (g == NULL)
@@ -516,6 +524,12 @@ csr_gate_policy_to_json_ex (const struct csr_gate_policy *p, bool run,
       st = gen_str (g, heal_names[i]);
   if (st == yajl_gen_status_ok)
     st = yajl_gen_array_close (g);
+  if (st == yajl_gen_status_ok && source_fd >= 0)
+    {
+      st = gen_str (g, "source_fd");
+      if (st == yajl_gen_status_ok)
+        st = yajl_gen_integer (g, source_fd);
+    }
   if (st == yajl_gen_status_ok)
     st = yajl_gen_map_close (g);
   if (st != yajl_gen_status_ok)

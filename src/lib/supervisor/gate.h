@@ -62,6 +62,12 @@ int csr_gate_policy_allow (struct csr_gate_policy *p, const char *rule, csr_erro
 int csr_gate_policy_to_json_ex (const struct csr_gate_policy *p, bool run,
                                 const char *const *heal_names, size_t n_heal, char **out,
                                 csr_error **err);
+/* issue 15: SOURCE_FD >= 0 adds "source_fd": the gate reads the snippet from
+ * that descriptor instead of ./snippet.py (a sandbox's working directory is
+ * its own: nothing is written there). */
+int csr_gate_policy_to_json_fd (const struct csr_gate_policy *p, bool run,
+                                const char *const *heal_names, size_t n_heal, int source_fd,
+                                char **out, csr_error **err);
 int csr_gate_policy_to_json (const struct csr_gate_policy *p, char **out, csr_error **err);
 void csr_gate_policy_release (struct csr_gate_policy *p);
 

@@ -154,13 +154,31 @@ gated_spec (const struct csr_loop_opts *o, char **argv, const char *code, struct
   return spec;
 }
 
-/* Run only the gate on CODE, in a jail like an attempt's: *V gets the verdict. */
-static int
-gate_check (const struct csr_loop_opts *o, const char *code, struct csr_gate_verdict *v,
-            csr_error **err)
+/* issue 15: the attempt as the launcher gets it (launcher.h). */
+static struct csr_launch_req
+launch_req (const struct jail_snippet *spec, const char *code, const char *policy,
+            char *const *args, int n_args)
 {
-  cleanup_free char *json = NULL;
-  if (csr_gate_policy_to_json_ex (o->policy, false, NULL, 0, &json, err) < 0)
+  return (struct csr_launch_req){ .spec = spec,
+                                  .code = code,
+                                  .code_len = strlen (code),
+                                  .policy_json = policy,
+                                  .args = args,
+                                  .n_args = n_args };
+}
+
+static char *policy_json (const struct csr_loop_opts *o, bool with_names, bool run,
+                          csr_error **err);
+
+/* Run only the gate on CODE (never CODE itself), where an attempt runs,
+ * with nothing live and no stdin: *V gets the verdict.  WITH_NAMES: the
+ * policy has heal.conf's names (see policy_json). */
+static int
+gate_only (const struct csr_loop_opts *o, const char *code, bool with_names,
+           struct csr_gate_verdict *v, csr_error **err)
+{
+  cleanup_free char *json = policy_json (o, with_names, false, err);
+  if (json == NULL)
     return -1;
   cleanup_free char **argv = gate_argv (json, NULL, 0);
   if (argv == NULL)
@@ -178,7 +196,8 @@ gate_check (const struct csr_loop_opts *o, const char *code, struct csr_gate_ver
   struct csr_capture_opts co = o->capture; /* nothing runs: no stdin, nothing live */
   co.stdin_store = NULL;
   co.passthrough_out = co.passthrough_err = -1;
-  int rc = csr_capture_run_gated (&spec, &co, &a, &vtext, &vlen, err);
+  struct csr_launch_req r = launch_req (&spec, code, json, NULL, 0);
+  int rc = csr_capture_run_attempt (&r, &co, &a, &vtext, &vlen, err);
   csr_bbuf_release (&a.out);
   csr_bbuf_release (&a.err);
   csr_outseq_release (&a.seq);
@@ -186,6 +205,14 @@ gate_check (const struct csr_loop_opts *o, const char *code, struct csr_gate_ver
     return -1;
   csr_gate_verdict_parse (vtext, vlen, v);
   return 0;
+}
+
+/* Run only the gate on CODE, in a jail like an attempt's: *V gets the verdict. */
+static int
+gate_check (const struct csr_loop_opts *o, const char *code, struct csr_gate_verdict *v,
+            csr_error **err)
+{
+  return gate_only (o, code, false, v, err);
 }
 
 /* Why the gate refused CODE, in one line for the model (static buffer). */
@@ -333,8 +360,6 @@ heal_llm (const struct csr_loop_opts *o, const char *code, const struct csr_diag
 }
 
 /* ---- local healing of code that did not parse (issue 16) */
-static char *policy_json (const struct csr_loop_opts *o, bool with_names, csr_error **err);
-
 /* The local patch P of CODE fixed a syntax error (pasted code, Python 2):
  * the gate checks the patched code now, and the static fixes its verdict
  * allows (missing imports, one-edit typos, Python 2 builtins) join the same
@@ -344,29 +369,17 @@ static int
 heal_local_again (const struct csr_loop_opts *o, const char *code, struct csr_patch *p,
                   csr_error **err)
 {
-  cleanup_free char *json = policy_json (o, true, err);
-  if (json == NULL)
-    return -1;
-  cleanup_free char **argv = gate_argv (json, NULL, 0);
-  if (argv == NULL)
-    return csr_error_set (err, ENOMEM, "allocate argv");
-  struct csr_file snippet;
-  struct jail_snippet spec = gated_spec (o, argv, p->code, &snippet);
-  struct csr_attempt a;
-  memset (&a, 0, sizeof a);
-  cleanup_free char *vtext = NULL;
-  size_t vlen = 0;
+  /* The gate only: the patched code runs in the next attempt, not here
+   * (issue 15: it ran here once, hidden, its output streamed live -- in a
+   * sandbox its side effects would stay). */
+  struct csr_gate_verdict gv;
   csr_error *gerr = NULL;
-  int rc = csr_capture_run_gated (&spec, &o->capture, &a, &vtext, &vlen, &gerr);
-  csr_bbuf_release (&a.out);
-  csr_bbuf_release (&a.err);
+  int rc = gate_only (o, p->code, true, &gv, &gerr);
   if (rc < 0)
     {
       csr_error_freep (&gerr);
       return 1;
     }
-  struct csr_gate_verdict gv;
-  csr_gate_verdict_parse (vtext, vlen, &gv);
   struct csr_patch q;
   rc = gv.outcome == CSR_GATE_BLOCKED
            ? csr_heal_local (p->code, NULL, &gv, o->heal, o->base->jail.rootfs_dir, &q, err)
@@ -482,7 +495,7 @@ only_undefined_names (const struct csr_gate_verdict *v)
  * so the gate blocks on them before anything runs (pointless when no attempt
  * would follow). */
 static char *
-policy_json (const struct csr_loop_opts *o, bool with_names, csr_error **err)
+policy_json (const struct csr_loop_opts *o, bool with_names, bool run, csr_error **err)
 {
   const char *names[512];
   size_t n = 0;
@@ -507,7 +520,9 @@ policy_json (const struct csr_loop_opts *o, bool with_names, csr_error **err)
         names[n++] = roots[n_roots++];
       }
   char *json = NULL;
-  if (csr_gate_policy_to_json_ex (o->policy, !o->check_only, names, n, &json, err) < 0)
+  const struct csr_launcher *L = o->capture.launcher;
+  int source_fd = L && L->source_on_fd ? CSR_LAUNCH_FD_SOURCE : -1;
+  if (csr_gate_policy_to_json_fd (o->policy, run, names, n, source_fd, &json, err) < 0)
     return NULL;
   return json;
 }
@@ -648,7 +663,7 @@ csr_loop_run (struct csr_loop *l, const char *code, size_t len, const struct csr
   struct csr_run_result *r = &l->result;
   r->attempts = l->attempts;
   r->max_attempts = o->check_only ? 1 : o->max_attempts;
-  cleanup_free char *pjson = policy_json (o, r->max_attempts > 1, err);
+  cleanup_free char *pjson = policy_json (o, r->max_attempts > 1, !o->check_only, err);
   if (pjson == NULL)
     return -1;
   l->codes[0] = strndup (code, len);
@@ -674,7 +689,8 @@ csr_loop_run (struct csr_loop *l, const char *code, size_t len, const struct csr
       struct jail_snippet spec = gated_spec (o, argv, cur, &snippet);
       cleanup_free char *vtext = NULL;
       size_t vlen = 0;
-      if (csr_capture_run_gated (&spec, &o->capture, a, &vtext, &vlen, err) < 0)
+      struct csr_launch_req lr = launch_req (&spec, cur, pjson, o->args, o->n_args);
+      if (csr_capture_run_attempt (&lr, &o->capture, a, &vtext, &vlen, err) < 0)
         {
           csr_bbuf_release (&a->out);
           csr_bbuf_release (&a->err);
@@ -710,6 +726,15 @@ csr_loop_run (struct csr_loop *l, const char *code, size_t len, const struct csr
           a->patch_none = "the attempt limit was reached";
           break;
         }
+      if (o->capture.launcher && o->capture.launcher->rerun_unrun_only
+          && v->outcome == CSR_GATE_PASS)
+        {
+          /* issue 15: a session's cell that ran changed the session's state;
+           * running a healed version would do it twice. */
+          a->patch_none = "the cell ran (its effects stay in the session): a healed cell is run "
+                          "again only when the gate stopped it or it did not compile";
+          break;
+        }
       const char *why = NULL;
       int64_t h0 = csr_mono_ns ();
       int rc = heal (o, i + 1, cur, d, v, a, &l->patches[i], &why, err);
@@ -729,7 +754,7 @@ csr_loop_run (struct csr_loop *l, const char *code, size_t len, const struct csr
            * are used (or the module is not in the rootfs): run the code as
            * it is, with the gate no longer blocking on them. */
           free (pjson);
-          pjson = policy_json (o, false, err);
+          pjson = policy_json (o, false, !o->check_only, err);
           if (pjson == NULL)
             return -1;
           a->patch_none = "no heal.conf entry fits these names: the next attempt runs the code "

@@ -691,6 +691,40 @@ w_files (struct writer *w, const struct csr_files_report *f)
     check (w, yajl_gen_array_close (w->g));
 }
 
+/* issue 15: "sandbox", "session", "write_back". */
+static void
+w_sandbox (struct writer *w, const struct csr_sandbox_report *s)
+{
+  w_key (w, "sandbox");
+  w_str (w, s->id);
+  if (s->session)
+    {
+      w_key (w, "session");
+      w_open (w);
+      w_key (w, "name");
+      w_str (w, s->session);
+      w_key (w, "cell");
+      w_int (w, s->cell);
+      w_key (w, "started");
+      w_bool (w, s->session_started);
+      w_key (w, "lost");
+      w_bool (w, s->session_lost);
+      w_close (w);
+    }
+  if (s->path)
+    {
+      w_key (w, "write_back");
+      w_open (w);
+      w_key (w, "path");
+      w_str (w, s->path);
+      w_key (w, "written");
+      w_bool (w, s->written);
+      w_key (w, "reason");
+      w_str_or_null (w, s->write_note);
+      w_close (w);
+    }
+}
+
 int
 csr_result_to_json (const struct csr_run_result *r, char **out, size_t *len, csr_error **err)
 {
@@ -816,6 +850,8 @@ csr_result_to_json (const struct csr_run_result *r, char **out, size_t *len, csr
     }
   if (r->files)
     w_files (w, r->files);
+  if (r->sandbox)
+    w_sandbox (w, r->sandbox);
 
   w_key (w, "attempts");
   if (ok (w))

@@ -123,6 +123,21 @@ struct csr_run_result
   int interrupt_signal;
   /* --in, --out: "inputs", "outputs", "outputs_skipped" (NULL: none asked). */
   const struct csr_files_report *files;
+  /* issue 15: csrun sandbox run: "sandbox", "session", "write_back" (NULL: none). */
+  const struct csr_sandbox_report *sandbox;
+};
+
+/* issue 15: where `csrun sandbox run` ran (csrun-sandbox(1), RUN). */
+struct csr_sandbox_report
+{
+  const char *id;         /* "sandbox": the sandbox's id */
+  const char *session;    /* "session": {"name", "cell", "started", "lost"}; NULL: none */
+  long long cell;         /* the session's count of cells after this run */
+  bool session_started;   /* this run started the session's interpreter */
+  bool session_lost;      /* the session died during this run */
+  const char *path;       /* "write_back": the snippet was this file of the sandbox; NULL: no */
+  bool written;           /* its healed version replaced it */
+  const char *write_note; /* why it was not (or what failed); NULL when written */
 };
 
 /* Serialise to JSON (one object, newline-terminated).  Output bytes that are

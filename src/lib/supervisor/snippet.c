@@ -294,6 +294,20 @@ base_spec (const struct csr_snippet_request *req, struct csr_snippet_result *res
   return 0;
 }
 
+/* issue 15: the spec of a launcher that brings its own jail and does not
+ * take the precompiled gate (a sandbox's session): only what the loop reads
+ * of it (the rootfs tree, for the healer; the environment). */
+static int
+light_spec (const struct csr_snippet_request *req, struct csr_snippet_result *res,
+            struct jail_snippet *spec)
+{
+  build_env (req, res);
+  jail_snippet_init (spec);
+  spec->jail.rootfs_dir = req->rootfs;
+  spec->envp = res->envp;
+  return 0;
+}
+
 /* What the result says about the run as a whole, besides the loop's
  * attempts: what was asked (REQ) and what this run owns (the rootfs, the
  * seccomp program, the model).  Set before the loop, and again on the
@@ -623,13 +637,16 @@ csr_snippet_run (const struct csr_snippet_request *req, struct csr_snippet_resul
   if (rc < 0)
     return rc;
   struct jail_snippet spec;
-  rc = base_spec (req, res, cache_dir, &spec, err);
+  const struct csr_launcher *L = req->launcher;
+  bool for_jail = L == NULL || L->one_shot || L->gate_code;
+  rc = for_jail ? base_spec (req, res, cache_dir, &spec, err) : light_spec (req, res, &spec);
   describe_run (req, res);
   if (rc < 0)
     return rc;
 
   /* The gate, precompiled for this rootfs (cached next to the rootfs trees). */
-  if (res->gate_code_fd <= 0 && csr_gate_code_fd (&spec, cache_dir, &res->gate_code_fd, err) < 0)
+  if (for_jail && res->gate_code_fd <= 0
+      && csr_gate_code_fd (&spec, cache_dir, &res->gate_code_fd, err) < 0)
     return CSR_SNIPPET_INTERNAL;
 
   /* The healers edit text and show it as UTF-8 (diffs, prompts, JSON): a
@@ -663,11 +680,12 @@ csr_snippet_run (const struct csr_snippet_request *req, struct csr_snippet_resul
                  .passthrough_termsafe_err = req->live_termsafe_err,
                  .stdin_store = NULL,
                  .interrupt_fd = req->interrupt_fd,
-                 .limits = &req->limits },
+                 .limits = &req->limits,
+                 .launcher = L },
     .on_next_attempt = req->on_next_attempt,
     .on_next_attempt_data = req->on_next_attempt_data,
     .policy = &res->policy,
-    .gate_code_fd = res->gate_code_fd,
+    .gate_code_fd = for_jail ? res->gate_code_fd : -1,
     .check_only = check,
     .scan = !check && !req->no_silent_scan ? &res->scan : NULL,
     .heal = !check && !req->no_heal && !res->no_heal_why[0] ? &res->heal : NULL,
@@ -685,10 +703,10 @@ csr_snippet_run (const struct csr_snippet_request *req, struct csr_snippet_resul
       res->has_stdin = true;
       lo.capture.stdin_store = &res->stdin_store;
     }
-  if (!req->preloaded) /* issue 17: csr_snippet_preload did it once */
+  if (!req->preloaded && (L == NULL || L->one_shot)) /* issue 17: preload did it once */
     csr_cgroup_cleanup_stale ();
   rc = csr_loop_run (&res->loop, req->code, req->code_len, &lo, err);
-  if (res->rootfs->sha256 != NULL && failed_before_verdict (&res->loop.result, rc))
+  if (res->rootfs && res->rootfs->sha256 != NULL && failed_before_verdict (&res->loop.result, rc))
     repair_and_rerun (req, res, &spec, &lo, cache_dir, &rc, err);
   if (rc >= 0 && !check)
     {

@@ -20,6 +20,7 @@
 #include "files.h"
 #include "gate.h"
 #include "heal.h"
+#include "launcher.h"
 #include "limits.h"
 #include "loop.h"
 #include "result.h"
@@ -119,6 +120,13 @@ struct csr_snippet_request
    * seccomp, check_only, no_heal, no_silent_scan) must be the ones it was
    * made with. */
   const struct csr_snippet_result *preloaded;
+  /* issue 15: how each attempt is started (launcher.h); NULL: a one-shot
+   * jail.  A launcher that is not one-shot brings its own limits, seccomp
+   * and environment (a sandbox's): ROOTFS is then the directory of its tree
+   * (the healer looks for modules there), and unless it takes the
+   * precompiled gate nothing is prepared for a jail (no seccomp program, no
+   * cgroup clean-up). */
+  const struct csr_launcher *launcher;
 };
 
 /* What one call owns: the outcome is RES->loop.result, which points into

@@ -14,15 +14,14 @@ ssize_t csr_recv_fd (int sock, void *data, size_t len, int *fd);
 /* The same with up to MAX (at most CSR_FDPASS_MAX) descriptors: FDS[*N];
  * descriptors beyond MAX are closed. */
 ssize_t csr_recv_fds (int sock, void *data, size_t len, int *fds, size_t max, size_t *n);
-
-/* Send the LEN bytes of DATA (LEN > 0) with the N descriptors FDS (at most
- * CSR_FDPASS_MAX; N may be 0) in one message, without SIGPIPE: the byte
- * count sent (the descriptors go with the first byte), -1 with errno
- * (EINTR retried). */
-ssize_t csr_send_fds (int sock, const void *data, size_t len, const int *fds, size_t n);
 /* Send LEN bytes of DATA on SOCK with the descriptor FD (none when FD < 0),
  * one message (MSG_NOSIGNAL): the byte count, or -1 with errno (EINTR
  * retried). */
 ssize_t csr_send_fd (int sock, const void *data, size_t len, int fd);
+
+/* Send all LEN bytes of DATA on the stream socket SOCK, the N_FDS (at most
+ * CSR_FDPASS_MAX) descriptors FDS with the first part (SCM_RIGHTS), without
+ * SIGPIPE: 0, or -1 with errno (EINTR retried). */
+int csr_send_fds (int sock, const void *data, size_t len, const int *fds, size_t n_fds);
 
 #endif
