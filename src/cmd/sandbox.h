@@ -12,6 +12,7 @@
 enum
 {
   SBX_EXIT_REFUSED = 1, /* rm of a running sandbox, exec into a stopped one, ... */
+  SBX_EXIT_DAMAGED = 4, /* restore: the checkpoint is damaged or forged */
 };
 
 /* Print "csrun sandbox CMD: message" (frees E) and return CODE. */
@@ -27,5 +28,10 @@ int sbx_open (const char *cmd, int rootfd, const char *id_or_name, char *id, int
 void sbx_parse_env (struct argp_state *state, char *arg, const char **env, size_t *n_env);
 
 int cmd_sandbox_exec (int argc, char **argv);
+int cmd_sandbox_checkpoint (int argc, char **argv);
+int cmd_sandbox_restore (int argc, char **argv);
+/* Remove the expired checkpoints (sandbox-checkpoint.c), warning on stderr
+ * under CMD; their ids in *REMOVED when not NULL. */
+void sbx_ckpt_collect (const char *cmd, char ***removed, size_t *n);
 
 #endif

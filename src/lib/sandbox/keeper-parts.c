@@ -5,5 +5,6 @@
 
 const struct keeper_part *const keeper_parts[] = {
   &keeper_part_core,
+  &keeper_part_checkpoint,
   NULL,
 };

@@ -39,6 +39,7 @@ struct csr_sandbox_spec
   double idle_timeout_s; /* 0: never */
   double ttl_s;          /* 0: never */
   bool host_net;
+  bool idle_checkpoint; /* --idle-action checkpoint: checkpointed before the idle removal */
   /* Filled by the keeper once the jail runs. */
   int64_t keeper_pid;
   char *rootfs_dir; /* the tree used as the lower layer */

@@ -26,6 +26,7 @@
   X (archive_entry_hardlink_utf8)                                                                  \
   X (archive_entry_mode)                                                                           \
   X (archive_entry_mtime)                                                                          \
+  X (archive_entry_mtime_nsec)                                                                     \
   X (archive_entry_new)                                                                            \
   X (archive_entry_nlink)                                                                          \
   X (archive_entry_pathname)                                                                       \
@@ -90,9 +91,11 @@
   X (archive_write_free)                                                                           \
   X (archive_write_header)                                                                         \
   X (archive_write_new)                                                                            \
+  X (archive_write_open)                                                                           \
   X (archive_write_open_fd)                                                                        \
   X (archive_write_set_bytes_in_last_block)                                                        \
   X (archive_write_set_filter_option)                                                              \
+  X (archive_write_set_format_pax)                                                                 \
   X (archive_write_set_format_pax_restricted)                                                      \
   X (archive_write_set_format_ustar)
 
