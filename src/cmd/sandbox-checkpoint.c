@@ -73,6 +73,21 @@ sbx_ckpt_collect (const char *cmd, char ***removed, size_t *n)
 }
 
 /* The exit code of a checkpoint error. */
+static int ckpt_code (const csr_error *e);
+
+/* Print E under CMD and return its exit code; the errors that are ours
+ * (damaged, expired, ...) say it all without the errno's text. */
+static int
+ckpt_fail (const char *cmd, csr_error *e)
+{
+  int code = ckpt_code (e);
+  if (e
+      && (e->status == CSR_CKPT_E_DAMAGED || e->status == CSR_CKPT_E_EXPIRED
+          || e->status == CSR_CKPT_E_ROOTFS || e->status == EBUSY || e->status == ENOENT))
+    e->status = 0;
+  return sbx_fail (cmd, e, code);
+}
+
 static int
 ckpt_code (const csr_error *e)
 {
@@ -154,11 +169,18 @@ long_request (int dirfd, const char *req, int fd, csr_error **err)
   if (t && !msg)
     return t;
   const char *kind = csr_json_str (csr_json_get (t, "kind"));
-  int st = kind == NULL                    ? (msg && strstr (msg, "busy") ? EBUSY : 0)
-           : strcmp (kind, "damaged") == 0 ? CSR_CKPT_E_DAMAGED
-           : strcmp (kind, "rootfs") == 0  ? CSR_CKPT_E_ROOTFS
-           : strcmp (kind, "nospace") == 0 ? ENOSPC
-                                           : 0;
+  yajl_val sv = csr_json_get (t, "status");
+  int st = sv && YAJL_IS_INTEGER (sv) ? (int)YAJL_GET_INTEGER (sv) : 0;
+  /* The keeper's errno, but for the ones whose exit code means something else here. */
+  if (st == ENOENT || st == EBUSY || st == CSR_CKPT_E_DAMAGED || st == CSR_CKPT_E_EXPIRED
+      || st == CSR_CKPT_E_ROOTFS)
+    st = 0;
+  if (kind == NULL && msg && strstr (msg, "busy with"))
+    st = EBUSY;
+  else if (kind && strcmp (kind, "damaged") == 0)
+    st = CSR_CKPT_E_DAMAGED;
+  else if (kind && strcmp (kind, "rootfs") == 0)
+    st = CSR_CKPT_E_ROOTFS;
   csr_error_set (err, st, "%s", msg ? msg : "the keeper's reply is not JSON");
   yajl_tree_free (t);
   return NULL;
@@ -283,8 +305,7 @@ do_checkpoint (struct ckpt_opts *o)
             (long long)(o->ttl_s * 1000), o->leave_running ? "true" : "false");
   cleanup_yajl_val yajl_val t = long_request (d, req, ck, &e);
   if (t == NULL)
-    return sbx_fail ("checkpoint", e,
-                     e && e->status == EBUSY ? SBX_EXIT_REFUSED : CSR_EXIT_INTERNAL);
+    return ckpt_fail ("checkpoint", e);
   const char *cid = csr_json_str (csr_json_get (t, "id"));
   const char *warn = csr_json_str (csr_json_get (t, "warning"));
   if (warn)
@@ -434,7 +455,7 @@ do_restore (struct ckpt_opts *o)
     }
   char ckid[CSR_CKPT_ID_LEN + 1];
   if (ck < 0 || csr_ckpt_find (ck, o->id, ckid, &e) < 0)
-    return sbx_fail ("restore", e, ckpt_code (e));
+    return ckpt_fail ("restore", e);
   struct csr_ckpt_info info;
   int lockfd;
   cleanup_close int afd
@@ -448,13 +469,13 @@ do_restore (struct ckpt_opts *o)
           csr_error_wrap (&e, "refused");
           sbx_ckpt_collect ("restore", NULL, NULL);
         }
-      return sbx_fail ("restore", e, ckpt_code (e));
+      return ckpt_fail ("restore", e);
     }
   csr_ckpt_info_release (&info);
   sbx_ckpt_collect ("restore", NULL, NULL);
   struct csr_ckpt_spec c;
   if (csr_ckpt_read_spec (afd, &c, &e) < 0)
-    return sbx_fail ("restore", e, ckpt_code (e));
+    return ckpt_fail ("restore", e);
   struct stat st;
   cleanup_free char *warning = NULL;
   if (stat (c.s.rootfs, &st) < 0)
@@ -510,7 +531,7 @@ do_restore (struct ckpt_opts *o)
         csr_error_set (&e, errno, "open the new sandbox");
       if (e->status == CSR_CKPT_E_ROOTFS)
         csr_error_wrap (&e, "refused");
-      return sbx_fail ("restore", e, ckpt_code (e));
+      return ckpt_fail ("restore", e);
     }
   return print_restored (o, ckid, new_id, t, warning);
 }
@@ -602,7 +623,7 @@ do_rm (struct ckpt_opts *o)
       csr_error_set (&e, ENOENT, "no such checkpoint: '%s'", o->id);
     }
   if (ck < 0 || csr_ckpt_find (ck, o->id, id, &e) < 0 || csr_ckpt_remove (ck, id, &e) < 0)
-    return sbx_fail ("checkpoint rm", e, ckpt_code (e));
+    return ckpt_fail ("checkpoint rm", e);
   if (o->json)
     printf ("{\"id\":\"%s\",\"ok\":true}\n", id);
   else

@@ -19,7 +19,6 @@ child (int to_parent, int from_parent, int (*fn) (void *), void *arg)
 {
   char c = 0;
   prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-  prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
   if (unshare (CLONE_NEWUSER) < 0)
     {
       dprintf (2, "csrun: new user namespace: %m\n");
@@ -32,6 +31,9 @@ child (int to_parent, int from_parent, int (*fn) (void *), void *arg)
   if (read (from_parent, &c, 1) != 1)
     _exit (125);
   close (from_parent);
+  /* Dumpable until now: an unprivileged parent writes the maps through
+   * /proc/PID, which a non-dumpable process's are not open to. */
+  prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
   /* setgroups is denied when an unprivileged parent wrote the maps. */
   if (setgroups (0, NULL) < 0 && errno != EPERM)
     {

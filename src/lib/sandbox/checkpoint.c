@@ -504,8 +504,8 @@ csr_ckpt_info_read (int ckfd, const char *id, struct csr_ckpt_info *i, csr_error
   csr_error *e = NULL;
   if (csr_trust_read_at (dfd, CSR_CKPT_META, META_MAX, &text, &len, &e) < 0)
     {
-      csr_error_set (err, e->status == ENOENT ? CSR_CKPT_E_DAMAGED : e->status, "checkpoint %s: %s",
-                     id, csr_error_text (e));
+      int st = e->status == ENOENT ? CSR_CKPT_E_DAMAGED : e->status;
+      csr_error_set (err, st, "checkpoint %s: %s", id, e->msg);
       csr_error_free (e);
       return -1;
     }

@@ -366,6 +366,8 @@ csr_ckpt_pack (int upperfd, int out_fd, const char *spec_json, struct csr_ckpt_s
     }
   if (csr_la.archive_write_add_filter_zstd (a) != ARCHIVE_OK
       || csr_la.archive_write_set_format_pax (a) != ARCHIVE_OK
+      /* Extended attributes as SCHILY.xattr only (GNU tar reads them too). */
+      || csr_la.archive_write_set_format_option (a, "pax", "xattrheader", "SCHILY") != ARCHIVE_OK
       || csr_la.archive_write_set_bytes_in_last_block (a, 1) != ARCHIVE_OK
       || csr_la.archive_write_open (a, &p, NULL, write_cb, NULL) != ARCHIVE_OK)
     {

@@ -152,10 +152,15 @@ parent_of (struct unpacker *u, const char *rel, const char **leaf, csr_error **e
       *leaf = slash ? slash + 1 : rel;
       return u->parent_fd;
     }
-  int fd = csr_beneath_parent (u->upperfd, rel, true, 0755, leaf, err);
+  csr_error *e = NULL;
+  int fd = csr_beneath_parent (u->upperfd, rel, true, 0755, leaf, &e);
   if (fd < 0)
-    return csr_error_set (err, CSR_CKPT_E_DAMAGED, "the checkpoint is damaged: %s: %s", rel,
-                          csr_error_text (*err));
+    {
+      /* A symlink or a non-directory on the way: a forged archive. */
+      damaged (err, "%s: %s", rel, csr_error_text (e));
+      csr_error_free (e);
+      return -1;
+    }
   char *pr = strndup (rel, plen);
   if (pr == NULL)
     {
@@ -170,10 +175,12 @@ parent_of (struct unpacker *u, const char *rel, const char **leaf, csr_error **e
   return fd;
 }
 
-/* The entry's extended attributes onto FD (or, FD < 0, PATH). */
+/* The entry's extended attributes onto FD (or, FD < 0, PATH).  (pax
+ * headers can carry one twice: SCHILY.xattr and LIBARCHIVE.xattr.) */
 static int
 set_xattrs (struct unpacker *u, int fd, const char *path, const char *rel, csr_error **err)
 {
+  bool opaque = false;
   const char *name;
   const void *value;
   size_t size;
@@ -189,8 +196,9 @@ set_xattrs (struct unpacker *u, int fd, const char *path, const char *rel, csr_e
       if (r < 0)
         return csr_error_errno (err, "%s: set the extended attribute %s", rel, name);
       if (strcmp (name, "user.overlay.opaque") == 0)
-        u->st->opaque++;
+        opaque = true;
     }
+  u->st->opaque += opaque;
   return 0;
 }
 

@@ -97,14 +97,17 @@ struct worker_args
   const char *spec; /* pack: spec.json */
 };
 
+/* An error reply: the message (without the errno's text: the client adds
+ * it once), the errno, and its kind (for the client's exit code). */
 static void
-reply_kind (int fd, const char *kind, const char *msg)
+reply_kind (int fd, const char *kind, const char *msg, int status)
 {
   struct csr_jgen w;
   if (fd < 0 || csr_jgen_init (&w, false, NULL) < 0)
     return;
   csr_jgen_map_open (&w);
   csr_jgen_kv_str (&w, "error", msg);
+  csr_jgen_kv_int (&w, "status", status);
   csr_jgen_kv_str (&w, "kind", kind);
   csr_jgen_map_close (&w);
   char *s = csr_jgen_finish (&w, "reply", NULL, NULL);
@@ -122,6 +125,13 @@ kind_of (int status)
                                        : "failed";
 }
 
+static void
+reply_err (int fd, const csr_error *e)
+{
+  reply_kind (fd, kind_of (e ? e->status : ENOMEM), e && e->msg ? e->msg : "out of memory",
+              e ? e->status : ENOMEM);
+}
+
 /* ------------------------------------------------------------ the worker */
 
 /* Its report: {"ok":true, stats...} or {"error":..., "status":N}. */
@@ -134,8 +144,8 @@ worker_report (int fd, int rc, const struct csr_ckpt_stats *st, csr_error *e)
   csr_jgen_map_open (&w);
   if (rc < 0)
     {
-      csr_jgen_kv_str (&w, "error", csr_error_text (e));
-      csr_jgen_kv_int (&w, "status", e ? e->status : 0);
+      csr_jgen_kv_str (&w, "error", e && e->msg ? e->msg : "out of memory");
+      csr_jgen_kv_int (&w, "status", e ? e->status : ENOMEM);
     }
   else
     {
@@ -296,7 +306,7 @@ job_abort (struct keeper *k, const char *why)
   if (job.kind == JOB_CHECKPOINT)
     csr_ckpt_writer_abort (&job.w);
   if (why)
-    reply_kind (job.client, "failed", why);
+    reply_kind (job.client, "failed", why, 0);
   job_clear (k);
 }
 
@@ -346,7 +356,7 @@ checkpoint_done (struct keeper *k, int status)
   if (rc < 0)
     {
       csr_ckpt_writer_abort (&job.w);
-      reply_kind (client, kind_of (e->status), csr_error_text (e));
+      reply_err (client, e);
       fprintf (stderr, "csrun sandbox %s: checkpoint failed: %s\n", k->spec->id,
                csr_error_text (e));
       csr_error_free (e);
@@ -384,7 +394,7 @@ restore_done (struct keeper *k, int status)
     rc = csr_error_wrap (&e, "start the restored sandbox");
   if (rc < 0)
     {
-      reply_kind (job.client, kind_of (e->status), csr_error_text (e));
+      reply_err (job.client, e);
       csr_error_free (e);
     }
   else if (job.client >= 0)
@@ -500,7 +510,7 @@ static void
 start_failed (struct keeper *k, int fd, csr_error *e)
 {
   job.client = -1;
-  reply_kind (fd, kind_of (e ? e->status : 0), e ? csr_error_text (e) : "out of memory");
+  reply_err (fd, e);
   csr_error_free (e);
   job_abort (k, NULL);
 }
@@ -539,7 +549,8 @@ op_restore (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, bool
   if (want && (have == NULL || strcmp (want, have) != 0))
     return reply_kind (fd, "rootfs",
                        have ? "the checkpoint was made on another rootfs (its digest differs)"
-                            : "the checkpoint was made on a rootfs tarball, this is a directory");
+                            : "the checkpoint was made on a rootfs tarball, this is a directory",
+                       CSR_CKPT_E_ROOTFS);
   /* The layer is filled while nothing has it mounted. */
   keeper_stop (k);
   csr_error *e = NULL;
