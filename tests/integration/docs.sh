@@ -71,8 +71,11 @@ check_page "csrun check" "$MAN/csrun-check.1" "$CSRUN" check --help
 check_page "csrun cache" "$MAN/csrun-cache.1" "$CSRUN" cache --help
 check_page "csrun batch" "$MAN/csrun-batch.1" "$CSRUN" batch --help
 check_page "csrun hook" "$MAN/csrun-hook.1" "$CSRUN" hook --help
-for c in create exec ls inspect stop start rm gc; do
+for c in create exec ls inspect stop start rm gc checkpoint restore; do
   check_page "csrun sandbox $c" "$MAN/csrun-sandbox.1" "$CSRUN" sandbox "$c" --help
+done
+for c in ls rm; do
+  check_page "csrun sandbox checkpoint $c" "$MAN/csrun-sandbox.1" "$CSRUN" sandbox checkpoint "$c" --help
 done
 for c in create start state kill delete list ps events spec features pause resume exec update; do
   check_page "csrun $c" "$MAN/csrun-oci.8" "$CSRUN" "$c" --help

@@ -25,6 +25,7 @@
 
 #define MAX_DEPTH 256
 #define DATA_CHUNK (256 * 1024)
+#define OUT_BLOCK (256 * 1024) /* bytes per write of the compressed archive */
 #define XATTR_LIST_MAX_BYTES 65536
 #define XATTR_VALUE_MAX_BYTES 65536
 
@@ -368,6 +369,7 @@ csr_ckpt_pack (int upperfd, int out_fd, const char *spec_json, struct csr_ckpt_s
       || csr_la.archive_write_set_format_pax (a) != ARCHIVE_OK
       /* Extended attributes as SCHILY.xattr only (GNU tar reads them too). */
       || csr_la.archive_write_set_format_option (a, "pax", "xattrheader", "SCHILY") != ARCHIVE_OK
+      || csr_la.archive_write_set_bytes_per_block (a, OUT_BLOCK) != ARCHIVE_OK
       || csr_la.archive_write_set_bytes_in_last_block (a, 1) != ARCHIVE_OK
       || csr_la.archive_write_open (a, &p, NULL, write_cb, NULL) != ARCHIVE_OK)
     {

@@ -52,7 +52,7 @@ open_reader (int archive_fd, csr_error **err)
     }
   if (csr_la.archive_read_support_filter_zstd (a) != ARCHIVE_OK
       || csr_la.archive_read_support_format_tar (a) != ARCHIVE_OK
-      || csr_la.archive_read_open_fd (a, archive_fd, 65536) != ARCHIVE_OK)
+      || csr_la.archive_read_open_fd (a, archive_fd, 256 * 1024) != ARCHIVE_OK)
     {
       damaged (err, "not a zstd tar (%s)",
                csr_la.archive_error_string (a) ? csr_la.archive_error_string (a) : "?");

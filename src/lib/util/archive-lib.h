@@ -94,6 +94,7 @@
   X (archive_write_open)                                                                           \
   X (archive_write_open_fd)                                                                        \
   X (archive_write_set_bytes_in_last_block)                                                        \
+  X (archive_write_set_bytes_per_block)                                                            \
   X (archive_write_set_filter_option)                                                              \
   X (archive_write_set_format_option)                                                              \
   X (archive_write_set_format_pax)                                                                 \
