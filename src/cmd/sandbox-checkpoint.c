@@ -241,9 +241,7 @@ parse_ckpt (int key, char *arg, struct argp_state *state)
       o->hook = arg;
       break;
     case OPT_NAME:
-      if (!*arg || strlen (arg) > 64
-          || strspn (arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
-                 != strlen (arg))
+      if (!csr_sandbox_name_ok (arg))
         argp_failure (state, CSR_EXIT_USAGE, 0,
                       "invalid --name '%s' (1 to 64 letters, digits, '_', '.', '-')", arg);
       o->name = arg;
@@ -538,15 +536,6 @@ do_restore (struct ckpt_opts *o)
 
 /* ------------------------------------------------------------ ls, rm */
 
-static void
-fmt_time (int64_t t, char *buf, size_t n)
-{
-  time_t tt = (time_t)t;
-  struct tm tm;
-  gmtime_r (&tt, &tm);
-  strftime (buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 static int
 do_ls (struct ckpt_opts *o)
 {
@@ -587,9 +576,9 @@ do_ls (struct ckpt_opts *o)
       else if (r == 0)
         {
           char ct[32], ex[32] = "-";
-          fmt_time (info.created, ct, sizeof ct);
+          sbx_fmt_time (info.created, ct, sizeof ct);
           if (info.expires)
-            fmt_time (info.expires, ex, sizeof ex);
+            sbx_fmt_time (info.expires, ex, sizeof ex);
           printf ("%-32s  %-16s  %-20s  %-20s  %10llu  %7llu  %s\n", info.id,
                   info.sandbox_name ? info.sandbox_name : info.sandbox_id, ct, ex,
                   (unsigned long long)info.stats.archive_bytes,

@@ -147,9 +147,7 @@ parse_create (int key, char *arg, struct argp_state *state)
   switch (key)
     {
     case OPT_NAME:
-      if (!*arg || strlen (arg) > 64
-          || strspn (arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
-                 != strlen (arg))
+      if (!csr_sandbox_name_ok (arg))
         argp_failure (state, CSR_EXIT_USAGE, 0,
                       "invalid --name '%s' (1 to 64 letters, digits, '_', '.', '-')", arg);
       s->name = arg;
@@ -418,8 +416,8 @@ gen_limits (struct csr_jgen *w, const struct csr_sandbox_spec *s)
   csr_jgen_map_close (w);
 }
 
-static void
-fmt_time (int64_t t, char *buf, size_t n)
+void
+sbx_fmt_time (int64_t t, char *buf, size_t n)
 {
   time_t tt = (time_t)t;
   struct tm tm;
@@ -434,8 +432,8 @@ gen_sandbox (struct csr_jgen *w, const struct csr_sandbox_spec *s, yajl_val info
 {
   const char *status = csr_json_str (csr_json_get (info, "status"));
   char ct[32], ex[32];
-  fmt_time (s->created, ct, sizeof ct);
-  fmt_time (s->created + (int64_t)s->ttl_s, ex, sizeof ex);
+  sbx_fmt_time (s->created, ct, sizeof ct);
+  sbx_fmt_time (s->created + (int64_t)s->ttl_s, ex, sizeof ex);
   csr_jgen_map_open (w);
   csr_jgen_kv_str (w, "id", s->id);
   if (s->name)
@@ -541,9 +539,9 @@ cmd_ls (struct simple_opts *o)
         {
           const char *st = csr_json_str (csr_json_get (info, "status"));
           char ct[32], ex[32] = "-", idle[16];
-          fmt_time (s.created, ct, sizeof ct);
+          sbx_fmt_time (s.created, ct, sizeof ct);
           if (s.ttl_s > 0)
-            fmt_time (s.created + (int64_t)s.ttl_s, ex, sizeof ex);
+            sbx_fmt_time (s.created + (int64_t)s.ttl_s, ex, sizeof ex);
           snprintf (idle, sizeof idle, "%llds", (long long)s.idle_timeout_s);
           printf ("%-32s  %-16s  %-8s  %-20s  %-6s  %s\n", s.id, s.name ? s.name : "-",
                   st ? st : "dead", ct, s.idle_timeout_s > 0 ? idle : "-", ex);

@@ -5,6 +5,7 @@
 #include <argp.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "util/error.h"
 
@@ -22,6 +23,9 @@ int sbx_fail (const char *cmd, csr_error *e, int code);
 int sbx_root (const char *cmd, int *code);
 /* ID_OR_NAME's state directory fd (*ID its id); -1 printed, *CODE set. */
 int sbx_open (const char *cmd, int rootfd, const char *id_or_name, char *id, int *code);
+
+/* T (unix seconds) as 2026-12-01T10:00:00Z into BUF. */
+void sbx_fmt_time (int64_t t, char *buf, size_t n);
 
 /* --env ARG (KEY=VALUE) appended to ENV (*N_ENV of at most
  * CSR_SANDBOX_MAX_ENV); a usage error otherwise (exit 2). */

@@ -220,10 +220,7 @@ csr_ckpt_spec_parse (const char *text, size_t len, struct csr_ckpt_spec *c, csr_
   if (wd == NULL || wd[0] != '/' || strstr (wd, "/..") || strlen (wd) > 1024)
     return csr_error_set (err, CSR_CKPT_E_DAMAGED, "spec.json: invalid workdir");
   const char *name = csr_json_str (csr_json_get (sb, "name"));
-  if (name
-      && (!*name || strlen (name) > 64
-          || strspn (name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
-                 != strlen (name)))
+  if (name && !csr_sandbox_name_ok (name))
     return csr_error_set (err, CSR_CKPT_E_DAMAGED, "spec.json: invalid name");
   const char *src = csr_json_str (csr_json_get (rfs, "source"));
   if (src == NULL || src[0] != '/')

@@ -84,6 +84,8 @@ int csr_sandbox_keeper_alive (int dirfd);
 int csr_sandbox_reap (int rootfd, const char *id, bool force, csr_error **err);
 /* A new random id. */
 int csr_sandbox_new_id (char id[CSR_SANDBOX_ID_LEN + 1], csr_error **err);
+/* A valid name: 1 to 64 letters, digits, '_', '.', '-'. */
+bool csr_sandbox_name_ok (const char *name);
 
 /* ------------------------------------------------------------ client.c */
 

@@ -189,6 +189,14 @@ csr_sandbox_find (int rootfd, const char *id_or_name, char id[CSR_SANDBOX_ID_LEN
   return 0;
 }
 
+bool
+csr_sandbox_name_ok (const char *name)
+{
+  size_t n = strlen (name);
+  return n > 0 && n <= 64
+         && strspn (name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == n;
+}
+
 int
 csr_sandbox_new_id (char id[CSR_SANDBOX_ID_LEN + 1], csr_error **err)
 {
