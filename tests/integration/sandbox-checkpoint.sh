@@ -116,6 +116,10 @@ for n, m in (("m640", 0o640), ("m400", 0o400), ("m000", 0o000), ("m4755", 0o4755
     os.chmod(n, m)
 os.chmod("d/e", 0o700)
 os.utime("text.txt", (1000000000, 1000000000))
+with open("sparse", "wb") as f:
+    f.seek(32 << 20)
+    f.write(b"middle")
+    f.truncate(64 << 20)
 EOF
 out2=$(inpy src "$(cat "$T/fill.py")")
 [ "$out1" = "['new.txt', 'w'] False" ] && [ -z "$out2" ] \
@@ -130,9 +134,9 @@ before=$(dump "$src")
 csrun sandbox checkpoint src --json > "$T/ck1.json" 2>"$T/ck1.err"
 rc=$?
 ck1=$(jget "$T/ck1.json" 'j["id"]')
-got=$(jget "$T/ck1.json" '(j["sandbox"]["id"] == "'"$src"'", j["sandbox"]["name"], j["stopped"], j["layer"]["whiteouts"], j["layer"]["opaque_dirs"], j["layer"]["hardlinks"], j["layer"]["fifos"], j["layer"]["symlinks"], j["expires"], j["trigger"], j["archive"]["bytes"] > 0, len(j["archive"]["sha256"]), j["not_saved_total"])')
-[ $rc = 0 ] && [ ${#ck1} = 32 ] && [ "$got" = "(True, 'src', True, 1, 1, 1, 1, 3, 0, 'command', True, 64, 0)" ] \
-  && ok "checkpoint --json: id, sandbox, counts (a whiteout, an opaque dir, a hard link, a FIFO, 3 symlinks), digest" \
+got=$(jget "$T/ck1.json" '(j["sandbox"]["id"] == "'"$src"'", j["sandbox"]["name"], j["stopped"], j["layer"]["whiteouts"], j["layer"]["opaque_dirs"], j["layer"]["hardlinks"], j["layer"]["fifos"], j["layer"]["symlinks"], j["layer"]["sparse_files"], j["expires"], j["trigger"], 0 < j["archive"]["bytes"] < 1 << 20, len(j["archive"]["sha256"]), j["not_saved_total"])')
+[ $rc = 0 ] && [ ${#ck1} = 32 ] && [ "$got" = "(True, 'src', True, 1, 1, 1, 1, 3, 1, 0, 'command', True, 64, 0)" ] \
+  && ok "checkpoint --json: id, sandbox, counts (a whiteout, an opaque dir, a hard link, a FIFO, 3 symlinks, a sparse file), digest" \
   || not_ok "checkpoint" "exit $rc: $got" "$(cat "$T/ck1.json" "$T/ck1.err")"
 [ "$(status_of "$src")" = stopped ] && ok "without --leave-running the sandbox is stopped after the checkpoint" \
   || not_ok "stopped after checkpoint" "$(status_of "$src")"
@@ -151,8 +155,8 @@ echo "$members" | head -1 | grep -q ' spec\.json$' && echo "$members" | grep -q 
 csrun sandbox restore "$ck1" --name dst --json > "$T/r1.json" 2>"$T/r1.err"
 rc=$?
 dst=$(jget "$T/r1.json" 'j["id"]')
-got=$(jget "$T/r1.json" '(j["name"], j["checkpoint"], j["layer"]["whiteouts"], j["layer"]["opaque_dirs"], j["not_restored"])')
-[ $rc = 0 ] && [ ${#dst} = 32 ] && [ "$dst" != "$src" ] && [ "$got" = "('dst', '$ck1', 1, 1, [])" ] \
+got=$(jget "$T/r1.json" '(j["name"], j["checkpoint"], j["layer"]["whiteouts"], j["layer"]["opaque_dirs"], j["layer"]["sparse_files"], j["not_restored"])')
+[ $rc = 0 ] && [ ${#dst} = 32 ] && [ "$dst" != "$src" ] && [ "$got" = "('dst', '$ck1', 1, 1, 1, [])" ] \
   && [ "$(status_of "$dst")" = running ] \
   && ok "restore --name --json: a new sandbox, running when the command returns" \
   || not_ok "restore" "exit $rc: $got" "$(cat "$T/r1.json" "$T/r1.err")"
@@ -170,7 +174,9 @@ print(os.readlink('rel-link'), open('rel-link').read().strip(), os.readlink('dan
 print(stat.S_ISFIFO(os.stat('fifo').st_mode), os.getxattr('x.txt', 'user.csrun-test'))
 print([oct(os.stat(n).st_mode & 0o7777) for n in ('m640', 'm400', 'm000', 'm4755', 'd/e')])
 print(set((os.lstat(n).st_uid, os.lstat(n).st_gid) for n in os.listdir('.')), os.stat('text.txt').st_mtime)
-b = open('bin', 'rb').read(); print(len(b), b[:256] == bytes(range(256)))")
+b = open('bin', 'rb').read(); print(len(b), b[:256] == bytes(range(256)))
+f = open('sparse', 'rb'); f.seek(32 << 20); st = os.stat('sparse')
+print(st.st_size, f.read(6), st.st_blocks * 512 < 1 << 20)")
 want="['new.txt', 'w'] False False
 $W hi
 True 2
@@ -178,9 +184,10 @@ text.txt hello /etc/hostname-nope True
 True b'\\x00\\x01value'
 ['0o640', '0o400', '0o0', '0o4755', '0o700']
 {(0, 0)} 1000000000.0
-1124000 True"
+1124000 True
+67108864 b'middle' True"
 [ "$out" = "$want" ] \
-  && ok "inside: the opaque directory hides the rootfs's files, the whiteout the deleted one; env, links, FIFO, xattr, modes, owners 0:0, mtime, data" \
+  && ok "inside: the opaque directory hides the rootfs's files, the whiteout the deleted one; env, links, FIFO, xattr, modes, owners 0:0, mtime, data, holes" \
   || not_ok "restored contents" "$out"
 got=$(csrun sandbox inspect dst > "$T/in.json" 2>&1; jget "$T/in.json" '(j["spec"]["workdir"], j["limits"]["memory_bytes"], j["limits"]["pids"], j["spec"]["rootfs"])')
 [ "$got" = "('$W', 1073741824, 100, '$CSRUN_ROOTFS')" ] && ok "the spec comes back: workdir, limits, rootfs" \
@@ -426,6 +433,51 @@ else
     && ok "out of space: exit 125, nothing left in the checkpoint directory, the sandbox untouched" \
     || not_ok "ENOSPC" "$out"
 fi
+
+# ---------------------------------------------------------------- busy while packing
+# 40,000 empty files keep the pack going for a while (a second or so here): the keeper answers
+# inspect meanwhile and refuses an exec.
+made=$(inpy dst 'import os
+os.mkdir("many")
+for i in range(40000):
+    open("many/%d" % i, "w").close()
+print(len(os.listdir("many")))')
+csrun sandbox checkpoint dst --leave-running > "$T/busy.out" 2>&1 &
+ckpid=$!
+refused="" answered="" tries=0
+# Once the checkpoint's temporary directory is there (the keeper is busy from before it is made
+# until after it is renamed); an exec that came first would be frozen with the sandbox instead.
+while kill -0 $ckpid 2>/dev/null && [ -z "$refused" ]; do
+  ls -A "$CK" | grep -q '^\.tmp-' || continue
+  out=$(csrun sandbox exec dst -- python3 -c pass 2>&1)
+  rc=$?
+  tries=$((tries + 1))
+  if [ $rc = 1 ] && echo "$out" | grep -q "busy with a checkpoint"; then
+    refused=yes
+    [ "$(jget <(csrun sandbox inspect dst) 'j["status"]')" = running ] && answered=yes
+  fi
+done
+wait $ckpid
+rc=$?
+cks=$(cat "$T/busy.out")
+[ $rc = 0 ] && [ "$refused" = yes ] && [ "$answered" = yes ] \
+  && [ "$(inpy dst 'import os; print(len(os.listdir("many")))')" = 40000 ] \
+  && ok "while a checkpoint is packed: an exec is refused (exit 1, busy), inspect is answered; afterwards all goes on" \
+  || not_ok "busy" "checkpoint exit $rc, refused '$refused', inspect '$answered', $tries execs, made $made" "$cks" "$out"
+csrun sandbox checkpoint rm "$cks" > /dev/null 2>&1
+# rm --force is not refused: the checkpoint under way is cut short, and leaves nothing.
+nck=$(n_ck)
+csrun sandbox checkpoint dst > "$T/cut.out" 2>&1 &
+ckpid=$!
+wait_until 30 sh -c "ls -A '$CK' | grep -q '^\.tmp-'"
+out=$(csrun sandbox rm --force dst 2>&1)
+rc=$?
+wait $ckpid
+crc=$?
+[ $rc = 0 ] && [ $crc = 125 ] && grep -q "stopped during the checkpoint" "$T/cut.out" && [ ! -e "$SBX/$dst" ] \
+  && [ "$(n_ck)" = "$nck" ] && ! ls -A "$CK" | grep -q '^\.' \
+  && ok "rm --force during a checkpoint: removed; the checkpoint fails (exit 125) and leaves nothing" \
+  || not_ok "rm during checkpoint" "rm exit $rc ($out), checkpoint exit $crc" "$(cat "$T/cut.out")" "$(ls -A "$CK")"
 
 # ---------------------------------------------------------------- --idle-action checkpoint
 idl=$(csrun sandbox create --idle-timeout 2s --idle-action checkpoint 2>/dev/null)

@@ -73,6 +73,7 @@ csr_ckpt_stats_gen (struct csr_jgen *w, const struct csr_ckpt_stats *s)
   csr_jgen_kv_int (w, "whiteouts", (long long)s->whiteouts);
   csr_jgen_kv_int (w, "opaque_dirs", (long long)s->opaque);
   csr_jgen_kv_int (w, "fifos", (long long)s->fifos);
+  csr_jgen_kv_int (w, "sparse_files", (long long)s->sparse);
   csr_jgen_kv_int (w, "bytes", (long long)s->bytes);
   csr_jgen_map_close (w);
   csr_jgen_str (w, "not_saved");
@@ -106,6 +107,7 @@ csr_ckpt_stats_read (yajl_val o, struct csr_ckpt_stats *s)
   s->whiteouts = get_u64 (l, "whiteouts");
   s->opaque = get_u64 (l, "opaque_dirs");
   s->fifos = get_u64 (l, "fifos");
+  s->sparse = get_u64 (l, "sparse_files");
   s->bytes = get_u64 (l, "bytes");
   yajl_val n = csr_json_get (o, "not_saved");
   for (size_t i = 0; n && YAJL_IS_ARRAY (n) && i < n->u.array.len && i < CSR_CKPT_MAX_NOTES; i++)

@@ -55,7 +55,7 @@
 /* What a checkpoint of a layer saved (counts) and did not (notes). */
 struct csr_ckpt_stats
 {
-  uint64_t files, dirs, symlinks, hardlinks, whiteouts, opaque, fifos;
+  uint64_t files, dirs, symlinks, hardlinks, whiteouts, opaque, fifos, sparse;
   uint64_t bytes;         /* regular files' contents */
   uint64_t archive_bytes; /* the compressed archive */
   char sha256[CSR_SHA256_HEX_LEN + 1];

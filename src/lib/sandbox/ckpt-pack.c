@@ -142,27 +142,98 @@ write_header (struct packer *p, const struct stat *st, csr_error **err)
   return 0;
 }
 
-/* A regular file's contents: exactly SIZE bytes, else it changed while
- * the sandbox was supposed to be still. */
-static int
-write_data (struct packer *p, int fd, uint64_t size, csr_error **err)
+/* The data regions of the file FD (SIZE bytes) when it has holes (a
+ * sparse file; none when it is all hole), at most MAX_REGIONS; -1: no hole
+ * (or too many regions to map: the file is written whole). */
+struct region
 {
-  uint64_t done = 0;
-  while (done < size)
+  off_t off, len;
+};
+#define MAX_REGIONS 4096
+
+static ssize_t
+data_regions (int fd, off_t size, struct region *r)
+{
+  ssize_t n = 0;
+  off_t pos = 0;
+  off_t first = lseek (fd, 0, SEEK_HOLE);
+  if (size == 0 || first < 0 || first >= size)
+    return -1; /* no hole, or SEEK_HOLE not supported */
+  while (pos < size)
     {
-      size_t want = size - done < DATA_CHUNK ? (size_t)(size - done) : DATA_CHUNK;
-      ssize_t r = read (fd, p->buf, want);
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r < 0)
-        return csr_error_errno (err, "read %s", p->path);
-      if (r == 0)
-        return csr_error_set (err, EAGAIN, "%s shrank while it was saved", p->path);
-      if (csr_la.archive_write_data (p->a, p->buf, (size_t)r) != r)
-        return la_fail (p, p->path, err);
-      done += (uint64_t)r;
+      off_t d = lseek (fd, pos, SEEK_DATA);
+      if (d < 0 && errno == ENXIO)
+        break; /* a hole to the end */
+      if (d < 0 || n == MAX_REGIONS)
+        return -1;
+      off_t h = lseek (fd, d, SEEK_HOLE);
+      if (h < 0 || h > size)
+        h = size;
+      r[n++] = (struct region){ d, h - d };
+      pos = h;
     }
-  p->st->bytes += size;
+  return n;
+}
+
+/* LEN bytes of FD from OFF (or, FD < 0, of zeros: a hole the archive
+ * skips) into the archive. */
+static int
+feed (struct packer *p, int fd, off_t off, uint64_t len, csr_error **err)
+{
+  static const char zeros[DATA_CHUNK];
+  while (len > 0)
+    {
+      size_t want = len < DATA_CHUNK ? (size_t)len : DATA_CHUNK;
+      const char *buf = zeros;
+      ssize_t r = (ssize_t)want;
+      if (fd >= 0)
+        {
+          r = pread (fd, p->buf, want, off);
+          if (r < 0 && errno == EINTR)
+            continue;
+          if (r < 0)
+            return csr_error_errno (err, "read %s", p->path);
+          if (r == 0)
+            return csr_error_set (err, EAGAIN, "%s shrank while it was saved", p->path);
+          buf = p->buf;
+        }
+      if (csr_la.archive_write_data (p->a, buf, (size_t)r) != r)
+        return la_fail (p, p->path, err);
+      off += r;
+      len -= (uint64_t)r;
+    }
+  return 0;
+}
+
+/* A regular file's header and contents: exactly SIZE bytes (else it
+ * changed while the sandbox was supposed to be still); a sparse file keeps
+ * its holes (a sparse map: the holes are neither read nor stored). */
+static int
+write_file (struct packer *p, int fd, const struct stat *st, csr_error **err)
+{
+  static struct region r[MAX_REGIONS];
+  ssize_t sn = data_regions (fd, st->st_size, r);
+  bool sparse = sn >= 0;
+  size_t n = sparse ? (size_t)sn : 0;
+  for (size_t i = 0; i < n; i++)
+    csr_la.archive_entry_sparse_add_entry (p->e, r[i].off, r[i].len);
+  /* A hole at the end: an empty region there ends the map. */
+  if (sparse && (n == 0 || r[n - 1].off + r[n - 1].len < st->st_size))
+    csr_la.archive_entry_sparse_add_entry (p->e, st->st_size, 0);
+  if (write_header (p, st, err) < 0)
+    return -1;
+  off_t pos = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      if (feed (p, -1, pos, (uint64_t)(r[i].off - pos), err) < 0
+          || feed (p, fd, r[i].off, (uint64_t)r[i].len, err) < 0)
+        return -1;
+      pos = r[i].off + r[i].len;
+    }
+  if (feed (p, sparse ? -1 : fd, pos, (uint64_t)(st->st_size - pos), err) < 0)
+    return -1;
+  p->st->bytes += (uint64_t)st->st_size;
+  p->st->sparse += sparse;
   return 0;
 }
 
@@ -230,8 +301,7 @@ pack_entry (struct packer *p, int dfd, const char *name, size_t len, int depth, 
             }
         }
       csr_la.archive_entry_set_size (p->e, st.st_size);
-      if (add_xattrs (p, fd, NULL, &opaque, err) < 0 || write_header (p, &st, err) < 0
-          || write_data (p, fd, (uint64_t)st.st_size, err) < 0)
+      if (add_xattrs (p, fd, NULL, &opaque, err) < 0 || write_file (p, fd, &st, err) < 0)
         return -1;
       p->st->files++;
       return 0;

@@ -268,6 +268,8 @@ restore_file (struct unpacker *u, int pfd, const char *leaf, const char *rel, cs
   if (close (steal_fd (&fd)) < 0)
     return csr_error_errno (err, "close %s", rel);
   u->st->files++;
+  if (csr_la.archive_entry_sparse_count (u->e) > 0)
+    u->st->sparse++;
   return 0;
 }
 

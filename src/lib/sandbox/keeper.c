@@ -645,7 +645,7 @@ handle (struct keeper *k, int fd)
     keeper_reply_error (fd, "bad request");
   else if (op == NULL)
     keeper_reply_error (fd, "unknown request");
-  else if (op->activity && k->busy_with)
+  else if (op->activity && k->busy_with && strcmp (op->name, "rm") != 0)
     keeper_reply_errorf (fd, "the sandbox is busy with %s: try again when it is done",
                          k->busy_with);
   else

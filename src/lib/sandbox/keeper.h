@@ -69,7 +69,8 @@ struct keeper
   size_t n_busy;
   /* Non-NULL while a part must not have the sandbox changed (what it is
    * doing, e.g. "a checkpoint"): requests that count as activity are
-   * refused meanwhile. */
+   * refused meanwhile, but rm (the parts' STOPPING and FINISH hooks then
+   * end what they do). */
   const char *busy_with;
   bool idle_expired; /* the keeper is finishing because the sandbox was idle */
   struct keeper_watch watches[KEEPER_MAX_WATCHES];

@@ -47,6 +47,8 @@
   X (archive_entry_set_uid)                                                                        \
   X (archive_entry_size)                                                                           \
   X (archive_entry_size_is_set)                                                                    \
+  X (archive_entry_sparse_add_entry)                                                               \
+  X (archive_entry_sparse_count)                                                                   \
   X (archive_entry_symlink)                                                                        \
   X (archive_entry_symlink_utf8)                                                                   \
   X (archive_entry_uid)                                                                            \
