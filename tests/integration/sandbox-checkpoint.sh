@@ -287,10 +287,11 @@ rc=$?
   && ok "restore --name of a name in use: exit 2, nothing made" || not_ok "name clash" "exit $rc" "$out"
 
 # ---------------------------------------------------------------- --ttl: expiry, collection
-ck5=$(csrun sandbox checkpoint dst --leave-running --ttl 1s 2>&1)
-[ "$(jget <(csrun sandbox checkpoint ls --json) '[c["expires"] - c["created"] for c in j if c["id"] == "'"$ck5"'"]')" = "[1]" ] \
-  && ok "--ttl: the checkpoint's expiry" || not_ok "ttl expires" "$ck5"
-sleep 2.2
+ck5=$(csrun sandbox checkpoint dst --leave-running --ttl 2s 2>&1)
+got=$(jget <(csrun sandbox checkpoint ls --json) '[c["expires"] - c["created"] in (2, 3) for c in j if c["id"] == "'"$ck5"'"]')
+[ "$got" = "[True]" ] && ok "--ttl: the checkpoint's expiry (2 s, rounded up to a whole second)" \
+  || not_ok "ttl expires" "$ck5: $got"
+sleep 3.2
 out=$(csrun sandbox restore "$ck5" 2>&1)
 rc=$?
 [ $rc = 1 ] && echo "$out" | grep -q "checkpoint $ck5 expired at" && [ ! -e "$CK/$ck5" ] && [ "$(n_sbx)" = "$nsb" ] \

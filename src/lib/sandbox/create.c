@@ -96,28 +96,6 @@ name_taken (int rootfd, const char *name, csr_error **err)
   return csr_error_set (err, EEXIST, "a sandbox named '%s' exists already (%s)", name, id);
 }
 
-/* Close every descriptor but KEEP[N]. */
-static void
-close_all_but (const int *keep, size_t n)
-{
-  unsigned lo = 3;
-  for (;;)
-    {
-      unsigned next = ~0U;
-      for (size_t i = 0; i < n; i++)
-        if ((unsigned)keep[i] >= lo && (unsigned)keep[i] < next)
-          next = (unsigned)keep[i];
-      if (next == ~0U)
-        {
-          csr_close_range_between (lo, ~0U);
-          return;
-        }
-      if (next > lo)
-        csr_close_range_between (lo, next - 1);
-      lo = next + 1;
-    }
-}
-
 __attribute__ ((noreturn)) static void
 become_keeper (int rootfd, int dirfd, int lockfd, int readyfd, struct csr_sandbox_spec *spec)
 {
@@ -130,7 +108,7 @@ become_keeper (int rootfd, int dirfd, int lockfd, int readyfd, struct csr_sandbo
   close (devnull);
   close (logfd);
   int keep[] = { rootfd, dirfd, lockfd, readyfd };
-  close_all_but (keep, 4);
+  csr_close_all_but (keep, 4);
   if (chdir ("/") < 0)
     _exit (125);
   struct csr_keeper_boot b = { rootfd, dirfd, lockfd, readyfd, spec };

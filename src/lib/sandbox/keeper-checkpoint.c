@@ -49,6 +49,7 @@
 #include "../util/fs.h"
 #include "../util/json-gen.h"
 #include "../util/json.h"
+#include "../util/syscalls.h"
 #include "checkpoint.h"
 #include "quiesce.h"
 
@@ -161,6 +162,14 @@ worker_report (int fd, int rc, const struct csr_ckpt_stats *st, csr_error *e)
   return rc < 0 ? 1 : 0;
 }
 
+/* In the worker: nothing of the keeper's but A's descriptors (and 0-2). */
+static void
+keep_only (const struct worker_args *a)
+{
+  int keep[3] = { a->upper_fd, a->archive_fd, a->result_fd };
+  csr_close_all_but (keep, 3);
+}
+
 static int
 reopen_upper (int opath, csr_error **err)
 {
@@ -176,6 +185,7 @@ pack_worker (void *arg)
   struct worker_args *a = arg;
   struct csr_ckpt_stats st = { 0 };
   csr_error *e = NULL;
+  keep_only (a);
   int up = reopen_upper (a->upper_fd, &e);
   int rc = up < 0 ? -1 : csr_ckpt_pack (up, a->archive_fd, a->spec, &st, &e);
   return worker_report (a->result_fd, rc, &st, e);
@@ -188,6 +198,7 @@ unpack_worker (void *arg)
   struct csr_ckpt_stats st = { 0 };
   csr_error *e = NULL;
   umask (0);
+  keep_only (a);
   int up = reopen_upper (a->upper_fd, &e);
   int rc = up < 0 ? -1 : csr_ckpt_unpack (a->archive_fd, up, &st, &e);
   return worker_report (a->result_fd, rc, &st, e);
@@ -341,8 +352,11 @@ checkpoint_done (struct keeper *k, int status)
       snprintf (info.id, sizeof info.id, "%s", job.w.id);
       snprintf (info.sandbox_id, sizeof info.sandbox_id, "%s", k->spec->id);
       info.sandbox_name = k->spec->name;
-      info.created = (int64_t)time (NULL);
-      info.expires = job.ttl_s > 0 ? info.created + job.ttl_s : 0;
+      struct timespec now;
+      clock_gettime (CLOCK_REALTIME, &now);
+      info.created = (int64_t)now.tv_sec;
+      /* Whole seconds, rounded up: never sooner than --ttl. */
+      info.expires = job.ttl_s > 0 ? info.created + job.ttl_s + (now.tv_nsec > 0) : 0;
       snprintf (info.trigger, sizeof info.trigger, "%s", job.trigger);
       info.rootfs_source = k->rootfs->source;
       info.rootfs_sha256 = k->rootfs->sha256;

@@ -130,3 +130,24 @@ csr_close_range_between (unsigned int first, unsigned int last)
   for (long fd = first; fd <= (long)last && fd < max; fd++)
     close ((int)fd);
 }
+
+void
+csr_close_all_but (const int *keep, size_t n)
+{
+  unsigned lo = 3;
+  for (;;)
+    {
+      unsigned next = ~0U;
+      for (size_t i = 0; i < n; i++)
+        if (keep[i] >= 0 && (unsigned)keep[i] >= lo && (unsigned)keep[i] < next)
+          next = (unsigned)keep[i];
+      if (next == ~0U)
+        {
+          csr_close_range_between (lo, ~0U);
+          return;
+        }
+      if (next > lo)
+        csr_close_range_between (lo, next - 1);
+      lo = next + 1;
+    }
+}
