@@ -465,6 +465,25 @@ cks=$(cat "$T/busy.out")
   && [ "$(inpy dst 'import os; print(len(os.listdir("many")))')" = 40000 ] \
   && ok "while a checkpoint is packed: an exec is refused (exit 1, busy), inspect is answered; afterwards all goes on" \
   || not_ok "busy" "checkpoint exit $rc, refused '$refused', inspect '$answered', $tries execs, made $made" "$cks" "$out"
+# A restore whose command is killed: the sandbox made for it goes (its keeper sees the command go).
+before_ids=$(ls "$SBX")
+"$CSRUN" sandbox restore "$cks" > /dev/null 2>&1 &
+rpid=$!
+new_stopped () {
+  local i
+  for i in $(ls "$SBX"); do
+    echo "$before_ids" | grep -qx "$i" && continue
+    [ "$(status_of "$i")" = stopped ] && { echo "$i" > "$T/new.id"; return 0; }
+  done
+  return 1
+}
+wait_until 30 new_stopped
+kill -KILL $rpid 2>/dev/null
+wait $rpid 2>/dev/null
+nid=$(cat "$T/new.id" 2>/dev/null)
+[ ${#nid} = 32 ] && wait_until 30 no_dir "$SBX/$nid" \
+  && ok "a restore whose command is killed while the layer is unpacked: its new sandbox is removed" \
+  || not_ok "restore client killed" "'$nid'" "$(ls "$SBX")"
 csrun sandbox checkpoint rm "$cks" > /dev/null 2>&1
 # rm --force is not refused: the checkpoint under way is cut short, and leaves nothing.
 nck=$(n_ck)

@@ -285,7 +285,10 @@ job_clear (struct keeper *k)
   if (job.archive_fd >= 0)
     close (job.archive_fd);
   if (job.client >= 0)
-    close (job.client);
+    {
+      keeper_unwatch (k, job.client);
+      close (job.client);
+    }
   free (job.result);
   job.result = NULL;
   job.len = 0;
@@ -552,6 +555,18 @@ op_checkpoint (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, b
   *keep = true;
 }
 
+/* The restore's client went away: the sandbox made for it goes too (the
+ * restore's command would have removed it on any failure). */
+static void
+on_restore_client (struct keeper *k, int fd, short revents, void *arg)
+{
+  (void)fd, (void)revents, (void)arg;
+  if (job.kind != JOB_RESTORE)
+    return;
+  job_abort (k, NULL);
+  keeper_finish (k, "the restore's command went away");
+}
+
 static void
 op_restore (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, bool *keep)
 {
@@ -577,7 +592,8 @@ op_restore (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, bool
   if (pid < 0)
     return start_failed (k, fd, e);
   job.worker = pid;
-  if (keeper_watch (k, job.result_fd, POLLIN, on_report, NULL) < 0)
+  if (keeper_watch (k, job.result_fd, POLLIN, on_report, NULL) < 0
+      || keeper_watch (k, fd, POLLRDHUP, on_restore_client, NULL) < 0)
     {
       csr_error_errno (&e, "watch the restore");
       return start_failed (k, fd, e);

@@ -544,6 +544,12 @@ keeper_stop (struct keeper *k)
   stop_jail (k);
 }
 
+void
+keeper_finish (struct keeper *k, const char *why)
+{
+  finish (k, why);
+}
+
 int
 keeper_start (struct keeper *k, csr_error **err)
 {

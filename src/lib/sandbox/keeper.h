@@ -121,6 +121,8 @@ extern const struct keeper_part keeper_part_checkpoint; /* keeper-checkpoint.c *
 void keeper_stop (struct keeper *k);
 /* Start it again (as the start request: then the parts' STARTED hooks). */
 int keeper_start (struct keeper *k, csr_error **err);
+/* Remove the sandbox and end the keeper (as rm); WHY goes to keeper.log. */
+__attribute__ ((noreturn)) void keeper_finish (struct keeper *k, const char *why);
 
 /* Watch FD (EVENTS) in the poll loop; 0, or -1 when the table is full. */
 int keeper_watch (struct keeper *k, int fd, short events, keeper_watch_fn fn, void *arg);
