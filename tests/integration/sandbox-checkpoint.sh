@@ -485,6 +485,18 @@ nid=$(cat "$T/new.id" 2>/dev/null)
   && ok "a restore whose command is killed while the layer is unpacked: its new sandbox is removed" \
   || not_ok "restore client killed" "'$nid'" "$(ls "$SBX")"
 csrun sandbox checkpoint rm "$cks" > /dev/null 2>&1
+# A checkpoint whose command is killed: abandoned, nothing left, the sandbox as it was.
+nck=$(n_ck)
+"$CSRUN" sandbox checkpoint dst > /dev/null 2>&1 &
+cpid=$!
+wait_until 30 sh -c "ls -A '$CK' | grep -q '^\.tmp-'"
+kill -KILL $cpid 2>/dev/null
+wait $cpid 2>/dev/null
+wait_until 30 sh -c "! ls -A '$CK' | grep -q '^\.'"
+[ "$(n_ck)" = "$nck" ] && [ "$(status_of "$dst")" = running ] \
+  && [ "$(inpy dst 'import os; print(len(os.listdir("many")))')" = 40000 ] \
+  && ok "a checkpoint whose command is killed: abandoned, nothing left, the sandbox goes on" \
+  || not_ok "checkpoint client killed" "$(n_ck) checkpoints (was $nck), $(status_of "$dst")" "$(ls -A "$CK")"
 # rm --force is not refused: the checkpoint under way is cut short, and leaves nothing.
 nck=$(n_ck)
 csrun sandbox checkpoint dst > "$T/cut.out" 2>&1 &

@@ -465,6 +465,19 @@ on_report (struct keeper *k, int fd, short revents, void *arg)
     restore_done (k, status);
 }
 
+/* The client went away (its command interrupted or killed): a checkpoint
+ * is abandoned (nothing left, the sandbox as it was); the sandbox made for
+ * a restore goes too (its command would have removed it on any failure). */
+static void
+on_client_gone (struct keeper *k, int fd, short revents, void *arg)
+{
+  (void)fd, (void)revents, (void)arg;
+  enum job_kind kind = job.kind;
+  job_abort (k, NULL);
+  if (kind == JOB_RESTORE)
+    keeper_finish (k, "the restore's command went away");
+}
+
 /* ------------------------------------------------------------ requests */
 
 static int
@@ -517,7 +530,9 @@ start_checkpoint (struct keeper *k, int ckfd, bool leave_running, int64_t ttl_s,
   if (pid < 0)
     return -1;
   job.worker = pid;
-  if (job.client >= 0 && keeper_watch (k, job.result_fd, POLLIN, on_report, NULL) < 0)
+  if (job.client >= 0
+      && (keeper_watch (k, job.result_fd, POLLIN, on_report, NULL) < 0
+          || keeper_watch (k, job.client, POLLRDHUP, on_client_gone, NULL) < 0))
     return csr_error_errno (err, "watch the checkpoint");
   return 0;
 }
@@ -555,18 +570,6 @@ op_checkpoint (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, b
   *keep = true;
 }
 
-/* The restore's client went away: the sandbox made for it goes too (the
- * restore's command would have removed it on any failure). */
-static void
-on_restore_client (struct keeper *k, int fd, short revents, void *arg)
-{
-  (void)fd, (void)revents, (void)arg;
-  if (job.kind != JOB_RESTORE)
-    return;
-  job_abort (k, NULL);
-  keeper_finish (k, "the restore's command went away");
-}
-
 static void
 op_restore (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, bool *keep)
 {
@@ -593,7 +596,7 @@ op_restore (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, bool
     return start_failed (k, fd, e);
   job.worker = pid;
   if (keeper_watch (k, job.result_fd, POLLIN, on_report, NULL) < 0
-      || keeper_watch (k, fd, POLLRDHUP, on_restore_client, NULL) < 0)
+      || keeper_watch (k, fd, POLLRDHUP, on_client_gone, NULL) < 0)
     {
       csr_error_errno (&e, "watch the restore");
       return start_failed (k, fd, e);
