@@ -308,6 +308,20 @@ csrun sandbox gc --json > "$T/gc.json" 2>&1
 [ "$(jget "$T/gc.json" 'j["checkpoints_removed"]')" = "['$ck7']" ] && [ ! -e "$CK/$ck7" ] \
   && ok "... and by gc (checkpoints_removed)" || not_ok "gc" "$(cat "$T/gc.json")"
 
+# The debris of a writer that died (.tmp-ID, its lock free, older than 10 s) goes; a live writer's stays.
+mkdir -m 700 "$CK/.tmp-0123456789abcdef0123456789abcdef" "$CK/.tmp-fedcba9876543210fedcba9876543210"
+for d in "$CK"/.tmp-*; do : > "$d/lock" && : > "$d/layer.tar.zst" && touch -d '1 minute ago' "$d"; done
+flock "$CK/.tmp-fedcba9876543210fedcba9876543210/lock" sleep 30 &
+fl=$!
+wait_until 10 sh -c "! flock -n '$CK/.tmp-fedcba9876543210fedcba9876543210/lock' true"
+csrun sandbox gc > /dev/null 2>&1
+[ ! -e "$CK/.tmp-0123456789abcdef0123456789abcdef" ] && [ -d "$CK/.tmp-fedcba9876543210fedcba9876543210" ] \
+  && ok "gc removes a dead writer's temporary checkpoint, not a live one's" \
+  || not_ok "debris" "$(ls -A "$CK")"
+kill $fl 2>/dev/null
+wait $fl 2>/dev/null
+rm -rf "$CK/.tmp-fedcba9876543210fedcba9876543210"
+
 # ---------------------------------------------------------------- damaged and forged checkpoints
 tar --zstd -xOf "$CK/$ck1/layer.tar.zst" spec.json > "$T/spec.json" 2>/dev/null
 cat > "$T/forge.py" <<'EOF'
