@@ -406,9 +406,11 @@ restore_done (struct keeper *k, int status)
   struct csr_ckpt_stats st = { 0 };
   csr_error *e = NULL;
   int rc = parse_report (job.result, status, &st, &e);
-  /* Here, once sessions exist: load sessions/ into new sessions. */
   if (rc == 0 && keeper_start (k, &e) < 0)
     rc = csr_error_wrap (&e, "start the restored sandbox");
+  /* Here, once sessions exist: each sessions/NAME the worker set aside
+   * (csr_ckpt_unpack notes them today) is loaded into a new session of
+   * that name, before the reply says the sandbox is ready. */
   if (rc < 0)
     {
       reply_err (job.client, e);
