@@ -264,7 +264,9 @@ cmd_sandbox_exec (int argc, char **argv)
     {
       csr_error_set (&e, 0, "%s", msg ? msg : "the keeper's reply is not JSON");
       return sbx_fail ("exec", e,
-                       msg && strstr (msg, "stopped") ? SBX_EXIT_REFUSED : CSR_EXIT_INTERNAL);
+                       msg && (strstr (msg, "stopped") || strstr (msg, "busy with"))
+                           ? SBX_EXIT_REFUSED
+                           : CSR_EXIT_INTERNAL);
     }
   long long ec = YAJL_GET_INTEGER (csr_json_get (t, "exit_code"));
   long long sig = YAJL_GET_INTEGER (csr_json_get (t, "signal"));

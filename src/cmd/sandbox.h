@@ -13,6 +13,7 @@
 enum
 {
   SBX_EXIT_REFUSED = 1, /* rm of a running sandbox, exec into a stopped one, ... */
+  SBX_EXIT_DAMAGED = 4, /* restore: the checkpoint is damaged or forged */
 };
 
 /* Print "csrun sandbox CMD: message" (frees E) and return CODE. */
@@ -23,6 +24,9 @@ int sbx_root (const char *cmd, int *code);
 /* ID_OR_NAME's state directory fd (*ID its id); -1 printed, *CODE set. */
 int sbx_open (const char *cmd, int rootfd, const char *id_or_name, char *id, int *code);
 
+/* T (unix seconds) as 2026-12-01T10:00:00Z into BUF. */
+void sbx_fmt_time (int64_t t, char *buf, size_t n);
+
 /* --env ARG (KEY=VALUE) appended to ENV (*N_ENV of at most
  * CSR_SANDBOX_MAX_ENV); a usage error otherwise (exit 2). */
 void sbx_parse_env (struct argp_state *state, char *arg, const char **env, size_t *n_env);
@@ -31,9 +35,6 @@ void sbx_parse_env (struct argp_state *state, char *arg, const char **env, size_
  * newline; 0 or the exit code (printed). */
 struct csr_jgen;
 int sbx_print_doc (struct csr_jgen *w, const char *cmd);
-/* T (unix seconds) as 2026-12-02T10:00:00Z. */
-void sbx_fmt_time (int64_t t, char *buf, size_t n);
-
 /* The sandboxes, as `csrun sandbox ls` lists them (without an ID). */
 int sbx_list_sandboxes (bool json);
 
@@ -56,5 +57,10 @@ void sbx_parse_port (struct argp_state *state, const char *arg, bool upstream,
 void sbx_check_ports (struct argp_state *state, const struct csr_sandbox_spec *s,
                       bool allow_all_interfaces);
 int cmd_sandbox_port (int argc, char **argv);
+int cmd_sandbox_checkpoint (int argc, char **argv);
+int cmd_sandbox_restore (int argc, char **argv);
+/* Remove the expired checkpoints (sandbox-checkpoint.c), warning on stderr
+ * under CMD; their ids in *REMOVED when not NULL. */
+void sbx_ckpt_collect (const char *cmd, char ***removed, size_t *n);
 
 #endif

@@ -8,10 +8,8 @@
 #include "files-worker.h"
 
 const struct keeper_part *const keeper_parts[] = {
-  &keeper_part_core,
-  &keeper_part_ports,
-  &keeper_part_files,
-  &keeper_part_run,     /* csrun sandbox run (keeper-run.c) */
-  &keeper_part_session, /* sessions (keeper-session.c) */
-  NULL,
+  &keeper_part_core,       &keeper_part_ports,
+  &keeper_part_files,      &keeper_part_run, /* csrun sandbox run (keeper-run.c) */
+  &keeper_part_session,                      /* sessions (keeper-session.c) */
+  &keeper_part_checkpoint, NULL,
 };

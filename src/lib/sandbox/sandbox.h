@@ -51,6 +51,7 @@ struct csr_sandbox_spec
   double idle_timeout_s; /* 0: never */
   double ttl_s;          /* 0: never */
   bool host_net;
+  bool idle_checkpoint; /* --idle-action checkpoint: checkpointed before the idle removal */
   /* Filled by the keeper once the jail runs. */
   int64_t keeper_pid;
   char *rootfs_dir; /* the tree used as the lower layer */
@@ -97,6 +98,8 @@ int csr_sandbox_keeper_alive (int dirfd);
 int csr_sandbox_reap (int rootfd, const char *id, bool force, csr_error **err);
 /* A new random id. */
 int csr_sandbox_new_id (char id[CSR_SANDBOX_ID_LEN + 1], csr_error **err);
+/* A valid name: 1 to 64 letters, digits, '_', '.', '-'. */
+bool csr_sandbox_name_ok (const char *name);
 
 /* ------------------------------------------------------------ client.c */
 
