@@ -397,9 +397,41 @@ Test (mcp_argv, a_boolean_flag_and_standard_input)
   yajl_tree_free (v);
 }
 
-/* ------------------------------------------------------------ what a command did, as a result */
-
 static yajl_val parse (const char *s);
+
+/* A tool of the kind sandbox run makes: an option, the sandbox, a fixed "-"
+ * (the code is the standard input), then "--" and the program's arguments. */
+Test (mcp_argv, fixed_arguments_after_the_positional_ones)
+{
+  static const struct csr_mcp_param params[] = {
+    { .name = "sandbox", .type = CSR_MCP_STRING, .required = true, .pass = CSR_MCP_PASS_ARG },
+    { .name = "code", .type = CSR_MCP_STRING, .required = true, .pass = CSR_MCP_PASS_STDIN },
+    { .name = "session", .type = CSR_MCP_STRING, .pass = CSR_MCP_PASS_OPTION, .flag = "--session" },
+    { .name = "args", .type = CSR_MCP_STRINGS, .pass = CSR_MCP_PASS_REST },
+    { 0 },
+  };
+  static const char *const cmd[] = { "sandbox", "run", "--json", NULL };
+  static const char *const after[] = { "-", NULL };
+  const struct csr_mcp_tool t
+      = { .name = "sandbox_run", .params = params, .command = cmd, .after_args = after };
+  yajl_val v = parse ("{\"args\":[\"-x\"],\"code\":\"print(1)\",\"session\":\"s1\",\"sandbox\":"
+                      "\"box\"}");
+  csr_error *e = NULL;
+  cr_assert_eq (csr_mcp_args_check (&t, v, &lim, &e), 0);
+  struct csr_mcp_argv av = { 0 };
+  struct csr_mcp_input in;
+  cr_assert_eq (csr_mcp_command_argv (&t, v, &lim, &av, &in, &e), 0);
+  char s[256] = "";
+  for (size_t i = 0; i < av.n; i++)
+    snprintf (s + strlen (s), sizeof s - strlen (s), "%s%s", i ? "|" : "", av.v[i]);
+  cr_assert_str_eq (s, "sandbox|run|--json|--session=s1|box|-|--|-x");
+  cr_assert (in.len == 8 && memcmp (in.data, "print(1)", 8) == 0);
+  csr_mcp_argv_release (&av);
+  csr_mcp_input_release (&in);
+  yajl_tree_free (v);
+}
+
+/* ------------------------------------------------------------ what a command did, as a result */
 
 /* RENDER of TOOL for a command with ARGS that printed OUT (OUT_LEN bytes)
  * and exited with STATUS, its stderr ERR. */

@@ -1026,37 +1026,43 @@ csr_mcp_command_argv (const struct csr_mcp_tool *t, yajl_val args, const struct 
     csr_mcp_argv_add (av, *c);
   if (t->server_args)
     t->server_args (args, lim, av);
-  /* Options first, then positional arguments, then "--" and the rest: the
-   * values are whole arguments (FLAG=VALUE), never parsed as options. */
+  /* Options first, then positional arguments and AFTER_ARGS, then "--" and
+   * the rest: the values are whole arguments (FLAG=VALUE), never parsed as
+   * options. */
   static const enum csr_mcp_pass order[]
       = { CSR_MCP_PASS_OPTION, CSR_MCP_PASS_ARG, CSR_MCP_PASS_REST, CSR_MCP_PASS_STDIN };
   for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
-    for (const struct csr_mcp_param *p = t->params; p->name; p++)
-      {
-        yajl_val v = csr_json_get (args, p->name);
-        if (p->pass != order[k] || v == NULL || YAJL_IS_NULL (v))
-          continue;
-        switch (p->pass)
-          {
-          case CSR_MCP_PASS_OPTION:
-            add_option (av, p, v);
-            break;
-          case CSR_MCP_PASS_ARG:
-            csr_mcp_argv_add (av, v->u.string);
-            break;
-          case CSR_MCP_PASS_REST:
-            csr_mcp_argv_add (av, "--");
-            for (size_t i = 0; i < v->u.array.len; i++)
-              csr_mcp_argv_add (av, v->u.array.values[i]->u.string);
-            break;
-          case CSR_MCP_PASS_STDIN:
-            if (in->data == NULL && set_input (p, v, in, err) < 0)
-              return -1;
-            break;
-          case CSR_MCP_PASS_NONE:
-            break;
-          }
-      }
+    {
+      if (order[k] == CSR_MCP_PASS_REST)
+        for (const char *const *a = t->after_args; a && *a; a++)
+          csr_mcp_argv_add (av, *a);
+      for (const struct csr_mcp_param *p = t->params; p->name; p++)
+        {
+          yajl_val v = csr_json_get (args, p->name);
+          if (p->pass != order[k] || v == NULL || YAJL_IS_NULL (v))
+            continue;
+          switch (p->pass)
+            {
+            case CSR_MCP_PASS_OPTION:
+              add_option (av, p, v);
+              break;
+            case CSR_MCP_PASS_ARG:
+              csr_mcp_argv_add (av, v->u.string);
+              break;
+            case CSR_MCP_PASS_REST:
+              csr_mcp_argv_add (av, "--");
+              for (size_t i = 0; i < v->u.array.len; i++)
+                csr_mcp_argv_add (av, v->u.array.values[i]->u.string);
+              break;
+            case CSR_MCP_PASS_STDIN:
+              if (in->data == NULL && set_input (p, v, in, err) < 0)
+                return -1;
+              break;
+            case CSR_MCP_PASS_NONE:
+              break;
+            }
+        }
+    }
   if (av->oom)
     return csr_error_set (err, ENOMEM, "out of memory building the command line of %s", t->name);
   return 0;

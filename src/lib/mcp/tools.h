@@ -143,6 +143,9 @@ struct csr_mcp_tool
   /* When the command depends on the arguments: the one for ARGS instead
    * of COMMAND (NULL: COMMAND), e.g. find instead of ls. */
   const char *const *(*pick_command) (yajl_val args);
+  /* Fixed arguments after the call's positional ones (NULL-terminated, or
+   * NULL), e.g. {"-", NULL}: a file argument that is the standard input. */
+  const char *const *after_args;
   /* Rules the schema does not say (e.g. exactly one of two arguments):
    * -1 after csr_jpath_fail (X's path is "arguments"). */
   int (*check) (yajl_val args, const struct csr_mcp_limits *lim, struct csr_jpath *x);
