@@ -250,6 +250,57 @@ Test (mcp_args, checked_against_the_table)
                "arguments.max_entries: 2049 is above the maximum (2048");
 }
 
+/* Every entry of the table is one the server can list and run: a
+ * description, an output schema that parses, a render for a command, a
+ * flag for an option, strings for positional arguments; the schemas of
+ * every format are JSON. */
+Test (mcp_table, every_entry_is_complete)
+{
+  size_t n = 0;
+  for (const struct csr_mcp_tool *t = csr_mcp_tools; t->name; t++, n++)
+    {
+      cr_assert (t->title && t->description && t->params, "%s", t->name);
+      cr_assert_eq (csr_mcp_tool_find (t->name), t);
+      if (t->output_schema)
+        {
+          char yerr[128];
+          yajl_val v = yajl_tree_parse (t->output_schema, yerr, sizeof yerr);
+          cr_assert (v && YAJL_IS_OBJECT (v), "%s: outputSchema: %s", t->name, yerr);
+          yajl_tree_free (v);
+        }
+      cr_assert (t->command == NULL || t->render, "%s: a command tool renders", t->name);
+      cr_assert (t->pick_command == NULL || t->command, "%s: COMMAND marks a command tool",
+                 t->name);
+      for (const struct csr_mcp_param *p = t->params; p->name; p++)
+        {
+          cr_assert (p->description, "%s.%s", t->name, p->name);
+          cr_assert (p->pass != CSR_MCP_PASS_OPTION || p->flag, "%s.%s: a flag", t->name, p->name);
+          cr_assert (p->pass != CSR_MCP_PASS_ARG || p->type == CSR_MCP_STRING, "%s.%s", t->name,
+                     p->name);
+          cr_assert (p->pass != CSR_MCP_PASS_STDIN || p->type == CSR_MCP_STRING, "%s.%s", t->name,
+                     p->name);
+          cr_assert (t->command || p->pass == CSR_MCP_PASS_NONE, "%s.%s", t->name, p->name);
+        }
+    }
+  cr_assert_eq (n, 7);
+  static const enum csr_mcp_format formats[] = { CSR_MCP_FORMAT_MCP, CSR_MCP_FORMAT_OPENAI,
+                                                 CSR_MCP_FORMAT_ANTHROPIC, CSR_MCP_FORMAT_GEMINI };
+  for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
+    {
+      struct csr_jgen w;
+      cr_assert_eq (csr_jgen_init (&w, false, NULL), 0);
+      csr_mcp_gen_tools (&w, formats[i], &lim, NULL);
+      size_t len = 0;
+      char *text = csr_jgen_finish (&w, "the schemas", &len, NULL);
+      cr_assert_not_null (text);
+      char yerr[128];
+      yajl_val v = yajl_tree_parse (text, yerr, sizeof yerr);
+      cr_assert_not_null (v, "format %zu: %s", i, yerr);
+      yajl_tree_free (v);
+      free (text);
+    }
+}
+
 /* ------------------------------------------------------------ command lines */
 
 static char *
