@@ -14,15 +14,22 @@
 #include "cmd.h"
 #include "common.h"
 #include "mcp/server.h"
+#include "sandbox/ports.h"
 #include "util/cleanup.h"
 #include "util/json-gen.h"
 #include "util/log.h"
 #include "util/parse.h"
 
+#define MAX_UPSTREAMS 16
+
 struct mcp_opts
 {
   struct run_opts run; /* every call of execute_python_code */
   struct csr_mcp_config cfg;
+  /* --sandbox-upstream: checked, then given to every sandbox_create */
+  char *sandbox_args[MAX_UPSTREAMS + 1];
+  unsigned upstream_ports[MAX_UPSTREAMS];
+  size_t n_upstreams;
 };
 
 enum
@@ -34,6 +41,7 @@ enum
   OPT_MAX_SANDBOXES,
   OPT_KEEP_SANDBOXES,
   OPT_PROGRESS_INTERVAL,
+  OPT_SANDBOX_UPSTREAM,
 };
 
 static struct argp_option mcp_options[] = {
@@ -54,12 +62,17 @@ static struct argp_option mcp_options[] = {
     "How often a long call tells its progress, when the client asked (default 1s; 0: only at "
     "a new attempt)",
     0 },
+  { "sandbox-upstream", OPT_SANDBOX_UPSTREAM, "PORT:HOST:HOSTPORT", 0,
+    "Every sandbox made by sandbox_create reaches HOST:HOSTPORT at its own 127.0.0.1:PORT (as "
+    "csrun sandbox create --upstream; repeatable)",
+    0 },
   { NULL, 0, NULL, 0, NULL, 0 },
 };
 
 static const char mcp_doc[]
     = "Serve the Model Context Protocol on standard input and output: the tools "
-      "execute_python_code, sandbox_create, sandbox_exec and sandbox_terminate.\v"
+      "execute_python_code, sandbox_create, sandbox_exec, sandbox_write_file, "
+      "sandbox_read_file, sandbox_list_files and sandbox_terminate.\v"
       "JSON-RPC 2.0, one message per line; standard output carries the protocol only, "
       "messages go to standard error; the server ends when its input does. Every option of "
       "csrun run but --json, --label, --stdin, --live and --out applies to every call of "
@@ -73,6 +86,30 @@ bad (struct argp_state *state, const char *opt, csr_error *e)
 {
   argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --%s: %s", opt, e->msg);
   csr_error_free (e);
+}
+
+/* --sandbox-upstream ARG: parsed as create parses it, not twice the same
+ * port in the sandbox. */
+static void
+add_upstream (struct argp_state *state, struct mcp_opts *o, const char *arg)
+{
+  struct csr_sandbox_port p;
+  csr_error *e = NULL;
+  if (csr_sandbox_port_parse_upstream (arg, &p, &e) < 0)
+    {
+      bad (state, "sandbox-upstream", e);
+      return;
+    }
+  if (o->n_upstreams == MAX_UPSTREAMS)
+    argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --sandbox-upstream: at most %d",
+                  MAX_UPSTREAMS);
+  for (size_t i = 0; i < o->n_upstreams; i++)
+    if (o->upstream_ports[i] == p.port)
+      argp_failure (state, CSR_EXIT_USAGE, 0,
+                    "invalid --sandbox-upstream: the sandbox's port %u is used twice", p.port);
+  if (asprintf (&o->sandbox_args[o->n_upstreams], "--upstream=%s", arg) < 0)
+    argp_failure (state, CSR_EXIT_INTERNAL, ENOMEM, "--sandbox-upstream");
+  o->upstream_ports[o->n_upstreams++] = p.port;
 }
 
 static error_t
@@ -125,6 +162,9 @@ parse_mcp (int key, char *arg, struct argp_state *state)
       else if (csr_parse_duration (arg, 3600, &c->progress_interval_s, &e) < 0)
         bad (state, "progress-interval", e);
       break;
+    case OPT_SANDBOX_UPSTREAM:
+      add_upstream (state, o, arg);
+      break;
     case ARGP_KEY_ARG:
       argp_failure (state, CSR_EXIT_USAGE, 0,
                     "unexpected argument '%s' (the code comes from the client, in tools/call)",
@@ -170,7 +210,7 @@ cmd_mcp (struct csr_global *g, int argc, char **argv)
   struct csr_mcp_config *c = &o.cfg;
   c->jobs = 8;
   c->max_queue = 64;
-  c->max_frame = 1u << 20;
+  c->max_frame = CSR_MCP_MAX_FRAME_DEFAULT;
   c->max_request = 16u << 20;
   c->max_sandboxes = 4;
   c->progress_interval_s = 1;
@@ -207,6 +247,10 @@ cmd_mcp (struct csr_global *g, int argc, char **argv)
   c->limits.rootfs = o.run.req.rootfs;
   c->limits.max_file_bytes = (size_t)o.run.req.in_max;
   c->limits.max_code = o.run.req.max_code;
+  c->limits.max_frame = c->max_frame;
+  c->limits.sandbox_args = (const char *const *)o.sandbox_args;
+  c->limits.upstream_ports = o.upstream_ports;
+  c->limits.n_upstream_ports = o.n_upstreams;
   c->self_exe = "/proc/self/exe";
   c->self_args = g->debug ? debug_args : NULL;
   c->version = PACKAGE_VERSION;
@@ -219,6 +263,8 @@ cmd_mcp (struct csr_global *g, int argc, char **argv)
     }
   close (out);
   csr_snippet_result_release (&pre);
+  for (size_t i = 0; i < o.n_upstreams; i++)
+    free (o.sandbox_args[i]);
   if (rc < 0)
     return CSR_EXIT_INTERNAL;
   return sig ? 128 + sig : CSR_EXIT_OK;

@@ -415,7 +415,9 @@ sbx_exec_report (const struct sbx_exec_end *x)
     {
       csr_error_set (&e, 0, "%s", msg ? msg : "the keeper's reply is not JSON");
       return sbx_fail (x->exec_id ? "wait" : "exec", e,
-                       msg && strstr (msg, "stopped") ? SBX_EXIT_REFUSED : CSR_EXIT_INTERNAL);
+                       msg && (strstr (msg, "stopped") || strstr (msg, "busy with"))
+                           ? SBX_EXIT_REFUSED
+                           : CSR_EXIT_INTERNAL);
     }
   long long ec = YAJL_GET_INTEGER (csr_json_get (t, "exit_code"));
   long long sig = YAJL_GET_INTEGER (csr_json_get (t, "signal"));

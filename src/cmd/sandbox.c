@@ -63,6 +63,7 @@ sbx_root (const char *cmd, int *code)
       fprintf (stderr, "csrun sandbox %s: warning: %s\n", cmd, csr_error_text (e));
       csr_error_freep (&e);
     }
+  sbx_ckpt_collect (cmd, NULL, NULL);
   return fd;
 }
 
@@ -126,6 +127,7 @@ enum
   OPT_PUBLISH,
   OPT_UPSTREAM,
   OPT_ALLOW_ALL_IF,
+  OPT_IDLE_ACTION,
   OPT_WITH,
   OPT_DISK,
 };
@@ -145,6 +147,8 @@ static struct argp_option create_options[] = {
     "Remove the sandbox after this long without activity (default 300s; 0: never)", 0 },
   { "ttl", OPT_TTL, "DURATION", 0, "Remove the sandbox this long after its creation (0: never)",
     0 },
+  { "idle-action", OPT_IDLE_ACTION, "remove|checkpoint", 0,
+    "What the idle timeout does: remove (default), or checkpoint then remove", 0 },
   { "net", OPT_NET, "none|host", 0,
     "none (default): an empty network namespace with lo up; host needs --allow-host-net", 0 },
   { "allow-host-net", OPT_ALLOW_HOST_NET, NULL, 0, "Confirm --net host (no network isolation)", 0 },
@@ -178,9 +182,7 @@ parse_create (int key, char *arg, struct argp_state *state)
   switch (key)
     {
     case OPT_NAME:
-      if (!*arg || strlen (arg) > 64
-          || strspn (arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
-                 != strlen (arg))
+      if (!csr_sandbox_name_ok (arg))
         argp_failure (state, CSR_EXIT_USAGE, 0,
                       "invalid --name '%s' (1 to 64 letters, digits, '_', '.', '-')", arg);
       s->name = arg;
@@ -240,6 +242,11 @@ parse_create (int key, char *arg, struct argp_state *state)
         s->idle_timeout_s = d;
       else
         s->ttl_s = d;
+      break;
+    case OPT_IDLE_ACTION:
+      if (strcmp (arg, "remove") != 0 && strcmp (arg, "checkpoint") != 0)
+        argp_failure (state, CSR_EXIT_USAGE, 0, "--idle-action is remove or checkpoint");
+      s->idle_checkpoint = strcmp (arg, "checkpoint") == 0;
       break;
     case OPT_NET:
       if (strcmp (arg, "none") != 0 && strcmp (arg, "host") != 0)
@@ -765,20 +772,29 @@ cmd_gc (struct simple_opts *o)
   cleanup_close int root = csr_sandbox_root (&path, &e);
   if (root < 0)
     return sbx_fail ("gc", e, CSR_EXIT_INTERNAL);
-  char **removed;
-  size_t n;
+  char **removed, **ckpts;
+  size_t n, nc;
   int rc = csr_sandbox_collect (root, &removed, &n, &e);
+  sbx_ckpt_collect ("gc", &ckpts, &nc);
   if (o->json)
     {
       printf ("{\"removed\":[");
       for (size_t i = 0; i < n; i++)
         printf ("%s\"%s\"", i ? "," : "", removed[i]);
+      printf ("],\"checkpoints_removed\":[");
+      for (size_t i = 0; i < nc; i++)
+        printf ("%s\"%s\"", i ? "," : "", ckpts[i]);
       printf ("]}\n");
     }
   else
-    for (size_t i = 0; i < n; i++)
-      printf ("%s\n", removed[i]);
+    {
+      for (size_t i = 0; i < n; i++)
+        printf ("%s\n", removed[i]);
+      for (size_t i = 0; i < nc; i++)
+        printf ("checkpoint %s\n", ckpts[i]);
+    }
   csr_sandbox_list_free (removed, n);
+  csr_sandbox_list_free (ckpts, nc);
   if (rc < 0)
     return sbx_fail ("gc", e, CSR_EXIT_INTERNAL);
   return fflush (stdout) == 0 ? 0 : CSR_EXIT_INTERNAL;
@@ -798,7 +814,9 @@ static const struct
   { "rm", "ID",
     "Remove a sandbox (a running one only with --force): processes, cgroup, layer, "
     "state directory." },
-  { "gc", "", "Remove the sandboxes whose keeper is gone (and print their ids)." },
+  { "gc", "",
+    "Remove the sandboxes whose keeper is gone and the expired checkpoints (and print their "
+    "ids)." },
 };
 
 /* The commands with options of their own (each parses its argv). */
@@ -818,13 +836,15 @@ static const struct
   { "read", cmd_sandbox_read },
   { "write", cmd_sandbox_write },
   { "find", cmd_sandbox_find },
+  { "checkpoint", cmd_sandbox_checkpoint },
+  { "restore", cmd_sandbox_restore },
   { "wait", cmd_sandbox_wait }, /* detached execs (sandbox-wait.c) */
 };
 
 static const char sandbox_usage[]
     = "usage: csrun sandbox COMMAND [OPTION...]\n"
-      "Commands: create, exec, wait, run, session, port, ls, inspect, stop, start, rm, gc;\n"
-      "files: cp, read, write, ls ID, find (each with --help).\n"
+      "Commands: create, exec, wait, run, session, port, ls, inspect, stop, start, rm, gc,\n"
+      "checkpoint [ls|rm], restore; files: cp, read, write, ls ID, find (each with --help).\n"
       "See csrun-sandbox(1).\n";
 
 int

@@ -15,6 +15,7 @@
 enum
 {
   SBX_EXIT_REFUSED = 1, /* rm of a running sandbox, exec into a stopped one, ... */
+  SBX_EXIT_DAMAGED = 4, /* restore: the checkpoint is damaged or forged */
 };
 
 /* Print "csrun sandbox CMD: message" (frees E) and return CODE. */
@@ -27,6 +28,9 @@ int sbx_open (const char *cmd, int rootfd, const char *id_or_name, char *id, int
 /* Both: sbx_root, then ID_OR_NAME's state directory fd. */
 int sbx_enter (const char *cmd, const char *id_or_name, char *id, int *code);
 
+/* T (unix seconds) as 2026-12-01T10:00:00Z into BUF. */
+void sbx_fmt_time (int64_t t, char *buf, size_t n);
+
 /* --env ARG (KEY=VALUE) appended to ENV (*N_ENV of at most
  * CSR_SANDBOX_MAX_ENV); a usage error otherwise (exit 2). */
 void sbx_parse_env (struct argp_state *state, char *arg, const char **env, size_t *n_env);
@@ -35,9 +39,6 @@ void sbx_parse_env (struct argp_state *state, char *arg, const char **env, size_
  * newline; 0 or the exit code (printed). */
 struct csr_jgen;
 int sbx_print_doc (struct csr_jgen *w, const char *cmd);
-/* T (unix seconds) as 2026-12-02T10:00:00Z. */
-void sbx_fmt_time (int64_t t, char *buf, size_t n);
-
 /* The sandboxes, as `csrun sandbox ls` lists them (without an ID). */
 int sbx_list_sandboxes (bool json);
 
@@ -60,6 +61,11 @@ void sbx_parse_port (struct argp_state *state, const char *arg, bool upstream,
 void sbx_check_ports (struct argp_state *state, const struct csr_sandbox_spec *s,
                       bool allow_all_interfaces);
 int cmd_sandbox_port (int argc, char **argv);
+int cmd_sandbox_checkpoint (int argc, char **argv);
+int cmd_sandbox_restore (int argc, char **argv);
+/* Remove the expired checkpoints (sandbox-checkpoint.c), warning on stderr
+ * under CMD; their ids in *REMOVED when not NULL. */
+void sbx_ckpt_collect (const char *cmd, char ***removed, size_t *n);
 
 /* The end of an exec, from the keeper's REPLY (exit_code, signal,
  * timed_out, ...), reported as exec (and wait) do: with JSON one document

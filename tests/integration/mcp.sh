@@ -1,9 +1,11 @@
 #!/bin/bash
 # csrun mcp (csrun-mcp(1)) driven by the official MCP TypeScript SDK (tests/mcp/client.mjs:
 # initialize, tools/list, a healing case, a blocked case, a timeout, progress, invalid
-# arguments, files, a 5 MiB output, concurrent calls, a cancellation, the sandbox tools), then
+# arguments, files, a 5 MiB output, concurrent calls, a cancellation, the sandbox tools: files
+# written and read back (binary), listed, searched, paths out of the sandbox, publish), then
 # malformed and edge-case frames written raw to its stdin (tests/mcp/raw.py), version
-# negotiation, SIGTERM; csrun tool-schema in every format.  Root and rootless.
+# negotiation, --sandbox-upstream, SIGTERM; csrun tool-schema in every format.  Root and
+# rootless.
 . "$CSRUN_SRCDIR/tests/lib/tap.sh"
 
 T=$(tmpdir)
@@ -65,7 +67,7 @@ tap_lines "$T/raw.out" "SIGTERM with a call running"
 
 # ---------------------------------------------------------------- usage
 for args in "--stdin $T/x" "--live" "--out $T/o" "extra" "--jobs 0" "--max-frame 1K" \
-  "--net host"; do
+  "--net host" "--sandbox-upstream 7000" "--sandbox-upstream 7000:h:1 --sandbox-upstream 7000:h:2"; do
   # shellcheck disable=SC2086
   out=$(csrun mcp $args </dev/null 2>"$T/u.err")
   rc=$?
@@ -112,11 +114,28 @@ def walk(v):
 walk(ge)
 py = mcp[0]["inputSchema"]
 assert py["required"] == ["code"] and py["properties"]["timeout"]["maximum"] == 60
+tools = {m["name"]: m for m in mcp}
+for i, g in enumerate(ge["functionDeclarations"]):
+    # the same parameters, less what Gemini's subset has not
+    strip = lambda v: {k: strip(x) for k, x in v.items() if k != "additionalProperties"} \
+        if isinstance(v, dict) else v
+    assert g["parameters"] == strip(mcp[i]["inputSchema"]), g["name"]
+rd, wr, ls = (tools["sandbox_%s" % n] for n in ("read_file", "write_file", "list_files"))
+assert rd["inputSchema"]["required"] == ["sandbox", "path"]
+assert rd["inputSchema"]["properties"]["max_bytes"]["maximum"] == 131072
+assert set(rd["outputSchema"]["properties"]) >= {"path", "bytes", "encoding", "content"}
+assert rd["annotations"]["readOnlyHint"] and not wr["annotations"]["readOnlyHint"]
+assert wr["annotations"]["destructiveHint"]
+assert set(wr["inputSchema"]["properties"]) == {"sandbox", "path", "content", "content_base64", "mode"}
+assert set(ls["inputSchema"]["properties"]) == {"sandbox", "path", "recursive", "pattern", "max_entries"}
+assert ls["inputSchema"]["properties"]["recursive"]["type"] == "boolean"
+pub = tools["sandbox_create"]["inputSchema"]["properties"]["publish"]
+assert pub["type"] == "array" and pub["items"] == {"type": "integer", "minimum": 1, "maximum": 65535}
 print(",".join(names))
 PY
 )
-[ "$got" = "execute_python_code,sandbox_create,sandbox_exec,sandbox_terminate" ] \
-  && ok "tool-schema: the same four tools and parameters in mcp, openai, anthropic and gemini form (gemini without additionalProperties)" \
+[ "$got" = "execute_python_code,sandbox_create,sandbox_exec,sandbox_write_file,sandbox_read_file,sandbox_list_files,sandbox_terminate" ] \
+  && ok "tool-schema: the same seven tools and parameters in mcp, openai, anthropic and gemini form (gemini without additionalProperties)" \
   || not_ok "tool-schema formats" "$got"
 csrun tool-schema --timeout 5m --compact >"$T/s5.json" 2>&1
 got=$(json_get "$T/s5.json" 'j["tools"][0]["inputSchema"]["properties"]["timeout"]["maximum"] == 300' 2>&1)

@@ -286,6 +286,20 @@ print(open("/work/keep.txt").read())' 2>&1)
   csrun sandbox start dbox >/dev/null 2>&1
   out=$(csrun sandbox exec dbox -- python3 -c 'import os; print(open("/work/keep.txt").read(), os.path.getsize("/work/four"))' 2>&1)
   [ "$out" = "kept 4194304" ] && ok "--disk: stop and start keep the files" || not_ok "stop/start" "$out"
+  # A checkpoint of the capped layer, restored: the new sandbox has the files and the same cap.
+  export CSRUN_CHECKPOINT_DIR="$T/ckpt"
+  ck=$(csrun sandbox checkpoint dbox --leave-running 2>"$T/ck.err")
+  rid=$(csrun sandbox restore "$ck" 2>"$T/rs.err")
+  out=$(csrun sandbox exec "$rid" -- python3 -c 'import os; print(open("/work/keep.txt").read(), os.path.getsize("/work/four"))' 2>&1)
+  csrun sandbox inspect "$rid" >"$T/rin.json" 2>&1
+  got=$(jget "$T/rin.json" '(j["spec"]["disk_bytes"], j["disk"]["size_bytes"], j["disk"]["used_bytes"] >= 4 << 20)')
+  csrun sandbox exec "$rid" -- python3 -c 'open("/work/big", "wb").write(b"x" * (16 << 20))' >"$T/rbig.out" 2>&1
+  rc=$?
+  [ -n "$ck" ] && [ "$out" = "kept 4194304" ] && [ "$got" = "(16777216, 16777216, True)" ] && [ $rc = 1 ] \
+    && grep -q "No space left on device" "$T/rbig.out" \
+    && ok "--disk: checkpoint and restore: the restored sandbox has the files, the same cap, ENOSPC past it" \
+    || not_ok "--disk checkpoint/restore" "ck '$ck' ($(cat "$T/ck.err")), restored '$rid' ($(cat "$T/rs.err"))" "$out" "$got" "exit $rc: $(tail -1 "$T/rbig.out")"
+  [ -n "$rid" ] && csrun sandbox rm --force "$rid" >/dev/null 2>&1
   # The processes that hold the disk's user namespace (the keeper, the jail's): none of them
   # holds it after rm.  (Its inode number may be reused at once by a namespace of someone else:
   # only the holders seen before count.)
@@ -362,6 +376,16 @@ else
     csrun sandbox stop np >/dev/null 2>&1
     csrun sandbox start np >/dev/null 2>&1
     out=$(csrun sandbox exec np -- python3 -c 'import numpy; print("again")' 2>&1)
+    # Restored from a checkpoint: the same packages.
+    export CSRUN_CHECKPOINT_DIR="$T/ckpt"
+    ck=$(CSRUN_CACHE_DIR=$C csrun sandbox checkpoint np --leave-running 2>"$T/nck.err")
+    rid=$(CSRUN_CACHE_DIR=$C csrun sandbox restore "$ck" 2>"$T/nrs.err")
+    rout=$(csrun sandbox exec "$rid" -- python3 -c 'import numpy; print("restored")' 2>&1)
+    rwith=$(csrun sandbox inspect "$rid" 2>&1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["spec"]["with"])' 2>&1)
+    [ "$rout" = restored ] && [ "$rwith" = "['python3-numpy']" ] \
+      && ok "a sandbox restored from a checkpoint of a --with one has the same package layer" \
+      || not_ok "--with restored" "ck '$ck' ($(cat "$T/nck.err")), '$rid' ($(cat "$T/nrs.err"))" "$rout" "$rwith"
+    [ -n "$rid" ] && csrun sandbox rm --force "$rid" >/dev/null 2>&1
     csrun sandbox rm --force np >/dev/null 2>&1
     csrun cache prune --cache-dir "$C" >"$T/prune2.out" 2>&1
     [ "$out" = again ] && [ ! -e "$L" ] && grep -q "removed *layer" "$T/prune2.out" \

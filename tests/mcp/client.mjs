@@ -9,7 +9,8 @@
 // Prints one JSON line per check: {"ok": bool, "desc": ..., "details": ...}.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 
 const [csrun, shared, ...serverArgs] = process.argv.slice(2);
 const results = [];
@@ -84,11 +85,17 @@ await step ('tools/list', async () => {
   const { tools } = await client.listTools ();
   const names = tools.map ((t) => t.name).sort ().join (',');
   const py = tools.find ((t) => t.name === 'execute_python_code');
-  report (names === 'execute_python_code,sandbox_create,sandbox_exec,sandbox_terminate'
+  const rd = tools.find ((t) => t.name === 'sandbox_read_file');
+  const wr = tools.find ((t) => t.name === 'sandbox_write_file');
+  report (names === 'execute_python_code,sandbox_create,sandbox_exec,sandbox_list_files,'
+          + 'sandbox_read_file,sandbox_terminate,sandbox_write_file'
           && py.inputSchema.required.join () === 'code' && py.outputSchema
-          && py.outputSchema.required.includes ('status') && py.annotations && py.title,
-          'tools/list: the four tools, execute_python_code with inputSchema (code required), '
-          + 'outputSchema, title and annotations', names);
+          && py.outputSchema.required.includes ('status') && py.annotations && py.title
+          && rd.annotations.readOnlyHint === true && rd.outputSchema.required.includes ('encoding')
+          && rd.inputSchema.properties.max_bytes.maximum === 131072
+          && wr.annotations.readOnlyHint === false && wr.inputSchema.properties.content_base64,
+          'tools/list: the seven tools, execute_python_code with inputSchema (code required), '
+          + 'outputSchema, title and annotations; the file tools\' schemas and hints', names);
 });
 
 await step ('a healing case', async () => {
@@ -208,6 +215,116 @@ await step ('cancellation', async () => {
   const gone = await waitFor (() => descendants (transport.pid).length === 0, 10000);
   report (gone, 'after the calls: no worker, jail or command of the server is left',
           JSON.stringify (descendants (transport.pid)));
+});
+
+// A TCP client of the host's PORT: what it reads before the server closes
+// ('' when nothing listened yet: the keeper accepts and ends at once).
+function fetchPort (port) {
+  return new Promise ((resolve) => {
+    let got = '';
+    const c = connect (port, '127.0.0.1');
+    c.setTimeout (5000, () => c.destroy ());
+    c.on ('data', (d) => { got += d; });
+    c.on ('close', () => resolve (got));
+    c.on ('error', () => resolve (''));
+  });
+}
+
+await step ('sandbox files and ports', async () => {
+  const c = await client.callTool ({ name: 'sandbox_create', arguments: {
+    idle_timeout: 600, publish: [8080] } });
+  const id = c.structuredContent && c.structuredContent.id;
+  const port = c.structuredContent && c.structuredContent.ports && c.structuredContent.ports[0];
+  report (!c.isError && port && port.port === 8080 && /^tcp:\/\/127\.0\.0\.1:\d+$/.test (port.host_url)
+          && text (c).includes (port.host_url),
+          'sandbox_create with publish: the host\'s side of the port in the result',
+          JSON.stringify (c));
+  const call = (name, args) => client.callTool ({ name, arguments: { sandbox: id, ...args } });
+  // every byte value, NULs and invalid UTF-8 among them
+  const bytes = Buffer.alloc (70000);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 7 + (i >> 8)) & 255;
+  const w = await call ('sandbox_write_file', { path: 'data/blob.bin',
+                                                content_base64: bytes.toString ('base64') });
+  const r = await call ('sandbox_read_file', { path: '/work/data/blob.bin' });
+  const back = r.structuredContent && Buffer.from (r.structuredContent.content, 'base64');
+  report (!w.isError && w.structuredContent.bytes === bytes.length
+          && w.structuredContent.path === '/work/data/blob.bin'
+          && !r.isError && r.structuredContent.encoding === 'base64' && back.equals (bytes)
+          && /is 70000 bytes of binary data \(not UTF-8 text\)\. In base64:\n/.test (text (r)),
+          'sandbox_write_file then sandbox_read_file: 70000 binary bytes (parents made) come back '
+          + 'the same, as base64, which the text says',
+          `${JSON.stringify (w)} ${r.structuredContent && r.structuredContent.encoding} ${text (r).slice (0, 120)}`);
+  const t = 'héllo\n\tworld "quoted" \\ ✓\n';
+  const wt = await call ('sandbox_write_file', { path: 'notes/a.txt', content: t, mode: '0600' });
+  const rt = await call ('sandbox_read_file', { path: 'notes/a.txt' });
+  const ex = await client.callTool ({ name: 'sandbox_exec', arguments: { sandbox: id,
+    argv: ['python3', '-c', 'import os; print(oct(os.stat("notes/a.txt").st_mode & 0o777))'] } });
+  report (!wt.isError && text (rt) === t && rt.structuredContent.encoding === 'utf-8'
+          && text (ex) === '0o600\n',
+          'a UTF-8 text file comes back as text (encoding utf-8); mode applied', `${text (rt)} ${text (ex)}`);
+  const l = await call ('sandbox_list_files', { recursive: true });
+  const names = (l.structuredContent && l.structuredContent.entries || []).map ((e) => e.name).join (',');
+  const blob = (l.structuredContent && l.structuredContent.entries || []).find ((e) => e.name === 'data/blob.bin');
+  report (!l.isError && names === 'data,data/blob.bin,notes,notes/a.txt' && blob.size === 70000
+          && blob.type === 'file' && /^-rw-r--r-- +70000 \S+ data\/blob\.bin$/m.test (text (l))
+          && /^\/work: 4 entries$/m.test (text (l)),
+          'sandbox_list_files recursive: every entry with its size, mode and type; ls -l lines',
+          `${names} ${text (l)}`);
+  const f = await call ('sandbox_list_files', { pattern: '*.txt', path: '/work' });
+  report (!f.isError && f.structuredContent.entries.length === 1
+          && f.structuredContent.entries[0].path === '/work/notes/a.txt'
+          && /^1 entry below \/work matching '\*\.txt':$/m.test (text (f)),
+          'sandbox_list_files with a pattern: the matches below path (as entries)', text (f));
+  const out1 = await call ('sandbox_read_file', { path: '../../../etc/passwd' });
+  const out2 = await call ('sandbox_write_file', { path: '/../../x', content: 'x' });
+  report (out1.isError && /leaves the sandbox's \//.test (text (out1))
+          && out2.isError && /leaves the sandbox's \//.test (text (out2)),
+          'a path that climbs out of the sandbox is refused (read and write), named',
+          `${text (out1)} | ${text (out2)}`);
+  // a symlink in the sandbox to a host file resolves inside the sandbox
+  const secret = `${shared}/../host-secret`;
+  writeFileSync (secret, 'HOST SECRET\n');
+  await client.callTool ({ name: 'sandbox_exec', arguments: { sandbox: id,
+    argv: ['ln', '-s', secret, '/work/esc'] } });
+  const esc = await call ('sandbox_read_file', { path: 'esc' });
+  report (esc.isError && !/HOST SECRET/.test (JSON.stringify (esc))
+          && /No such file or directory/.test (text (esc)),
+          'a symlink to a host file is resolved inside the sandbox: the host file is not read',
+          JSON.stringify (esc));
+  const big = await call ('sandbox_read_file', { path: 'data/blob.bin', max_bytes: 1000 });
+  report (big.isError && /70000 bytes, more than 1000 \(max_bytes\)/.test (text (big)),
+          'a file over max_bytes: a tool error that names its size and max_bytes', text (big));
+  const both = await call ('sandbox_write_file', { path: 'x', content: 'a', content_base64: 'YQ==' });
+  const bad = await call ('sandbox_write_file', { path: 'x', content_base64: 'YQ=!' });
+  report (both.isError && /give either content .* or content_base64/.test (text (both))
+          && bad.isError && /arguments\.content_base64: not base64/.test (text (bad)),
+          'sandbox_write_file: content and content_base64 both, and bad base64: tool errors naming '
+          + 'the field', `${text (both)} | ${text (bad)}`);
+  const none = await client.callTool ({ name: 'sandbox_read_file', arguments: {
+    sandbox: 'nosuchbox', path: 'x' } });
+  const none2 = await client.callTool ({ name: 'sandbox_list_files', arguments: {
+    sandbox: 'nosuchbox' } });
+  report (none.isError && /no such sandbox: 'nosuchbox'/.test (text (none))
+          && none2.isError && /no such sandbox/.test (text (none2)),
+          'the file tools on a missing sandbox: a tool error naming it', `${text (none)} | ${text (none2)}`);
+  // a server in the sandbox on the published port, reached from the host
+  const srv = client.callTool ({ name: 'sandbox_exec', arguments: { sandbox: id, timeout: 30,
+    argv: ['python3', '-c', 'import socket\ns = socket.socket()\n'
+      + 's.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\ns.bind(("127.0.0.1", 8080))\n'
+      + 's.listen()\nc, _ = s.accept()\nc.sendall(b"hello from the sandbox")\nc.close()\n'
+      + 'print("served")'] } });
+  const hostPort = Number (port.host_url.split (':').pop ());
+  let got = '';
+  const end = Date.now () + 20000;
+  while (got === '' && Date.now () < end) {
+    got = await fetchPort (hostPort);
+    if (got === '') await sleep (200);
+  }
+  const rs = await srv;
+  report (got === 'hello from the sandbox' && text (rs) === 'served\n',
+          'publish: a server in the sandbox is reached from the host\'s loopback', `${got} ${text (rs)}`);
+  const d = await call ('sandbox_terminate', {});
+  report (!d.isError, 'the files sandbox is removed', text (d));
 });
 
 let sandboxId = null;

@@ -6,11 +6,13 @@
 
 Prints one JSON line per check: {"ok": bool, "desc": ..., "details": ...}.
 """
+import http.server
 import json
 import os
 import select
 import subprocess
 import sys
+import threading
 import time
 
 CSRUN = sys.argv[1]
@@ -273,6 +275,47 @@ def main():
         report(rc == 0 and answered and not [d for d in after - before if not d.startswith(".")],
                "the input ends during sandbox_create: it ends, and the sandbox goes with the session",
                "%s %s %s" % (rc, sorted(after - before), err[-500:]))
+
+    # --sandbox-upstream: every sandbox the session makes reaches the operator's endpoint (a
+    # server of this script's, on a port the kernel chose), and a publish of its port is refused.
+    if sbx:
+        class Hello(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                body = b"from the host\n"
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        httpd = http.server.HTTPServer(("127.0.0.1", 0), Hello)
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        s = Server("--sandbox-upstream", "7000:127.0.0.1:%d" % httpd.server_address[1])
+        init(s)
+        bad = s.call({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "sandbox_create", "arguments": {"publish": [8080, 7000]}}})
+        c = s.call({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "sandbox_create", "arguments": {}}}, 60)
+        res = (c or {}).get("result", {})
+        sid = res.get("structuredContent", {}).get("id", "")
+        ctext = res.get("content", [{}])[0].get("text", "")
+        e = s.call({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+            "name": "sandbox_exec", "arguments": {"sandbox": sid, "argv": [
+                "python3", "-c", "import urllib.request\nprint(urllib.request.urlopen("
+                "'http://127.0.0.1:7000/', timeout=20).read().decode().strip())"]}}}, 60)
+        etext = ((e or {}).get("result", {}).get("content") or [{}])[0].get("text", "")
+        rc, err = s.close(60)
+        httpd.shutdown()
+        report(err_of(bad).get("code") == -32602
+               and "arguments.publish[1]: port 7000 of the sandbox leads to the host already"
+               in err_of(bad).get("message", "")
+               and "In the sandbox, tcp://127.0.0.1:7000 leads to tcp://127.0.0.1:%d on the host"
+               % httpd.server_address[1] in ctext and etext == "from the host\n" and rc == 0,
+               "--sandbox-upstream: every sandbox reaches that endpoint at its own port (said in "
+               "sandbox_create's text); a publish of that port is refused, naming "
+               "arguments.publish[1]", [bad, ctext, etext, rc, err[-500:]])
 
     # SIGTERM: the server stops its calls and exits 143.
     s = Server()

@@ -1,6 +1,7 @@
 /* The MCP server's pure parts: the line reader, the envelope check, the
- * tools' argument check and command lines, CodeShield's text, the cut that
- * fits a result in its frame, base64. */
+ * tools' argument check and command lines, the texts and structured results
+ * made of what a command printed, CodeShield's text, the cut that fits a
+ * result in its frame, base64. */
 #include "config.h"
 
 #include <criterion/criterion.h>
@@ -8,8 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/wait.h>
+
 #include "mcp/jsonrpc.h"
 #include "mcp/mcp-internal.h"
+#include "mcp/tool-impl.h"
 #include "mcp/tools.h"
 #include "util/base64.h"
 #include "util/json.h"
@@ -123,8 +127,15 @@ Test (mcp_msg, the_id_is_kept_as_json_text)
 
 /* ------------------------------------------------------------ arguments */
 
-static const struct csr_mcp_limits lim
-    = { .max_timeout_s = 60, .max_output = 65536, .max_file_bytes = 100, .max_code = 1000 };
+static const char *const upstream_args[] = { "--upstream=9000:127.0.0.1:22", NULL };
+static const unsigned upstream_ports[] = { 9000 };
+static const struct csr_mcp_limits lim = { .max_timeout_s = 60,
+                                           .max_output = 65536,
+                                           .max_file_bytes = 100,
+                                           .max_code = 1000,
+                                           .sandbox_args = upstream_args,
+                                           .upstream_ports = upstream_ports,
+                                           .n_upstream_ports = 1 };
 
 static void
 expect_args (const char *tool, const char *args, const char *error)
@@ -197,18 +208,118 @@ Test (mcp_args, checked_against_the_table)
   expect_args ("sandbox_create", "{\"memory\":1.5}", "arguments.memory: expected an integer");
   expect_args ("sandbox_create", "{\"memory\":8}", "arguments.memory: 8 is below");
   expect_args ("sandbox_create", "[]", "arguments: expected an object");
+  expect_args ("sandbox_create", "{\"publish\":[8080,8081]}", NULL);
+  expect_args ("sandbox_create", "{\"publish\":8080}", "arguments.publish: expected an array");
+  expect_args ("sandbox_create", "{\"publish\":[0]}", "arguments.publish[0]: 0 is below");
+  expect_args ("sandbox_create", "{\"publish\":[80,65536]}",
+               "arguments.publish[1]: 65536 is above the maximum (65535)");
+  expect_args ("sandbox_create", "{\"publish\":[\"80\"]}",
+               "arguments.publish[0]: expected an integer, got a string");
+  expect_args ("sandbox_create", "{\"publish\":[80,81,80]}", "arguments.publish[2]: 80 is also");
+  expect_args ("sandbox_create", "{\"publish\":[80,9000]}",
+               "arguments.publish[1]: port 9000 of the sandbox leads to the host already");
+  const char *wr = "sandbox_write_file";
+  expect_args (wr, "{\"sandbox\":\"b\",\"path\":\"a\",\"content\":\"\"}", NULL);
+  expect_args (wr, "{\"sandbox\":\"b\",\"path\":\"a\",\"content_base64\":\"AP8=\"}", NULL);
+  expect_args (wr, "{\"sandbox\":\"b\",\"path\":\"a\"}", "arguments: give either content");
+  expect_args (wr, "{\"sandbox\":\"b\",\"path\":\"a\",\"content\":\"x\",\"content_base64\":\"\"}",
+               "not both");
+  expect_args (wr, "{\"sandbox\":\"b\",\"path\":\"a\",\"content_base64\":\"AP8*\"}",
+               "arguments.content_base64: not base64 (at offset 3)");
+  expect_args (wr, "{\"sandbox\":\"b\",\"content\":\"\"}", "arguments.path: required");
+  expect_args (wr, "{\"sandbox\":\"b\",\"path\":\"a\",\"content\":\"\",\"mode\":\"0999\"}",
+               "arguments.mode: '0999' is not valid");
+  expect_args (wr, "{\"sandbox\":\"b\",\"path\":\"-a\",\"content\":\"\"}",
+               "arguments.path: '-a' may not start with '-'");
+  const char *rd = "sandbox_read_file";
+  expect_args (rd, "{\"sandbox\":\"b\",\"path\":\"a\",\"max_bytes\":131072}", NULL);
+  expect_args (rd, "{\"sandbox\":\"b\",\"path\":\"a\",\"max_bytes\":131073}",
+               "arguments.max_bytes: 131073 is above the maximum (131072: an eighth of the "
+               "server's --max-frame)");
+  expect_args (rd, "{\"sandbox\":\"b\",\"path\":\"a\",\"max_bytes\":0}",
+               "arguments.max_bytes: 0 is below");
+  expect_args (rd, "{\"path\":\"a\"}", "arguments.sandbox: required");
+  const char *ls = "sandbox_list_files";
+  expect_args (ls, "{\"sandbox\":\"b\"}", NULL);
+  expect_args (ls, "{\"sandbox\":\"b\",\"pattern\":\"*.py\",\"recursive\":true}", NULL);
+  expect_args (ls, "{\"sandbox\":\"b\",\"pattern\":\"*.py\",\"recursive\":false}",
+               "arguments.recursive: false with a pattern");
+  expect_args (ls, "{\"sandbox\":\"b\",\"recursive\":1}",
+               "arguments.recursive: expected a boolean, got a number");
+  expect_args (ls, "{\"sandbox\":\"b\",\"max_entries\":2049}",
+               "arguments.max_entries: 2049 is above the maximum (2048");
+}
+
+/* Every entry of the table is one the server can list and run: a
+ * description, an output schema that parses, a render for a command, a
+ * flag for an option, strings for positional arguments; the schemas of
+ * every format are JSON. */
+Test (mcp_table, every_entry_is_complete)
+{
+  size_t n = 0;
+  for (const struct csr_mcp_tool *t = csr_mcp_tools; t->name; t++, n++)
+    {
+      cr_assert (t->title && t->description && t->params, "%s", t->name);
+      cr_assert_eq (csr_mcp_tool_find (t->name), t);
+      if (t->output_schema)
+        {
+          char yerr[128];
+          yajl_val v = yajl_tree_parse (t->output_schema, yerr, sizeof yerr);
+          cr_assert (v && YAJL_IS_OBJECT (v), "%s: outputSchema: %s", t->name, yerr);
+          yajl_tree_free (v);
+        }
+      cr_assert (t->command == NULL || t->render, "%s: a command tool renders", t->name);
+      cr_assert (t->pick_command == NULL || t->command, "%s: COMMAND marks a command tool",
+                 t->name);
+      for (const struct csr_mcp_param *p = t->params; p->name; p++)
+        {
+          cr_assert (p->description, "%s.%s", t->name, p->name);
+          cr_assert (p->pass != CSR_MCP_PASS_OPTION || p->flag, "%s.%s: a flag", t->name, p->name);
+          cr_assert (p->pass != CSR_MCP_PASS_ARG || p->type == CSR_MCP_STRING, "%s.%s", t->name,
+                     p->name);
+          cr_assert (p->pass != CSR_MCP_PASS_STDIN || p->type == CSR_MCP_STRING, "%s.%s", t->name,
+                     p->name);
+          cr_assert (t->command || p->pass == CSR_MCP_PASS_NONE, "%s.%s", t->name, p->name);
+        }
+    }
+  cr_assert_eq (n, 7);
+  static const enum csr_mcp_format formats[] = { CSR_MCP_FORMAT_MCP, CSR_MCP_FORMAT_OPENAI,
+                                                 CSR_MCP_FORMAT_ANTHROPIC, CSR_MCP_FORMAT_GEMINI };
+  for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
+    {
+      struct csr_jgen w;
+      cr_assert_eq (csr_jgen_init (&w, false, NULL), 0);
+      csr_mcp_gen_tools (&w, formats[i], &lim, NULL);
+      size_t len = 0;
+      char *text = csr_jgen_finish (&w, "the schemas", &len, NULL);
+      cr_assert_not_null (text);
+      char yerr[128];
+      yajl_val v = yajl_tree_parse (text, yerr, sizeof yerr);
+      cr_assert_not_null (v, "format %zu: %s", i, yerr);
+      yajl_tree_free (v);
+      free (text);
+    }
 }
 
 /* ------------------------------------------------------------ command lines */
 
 static char *
-joined_argv (const char *tool, const char *args, const char **in)
+joined_argv (const char *tool, const char *args, struct csr_mcp_input *in)
 {
   char yerr[128];
   yajl_val v = yajl_tree_parse (args, yerr, sizeof yerr);
+  cr_assert_not_null (v, "%s", yerr);
   struct csr_mcp_argv av = { 0 };
   csr_error *e = NULL;
+  csr_mcp_input_release (in);
   cr_assert_eq (csr_mcp_command_argv (csr_mcp_tool_find (tool), v, &lim, &av, in, &e), 0);
+  /* the input points into the arguments unless it was decoded */
+  if (in->data && in->owned == NULL)
+    {
+      in->owned = malloc (in->len + 1);
+      memcpy (in->owned, in->data, in->len + 1);
+      in->data = in->owned;
+    }
   char *s = calloc (1, 4096);
   for (size_t i = 0; i < av.n; i++)
     snprintf (s + strlen (s), 4096 - strlen (s), "%s%s", i ? "|" : "", av.v[i]);
@@ -219,7 +330,7 @@ joined_argv (const char *tool, const char *args, const char **in)
 
 Test (mcp_argv, options_then_arguments_then_the_rest)
 {
-  const char *in = "x";
+  struct csr_mcp_input in = { 0 };
   char *s = joined_argv (
       "sandbox_exec",
       "{\"argv\":[\"python3\",\"-c\",\"--x\"],\"env\":[\"A=1\",\"B=--y\"],\"sandbox\":\"box\","
@@ -227,7 +338,7 @@ Test (mcp_argv, options_then_arguments_then_the_rest)
       &in);
   cr_assert_str_eq (s, "sandbox|exec|--json|--timeout=60.000s|--max-output=65536|--workdir=/w|"
                        "--env=A=1|--env=B=--y|box|--|python3|-c|--x");
-  cr_assert_null (in);
+  cr_assert_null (in.data);
   free (s);
   s = joined_argv ("sandbox_exec", "{\"sandbox\":\"box\",\"command\":\"ls -l\",\"timeout\":2.5}",
                    &in);
@@ -235,8 +346,66 @@ Test (mcp_argv, options_then_arguments_then_the_rest)
   free (s);
   s = joined_argv ("sandbox_create",
                    "{\"memory\":512,\"cpu\":250,\"idle_timeout\":0,\"name\":\"n\"}", &in);
-  cr_assert_str_eq (s, "sandbox|create|--json|--name=n|--memory=512M|--cpu=250m|--idle-timeout=0s");
+  cr_assert_str_eq (s, "sandbox|create|--json|--upstream=9000:127.0.0.1:22|--name=n|--memory=512M|"
+                       "--cpu=250m|--idle-timeout=0s");
   free (s);
+  s = joined_argv ("sandbox_create", "{\"publish\":[8080,3000]}", &in);
+  cr_assert_str_eq (s, "sandbox|create|--json|--upstream=9000:127.0.0.1:22|"
+                       "--publish=127.0.0.1:0:8080|--publish=127.0.0.1:0:3000");
+  free (s);
+}
+
+Test (mcp_argv, the_file_tools)
+{
+  struct csr_mcp_input in = { 0 };
+  char *s
+      = joined_argv ("sandbox_write_file",
+                     "{\"content\":\"\\u00e9\\n\",\"mode\":\"755\",\"path\":\"d/f\",\"sandbox\":"
+                     "\"box\"}",
+                     &in);
+  cr_assert_str_eq (s, "sandbox|write|--json|--mode=755|box|d/f");
+  /* (a request with \u0000 in a string never gets here: csr_json_prescan) */
+  cr_assert (in.len == 3 && memcmp (in.data, "\xc3\xa9\n", 3) == 0, "text in UTF-8");
+  free (s);
+  /* bytes: decoded, NULs and all */
+  s = joined_argv ("sandbox_write_file",
+                   "{\"sandbox\":\"box\",\"path\":\"/b\",\"content_base64\":\"AP8KAA==\"}", &in);
+  cr_assert_str_eq (s, "sandbox|write|--json|box|/b");
+  cr_assert_eq (in.len, 4);
+  cr_assert (memcmp (in.data, "\0\xff\n\0", 4) == 0);
+  free (s);
+  s = joined_argv ("sandbox_read_file", "{\"sandbox\":\"box\",\"path\":\"f\"}", &in);
+  cr_assert_str_eq (s, "sandbox|read|--max-size=131072|box|f", "the default: the largest");
+  cr_assert_null (in.data);
+  free (s);
+  s = joined_argv ("sandbox_read_file", "{\"sandbox\":\"box\",\"path\":\"f\",\"max_bytes\":10}",
+                   &in);
+  cr_assert_str_eq (s, "sandbox|read|--max-size=10|box|f");
+  free (s);
+  s = joined_argv ("sandbox_list_files", "{\"sandbox\":\"box\"}", &in);
+  cr_assert_str_eq (s, "sandbox|ls|--json|--max-entries=500|box");
+  free (s);
+  s = joined_argv ("sandbox_list_files",
+                   "{\"path\":\"/w\",\"recursive\":true,\"max_entries\":7,\"sandbox\":\"box\"}",
+                   &in);
+  cr_assert_str_eq (s, "sandbox|ls|--json|--max-entries=7|--recursive|box|/w");
+  free (s);
+  /* a pattern: find, ID PATTERN [PATH] (find always goes down the tree) */
+  s = joined_argv ("sandbox_list_files",
+                   "{\"path\":\"/w\",\"recursive\":true,\"pattern\":\"*.py\",\"sandbox\":\"box\"}",
+                   &in);
+  cr_assert_str_eq (s, "sandbox|find|--json|--max-entries=500|box|*.py|/w");
+  free (s);
+  csr_mcp_input_release (&in);
+  /* with a smaller frame, smaller maxima and defaults */
+  struct csr_mcp_limits small = lim;
+  small.max_frame = 64 << 10;
+  cr_assert_eq (csr_mcp_read_max (&small), 8192);
+  cr_assert_eq (csr_mcp_list_max (&small), 128);
+  struct csr_mcp_argv av = { 0 };
+  csr_mcp_sandbox_list_args (NULL, &small, &av);
+  cr_assert_str_eq (av.v[0], "--max-entries=128");
+  csr_mcp_argv_release (&av);
 }
 
 /* A tool of the kind the next sandbox commands make: a positional path, a
@@ -260,21 +429,196 @@ Test (mcp_argv, a_boolean_flag_and_standard_input)
   csr_error *e = NULL;
   cr_assert_eq (csr_mcp_args_check (&t, v, &lim, &e), 0);
   struct csr_mcp_argv av = { 0 };
-  const char *in = NULL;
+  struct csr_mcp_input in;
   cr_assert_eq (csr_mcp_command_argv (&t, v, &lim, &av, &in, &e), 0);
   cr_assert_eq (av.n, 5);
   cr_assert_str_eq (av.v[2], "-p");
   cr_assert_str_eq (av.v[3], "s");
   cr_assert_str_eq (av.v[4], "a/b");
   cr_assert_null (av.v[5]);
-  cr_assert_str_eq (in, "x\ny");
+  cr_assert_eq (in.len, 3);
+  cr_assert (memcmp (in.data, "x\ny", 3) == 0);
   csr_mcp_argv_release (&av);
+  csr_mcp_input_release (&in);
   yajl_tree_free (v);
   v = yajl_tree_parse ("{\"sandbox\":\"s\",\"path\":\"--x\"}", yerr, sizeof yerr);
   cr_assert_eq (csr_mcp_args_check (&t, v, &lim, &e), -1, "a positional argument like an option");
   cr_assert (strstr (e->msg, "arguments.path: '--x' may not start with '-'"), "%s", e->msg);
   csr_error_free (e);
   yajl_tree_free (v);
+}
+
+static yajl_val parse (const char *s);
+
+/* A tool of the kind sandbox run makes: an option, the sandbox, a fixed "-"
+ * (the code is the standard input), then "--" and the program's arguments. */
+Test (mcp_argv, fixed_arguments_after_the_positional_ones)
+{
+  static const struct csr_mcp_param params[] = {
+    { .name = "sandbox", .type = CSR_MCP_STRING, .required = true, .pass = CSR_MCP_PASS_ARG },
+    { .name = "code", .type = CSR_MCP_STRING, .required = true, .pass = CSR_MCP_PASS_STDIN },
+    { .name = "session", .type = CSR_MCP_STRING, .pass = CSR_MCP_PASS_OPTION, .flag = "--session" },
+    { .name = "args", .type = CSR_MCP_STRINGS, .pass = CSR_MCP_PASS_REST },
+    { 0 },
+  };
+  static const char *const cmd[] = { "sandbox", "run", "--json", NULL };
+  static const char *const after[] = { "-", NULL };
+  const struct csr_mcp_tool t
+      = { .name = "sandbox_run", .params = params, .command = cmd, .after_args = after };
+  yajl_val v = parse ("{\"args\":[\"-x\"],\"code\":\"print(1)\",\"session\":\"s1\",\"sandbox\":"
+                      "\"box\"}");
+  csr_error *e = NULL;
+  cr_assert_eq (csr_mcp_args_check (&t, v, &lim, &e), 0);
+  struct csr_mcp_argv av = { 0 };
+  struct csr_mcp_input in;
+  cr_assert_eq (csr_mcp_command_argv (&t, v, &lim, &av, &in, &e), 0);
+  char s[256] = "";
+  for (size_t i = 0; i < av.n; i++)
+    snprintf (s + strlen (s), sizeof s - strlen (s), "%s%s", i ? "|" : "", av.v[i]);
+  cr_assert_str_eq (s, "sandbox|run|--json|--session=s1|box|-|--|-x");
+  cr_assert (in.len == 8 && memcmp (in.data, "print(1)", 8) == 0);
+  csr_mcp_argv_release (&av);
+  csr_mcp_input_release (&in);
+  yajl_tree_free (v);
+}
+
+/* ------------------------------------------------------------ what a command did, as a result */
+
+/* RENDER of TOOL for a command with ARGS that printed OUT (OUT_LEN bytes)
+ * and exited with STATUS, its stderr ERR. */
+static char *
+render (const char *tool, const char *args, const char *out, size_t out_len, int status,
+        const char *err, bool *is_error, yajl_val *structured)
+{
+  yajl_val a = parse (args);
+  char yerr[128];
+  yajl_val doc = out_len && out[0] == '{' ? yajl_tree_parse (out, yerr, sizeof yerr) : NULL;
+  struct csr_mcp_output o
+      = { .args = a, .doc = doc, .out = out, .out_len = out_len, .status = status, .err = err };
+  char *text = csr_mcp_tool_find (tool)->render (&o, is_error);
+  cr_assert_not_null (text);
+  *structured = o.structured;
+  yajl_tree_free (doc);
+  yajl_tree_free (a);
+  return text;
+}
+
+Test (mcp_render, read_file_text_or_base64)
+{
+  bool err = true;
+  yajl_val st = NULL;
+  const char *args = "{\"sandbox\":\"box\",\"path\":\"d/f\"}";
+  char *t = render ("sandbox_read_file", args, "h\xc3\xa9\n", 4, 0, "", &err, &st);
+  cr_assert_str_eq (t, "h\xc3\xa9\n", "UTF-8 text comes as it is");
+  cr_assert (!err);
+  cr_assert_str_eq (csr_json_str (csr_json_get (st, "encoding")), "utf-8");
+  cr_assert_str_eq (csr_json_str (csr_json_get (st, "content")), "h\xc3\xa9\n");
+  cr_assert_eq (YAJL_GET_INTEGER (csr_json_get (st, "bytes")), 4);
+  cr_assert_str_eq (csr_json_str (csr_json_get (st, "path")), "d/f");
+  free (t);
+  yajl_tree_free (st);
+  /* NUL, a lone continuation byte: base64, and the text says so */
+  static const char bin[] = { 'a', 0, 'b', (char)0x80 };
+  t = render ("sandbox_read_file", args, bin, sizeof bin, 0, "", &err, &st);
+  cr_assert (!err);
+  cr_assert_str_eq (t, "d/f is 4 bytes of binary data (not UTF-8 text). In base64:\nYQBigA==");
+  cr_assert_str_eq (csr_json_str (csr_json_get (st, "encoding")), "base64");
+  cr_assert_str_eq (csr_json_str (csr_json_get (st, "content")), "YQBigA==");
+  free (t);
+  yajl_tree_free (st);
+  /* an empty file is text */
+  t = render ("sandbox_read_file", args, "", 0, 0, "", &err, &st);
+  cr_assert (!err && strcmp (t, "") == 0);
+  cr_assert_str_eq (csr_json_str (csr_json_get (st, "encoding")), "utf-8");
+  free (t);
+  yajl_tree_free (st);
+  /* failures: the command's last line; the cap named as the argument */
+  t = render ("sandbox_read_file", args, "", 0, 1 << 8,
+              "csrun sandbox read: /work/d/f: 9 bytes, more than 4 (--max-size)\n", &err, &st);
+  cr_assert (err);
+  cr_assert_null (st);
+  cr_assert (strstr (t, "/work/d/f: 9 bytes, more than 4 (max_bytes). Read a part of it with "
+                        "sandbox_exec"),
+             "%s", t);
+  free (t);
+  t = render ("sandbox_read_file", args, "", 0, 2 << 8,
+              "csrun sandbox read: no such sandbox: 'box': No such file or directory\n", &err, &st);
+  cr_assert (err);
+  cr_assert_str_eq (t, "csrun sandbox read failed (exit status 2): csrun sandbox read: no such "
+                       "sandbox: 'box': No such file or directory");
+  free (t);
+}
+
+Test (mcp_render, list_files_like_ls)
+{
+  bool err = true;
+  yajl_val st = NULL;
+  const char *ls = "{\"sandbox\":\"b\",\"path\":\"/work\",\"type\":\"dir\",\"entries\":["
+                   "{\"name\":\"d\",\"path\":\"/work/d\",\"type\":\"dir\",\"size\":4096,\"mode\":"
+                   "\"0755\",\"mtime\":\"2026-01-02T03:04:05Z\"},"
+                   "{\"name\":\"l\",\"path\":\"/work/l\",\"type\":\"symlink\",\"size\":3,\"mode\":"
+                   "\"0777\",\"mtime\":\"2026-01-02T03:04:05Z\",\"target\":\"../x\"}],"
+                   "\"truncated\":true,\"skipped\":[{\"path\":\"proc\",\"reason\":\"another file "
+                   "system\"}],\"skipped_more\":2}";
+  char *t = render ("sandbox_list_files", "{\"sandbox\":\"b\"}", ls, strlen (ls), 0, "", &err, &st);
+  cr_assert (!err);
+  cr_assert_null (st, "ls's own document is the structured result");
+  cr_assert_str_eq (t, "/work: 2 entries\n"
+                       "drwxr-xr-x       4096 2026-01-02T03:04:05Z d/\n"
+                       "lrwxrwxrwx          3 2026-01-02T03:04:05Z l -> ../x\n"
+                       "(stopped after 2 entries: max_entries; list a directory below, or use a "
+                       "pattern)\n"
+                       "(not entered: proc: another file system)\n"
+                       "(and 2 more not entered)");
+  free (t);
+  const char *find = "{\"sandbox\":\"b\",\"path\":\"/work\",\"pattern\":\"*.py\",\"matches\":["
+                     "{\"path\":\"/work/a/x.py\",\"type\":\"file\",\"size\":12,\"mode\":\"0644\","
+                     "\"mtime\":\"2026-01-02T03:04:05Z\"}],\"truncated\":false,\"skipped\":[],"
+                     "\"skipped_more\":0}";
+  t = render ("sandbox_list_files", "{\"sandbox\":\"b\",\"pattern\":\"*.py\"}", find, strlen (find),
+              0, "", &err, &st);
+  cr_assert (!err);
+  cr_assert_str_eq (t, "1 entry below /work matching '*.py':\n"
+                       "-rw-r--r--         12 2026-01-02T03:04:05Z /work/a/x.py");
+  /* find's matches are entries, as ls has them: one output schema */
+  cr_assert_null (csr_json_get (st, "matches"));
+  cr_assert_str_eq (
+      csr_json_str (csr_json_get (csr_json_at (csr_json_get (st, "entries"), 0), "path")),
+      "/work/a/x.py");
+  cr_assert_str_eq (csr_json_str (csr_json_get (st, "pattern")), "*.py");
+  free (t);
+  yajl_tree_free (st);
+  t = render ("sandbox_list_files", "{\"sandbox\":\"b\"}", "", 0, 1 << 8,
+              "csrun sandbox ls: /work/nosuch: No such file or directory\n", &err, &st);
+  cr_assert (err);
+  cr_assert (strstr (t, "exit status 1): csrun sandbox ls: /work/nosuch: No such file"), "%s", t);
+  free (t);
+}
+
+Test (mcp_render, write_file_and_create_with_ports)
+{
+  bool err = true;
+  yajl_val st = NULL;
+  const char *w = "{\"sandbox\":\"b\",\"path\":\"/work/f\",\"bytes\":12}";
+  char *t = render ("sandbox_write_file", "{}", w, strlen (w), 0, "", &err, &st);
+  cr_assert (!err);
+  cr_assert_str_eq (t, "Wrote 12 bytes to /work/f.");
+  free (t);
+  const char *c
+      = "{\"id\":\"0123\",\"ports\":[{\"type\":\"publish\",\"port\":8080,"
+        "\"host_url\":\"tcp://127.0.0.1:41000\",\"sandbox_url\":\"tcp://127.0.0.1:8080\"},"
+        "{\"type\":\"upstream\",\"port\":9000,\"host_url\":\"tcp://127.0.0.1:22\","
+        "\"sandbox_url\":\"tcp://127.0.0.1:9000\"}]}";
+  t = render ("sandbox_create", "{}", c, strlen (c), 0, "", &err, &st);
+  cr_assert (!err);
+  cr_assert (strstr (t, "Created sandbox 0123."), "%s", t);
+  cr_assert (strstr (t, "\nPort tcp://127.0.0.1:8080 of the sandbox (a server there listens on it) "
+                        "is reached from the host at tcp://127.0.0.1:41000."),
+             "%s", t);
+  cr_assert (strstr (t, "\nIn the sandbox, tcp://127.0.0.1:9000 leads to tcp://127.0.0.1:22 on the "
+                        "host (and nothing else does)."),
+             "%s", t);
+  free (t);
 }
 
 /* ------------------------------------------------------------ CodeShield's text, the cut */
@@ -388,4 +732,36 @@ Test (mcp_base64, decodes_and_refuses)
   cr_assert_eq (bad, 2);
   cr_assert_eq (csr_base64_decode ("aG=s", 4, &out, &n, &bad), -1, "data after padding");
   cr_assert_eq (csr_base64_decode ("a", 1, &out, &n, &bad), -1, "a lone sixth of a byte");
+}
+
+Test (mcp_base64, encodes_every_length_and_round_trips)
+{
+  static const struct
+  {
+    const char *in, *out;
+  } cases[] = { { "", "" },
+                { "f", "Zg==" },
+                { "fo", "Zm8=" },
+                { "foo", "Zm9v" },
+                { "foob", "Zm9vYg==" },
+                { "fooba", "Zm9vYmE=" },
+                { "foobar", "Zm9vYmFy" } };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    {
+      size_t n = 99;
+      char *e = csr_base64_encode (cases[i].in, strlen (cases[i].in), &n);
+      cr_assert_str_eq (e, cases[i].out);
+      cr_assert_eq (n, strlen (cases[i].out));
+      free (e);
+    }
+  unsigned char all[256];
+  for (int i = 0; i < 256; i++)
+    all[i] = (unsigned char)i;
+  char *e = csr_base64_encode (all, sizeof all, NULL);
+  char *back;
+  size_t n, bad;
+  cr_assert_eq (csr_base64_decode (e, strlen (e), &back, &n, &bad), 0);
+  cr_assert (n == 256 && memcmp (back, all, 256) == 0);
+  free (e);
+  free (back);
 }

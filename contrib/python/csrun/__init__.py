@@ -7,8 +7,11 @@
 
     check("import os; os.system('ls')").verdict   # "blocked"
 
-    with Sandbox(memory=512) as sb:
+    with Sandbox(memory=512, publish=[8000]) as sb:
         sb.exec(["python3", "-c", "print(1)"])["stdout"]
+        sb.write("data/in.bin", b"\x00\xff"); sb.read("data/in.bin", format="bytes")
+        sb.ls("data"); sb.find("*.bin"); sb.upload("src", "/work"); sb.download("/work/out", "out")
+        sb.get_port_url(8000)                     # tcp://127.0.0.1:N on the host
 
     execute_python_code = create_code_execution_tool()   # CodeShield's callable
     runner = ToolRunner()                                  # OpenAI / Anthropic tool loops
@@ -19,13 +22,13 @@ package has no dependency.
 
 from ._binary import CsrunError
 from .agents import ToolRunner, create_code_execution_tool, format_report
-from .results import CheckResult, ErrorDiagnosis, ExecResult, Patch, RunResult
+from .results import CheckResult, ErrorDiagnosis, ExecResult, FileEntry, Patch, RunResult
 from .run import check, run
-from .sandbox import AsyncExec, Sandbox
+from .sandbox import AsyncExec, Sandbox, SandboxFiles
 
 __version__ = "0.1.0"
 __all__ = [
-    "run", "check", "Sandbox", "AsyncExec", "create_code_execution_tool", "format_report",
-    "ToolRunner", "RunResult", "CheckResult", "ErrorDiagnosis", "ExecResult", "Patch",
-    "CsrunError",
+    "run", "check", "Sandbox", "SandboxFiles", "AsyncExec", "create_code_execution_tool",
+    "format_report", "ToolRunner", "RunResult", "CheckResult", "ErrorDiagnosis", "ExecResult",
+    "FileEntry", "Patch", "CsrunError",
 ]

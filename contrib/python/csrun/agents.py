@@ -42,6 +42,39 @@ def format_report(result) -> str:
     return "\n".join(lines)
 
 
+def format_listing(doc) -> str:
+    """The text of ``csrun sandbox ls/find --json``'s document DOC, as the
+    MCP server's sandbox_list_files gives it: ls -l lines."""
+    find = "matches" in doc
+    entries = doc.get("matches" if find else "entries") or []
+    n = len(entries)
+    plural = "entry" if n == 1 else "entries"
+    if find:
+        lines = ["%d %s below %s matching '%s':" % (n, plural, doc["path"], doc.get("pattern", ""))]
+    elif doc.get("type", "dir") != "dir":
+        lines = ["%s:" % doc["path"]]
+    else:
+        lines = ["%s: %d %s" % (doc["path"], n, plural)]
+    kinds = {"file": "-", "dir": "d", "symlink": "l", "fifo": "p", "socket": "s", "char": "c",
+             "block": "b"}
+    for e in entries:
+        mode = int(e.get("mode") or "0", 8)
+        bits = "".join(c if mode & (0o400 >> i) else "-" for i, c in enumerate("rwxrwxrwx"))
+        name = e.get("path" if find else "name") or "?"
+        lines.append("%s%s %10d %s %s%s%s" % (
+            kinds.get(e.get("type"), "?"), bits, e.get("size") or 0, e.get("mtime") or "?", name,
+            "/" if e.get("type") == "dir" else "",
+            " -> " + e["target"] if e.get("target") else ""))
+    if doc.get("truncated"):
+        lines.append("(stopped after %d entries: max_entries; list a directory below, or use a "
+                     "pattern)" % n)
+    for s in doc.get("skipped") or []:
+        lines.append("(not entered: %s: %s)" % (s.get("path"), s.get("reason")))
+    if doc.get("skipped_more"):
+        lines.append("(and %d more not entered)" % doc["skipped_more"])
+    return "\n".join(lines)
+
+
 def create_code_execution_tool(timeout: Optional[float] = None, options=(),
                                binary: Optional[str] = None) -> Callable[[str], str]:
     """Return CodeShield's drop-in ``execute_python_code(code: str) -> str``,
@@ -92,7 +125,8 @@ class ToolRunner:
     reads (is_error), never an exception.
     """
 
-    ALL = ("execute_python_code", "sandbox_create", "sandbox_exec", "sandbox_terminate")
+    ALL = ("execute_python_code", "sandbox_create", "sandbox_exec", "sandbox_write_file",
+           "sandbox_read_file", "sandbox_list_files", "sandbox_terminate")
 
     def __init__(self, tools=("execute_python_code",), timeout: Optional[float] = None,
                  options=(), binary: Optional[str] = None):
@@ -164,14 +198,22 @@ class ToolRunner:
 
     def _sandbox_create(self, a):
         env = dict(kv.split("=", 1) for kv in a.get("env") or [])
+        publish = a.get("publish") or []
+        if not all(isinstance(p, int) and not isinstance(p, bool) for p in publish):
+            return "Invalid arguments for sandbox_create: arguments.publish: expected integers", True
         sb = Sandbox(name=a.get("name"), env=env, working_dir=a.get("working_dir"),
                      cpu=a.get("cpu"), memory=a.get("memory"),
                      idle_timeout=a.get("idle_timeout", 300), ttl=a.get("ttl"),
-                     binary=self.binary)
+                     publish=publish, binary=self.binary)
         self.sandboxes[sb.id] = sb
         if sb.name:
             self.sandboxes[sb.name] = sb
-        return "Created sandbox %s. Run commands in it with sandbox_exec." % sb.id, False
+        text = ("Created sandbox %s. Run commands in it with sandbox_exec, move files with "
+                "sandbox_write_file, sandbox_read_file and sandbox_list_files." % sb.id)
+        for p in sb.ports() if publish else []:
+            text += ("\nPort %s of the sandbox (a server there listens on it) is reached from "
+                     "the host at %s." % (p["sandbox_url"], p["host_url"]))
+        return text, False
 
     def _sandbox_exec(self, a):
         command = a.get("command") if a.get("command") is not None else a.get("argv")
@@ -185,6 +227,47 @@ class ToolRunner:
         return ("The command failed: %s.\nstderr: %s\nstdout: %s"
                 % (r.get("error") or "exit status %d" % r["returncode"], r["stderr"].rstrip("\n"),
                    r["stdout"]), True)
+
+    def _sandbox_write_file(self, a):
+        if (a.get("content") is None) == (a.get("content_base64") is None):
+            return ("Invalid arguments for sandbox_write_file: give either content (text) or "
+                    "content_base64 (bytes in base64)"), True
+        if a.get("content") is not None:
+            data = a["content"].encode("utf-8")
+        else:
+            import base64
+            import binascii
+            try:
+                data = base64.b64decode(a["content_base64"], validate=True)
+            except (binascii.Error, ValueError) as e:
+                return ("Invalid arguments for sandbox_write_file: arguments.content_base64: "
+                        "not base64 (%s)" % e), True
+        r = self._sandbox(a["sandbox"]).write(a["path"], data, mode=a.get("mode"))
+        return "Wrote %d bytes to %s." % (r["bytes"], r["path"]), False
+
+    def _sandbox_read_file(self, a):
+        data = self._sandbox(a["sandbox"]).read(a["path"], format="bytes",
+                                                max_size=a.get("max_bytes", 131072))
+        if b"\0" not in data:
+            try:
+                return data.decode("utf-8"), False
+            except UnicodeDecodeError:
+                pass
+        import base64
+        return ("%s is %d bytes of binary data (not UTF-8 text). In base64:\n%s"
+                % (a["path"], len(data), base64.b64encode(data).decode())), False
+
+    def _sandbox_list_files(self, a):
+        sb = self._sandbox(a["sandbox"])
+        n = str(int(a.get("max_entries", 500)))
+        path = a.get("path") or "."
+        if a.get("pattern") is not None:
+            argv = ["sandbox", "find", "--json", "--max-entries", n, sb.id, a["pattern"], path]
+        else:
+            argv = ["sandbox", "ls", "--json", "--max-entries", n] \
+                + (["--recursive"] if a.get("recursive") else []) + [sb.id, path]
+        doc, _ = run_json(argv, self.binary)
+        return format_listing(doc), False
 
     def _sandbox_terminate(self, a):
         sb = self._sandbox(a["sandbox"])
@@ -253,4 +336,4 @@ class ToolRunner:
         return False
 
 
-__all__ = ["create_code_execution_tool", "format_report", "ToolRunner"]
+__all__ = ["create_code_execution_tool", "format_report", "format_listing", "ToolRunner"]

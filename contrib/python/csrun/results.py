@@ -140,3 +140,50 @@ class ExecResult(dict):
             return self[name]
         except KeyError:
             raise AttributeError(name) from None
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """An entry of a sandbox's files (``csrun sandbox ls/find --json``), with
+    yr.sandbox's EntryInfo names too (``permissions``, ``modified_time``).
+
+    name   -- the path below the listed directory (``ls``), or the whole path
+    path   -- the whole path in the sandbox
+    type   -- file, dir, symlink, fifo, socket, char, block or other
+    size   -- bytes
+    mode   -- permission bits as an int (``permissions``: "0644")
+    mtime  -- modification time, ISO 8601 UTC (``modified_time``: seconds since the epoch)
+    target -- a symlink's target, else None
+    """
+
+    name: str
+    path: str
+    type: str
+    size: int
+    mode: int
+    mtime: str
+    target: Optional[str] = None
+
+    @property
+    def permissions(self):
+        return "%04o" % self.mode
+
+    @property
+    def modified_time(self):
+        import calendar
+        import time
+        try:
+            return float(calendar.timegm(time.strptime(self.mtime, "%Y-%m-%dT%H:%M:%SZ")))
+        except ValueError:
+            return 0.0
+
+    @property
+    def is_dir(self):
+        return self.type == "dir"
+
+    @classmethod
+    def from_json(cls, d):
+        path = d.get("path") or ""
+        return cls(name=d.get("name") or path, path=path, type=d.get("type") or "other",
+                   size=int(d.get("size") or 0), mode=int(d.get("mode") or "0", 8),
+                   mtime=d.get("mtime") or "", target=d.get("target"))

@@ -1,22 +1,48 @@
-"""``Sandbox``: a long-lived jail (``csrun sandbox``), with the methods of
-openYuanrong's yr.sandbox whose csrun commands exist: create, exec,
-exec_async, terminate and the context manager; plus inspect, stop, start.
+"""``Sandbox``: a long-lived jail (``csrun sandbox``), with openYuanrong
+yr.sandbox's methods where csrun has the command: create (with ports),
+exec, exec_async, terminate, the context manager, files (``sb.files.read``,
+``write``, ``list``, ``exists``, ``copy_from_local``, ``copy_to_local``, as
+yr.sandbox's Filesystem) and ``get_port_url``; plus inspect, stop, start,
+find, ports and shorter names for the files (``read``, ``write``, ``ls``,
+``find``, ``upload``, ``download``).
 
 Not here yet, because ``csrun sandbox`` has no command for them in this
-build: file read/write/list/search and cp, checkpoint/restore, ports.
+build: checkpoint/restore, sessions.
 """
 
 import json
+import os
 import subprocess
 
 from ._binary import CsrunError, find_binary, last_line, run_json
-from .results import ExecResult
+from .results import ExecResult, FileEntry
 
 
 def _secs(value, what):
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
         raise ValueError("%s must be a number of seconds >= 0, not %r" % (what, value))
     return "0" if value == 0 else "%gs" % value
+
+
+def _port_spec(p, what):
+    """A --publish from an int (a sandbox port, forwarded from a free port of
+    the host's 127.0.0.1), an object with .port (yr's PortForwarding) or a
+    csrun spec string "[HOSTIP:]HOSTPORT:PORT"."""
+    if hasattr(p, "port") and not isinstance(p, (str, int)):
+        p = p.port
+    if isinstance(p, bool) or not isinstance(p, (int, str)):
+        raise ValueError("%s: %r is not a port or a '[HOSTIP:]HOSTPORT:PORT' string" % (what, p))
+    if isinstance(p, int):
+        if not 1 <= p <= 65535:
+            raise ValueError("%s: port %d is not between 1 and 65535" % (what, p))
+        return "127.0.0.1:0:%d" % p
+    return p
+
+
+def _local(path):
+    """A host path for ``csrun sandbox cp``: never read as ID:PATH or '-'."""
+    path = os.fspath(path)
+    return path if path.startswith(("/", "./", "../")) else "./" + path
 
 
 class Sandbox:
@@ -31,13 +57,29 @@ class Sandbox:
     memory        -- memory limit in MiB
     idle_timeout  -- seconds without activity before it is removed (0: never)
     ttl           -- seconds after creation before it is removed
+    publish       -- ports of the sandbox the host reaches: an int PORT (from a
+                     free port of the host's 127.0.0.1: see ``get_port_url``)
+                     or csrun's "[HOSTIP:]HOSTPORT:PORT"
+    port_forwardings -- yr.sandbox's name for ``publish`` (ints or objects with .port)
+    upstream      -- "PORT:HOST:HOSTPORT" (or a list of them): the sandbox reaches
+                     HOST:HOSTPORT at its own 127.0.0.1:PORT, and nothing else
     A failed create raises :class:`CsrunError` (never a silent None).
     """
 
     def __init__(self, name=None, rootfs=None, env=None, working_dir=None, cpu=None,
-                 memory=None, idle_timeout=300, ttl=None, *, pids=None, binary=None):
+                 memory=None, idle_timeout=300, ttl=None, *, pids=None, publish=None,
+                 port_forwardings=None, upstream=None, allow_all_interfaces=False,
+                 binary=None):
         self._binary = find_binary(binary)
         argv = ["sandbox", "create", "--json"]
+        for p in list(publish or []) + list(port_forwardings or []):
+            argv += ["--publish", _port_spec(p, "publish")]
+        if isinstance(upstream, str):
+            upstream = [upstream]
+        for u in upstream or []:
+            argv += ["--upstream", str(u)]
+        if allow_all_interfaces:
+            argv.append("--allow-all-interfaces")
         if name is not None:
             argv += ["--name", name]
         if rootfs is not None:
@@ -136,12 +178,192 @@ class Sandbox:
             raise CsrunError(last_line(p.stderr.decode("utf-8", "replace")), p.returncode)
         self._terminated = True
 
+    # ---- files (csrun sandbox read/write/ls/find/cp): binary-safe
+
+    @property
+    def files(self):
+        """yr.sandbox's file API: ``sb.files.read/write/list/exists/copy_from_local/
+        copy_to_local`` (and ``find``)."""
+        return SandboxFiles(self)
+
+    def _run(self, argv, input=None):
+        """csrun ARGV; its completed process, or CsrunError with its last line."""
+        try:
+            p = subprocess.run([self._binary] + argv, input=input, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+        except OSError as e:
+            raise CsrunError("cannot run csrun: %s" % e) from None
+        if p.returncode != 0:
+            err = p.stderr.decode("utf-8", "replace")
+            raise CsrunError(last_line(err) or "exit status %d" % p.returncode, p.returncode, err)
+        return p
+
+    def read(self, path, format="text", max_size=None):
+        """The contents of the file PATH of the sandbox (absolute, or relative to
+        its working directory): a str (``format="text"``, UTF-8, undecodable
+        bytes replaced) or the bytes as they are (``format="bytes"``).
+        MAX_SIZE: refuse a larger file (default: csrun's 1G)."""
+        if format not in ("text", "bytes"):
+            raise ValueError("format must be 'text' or 'bytes', not %r" % (format,))
+        argv = ["sandbox", "read"]
+        if max_size is not None:
+            argv += ["--max-size", str(int(max_size))]
+        data = self._run(argv + [self.id, path]).stdout
+        return data if format == "bytes" else data.decode("utf-8", "replace")
+
+    def write(self, path, data, mode=None):
+        """Write DATA (str: UTF-8; bytes) to the file PATH of the sandbox: its
+        parents made, an existing file replaced whole.  MODE: permission bits
+        (an int, e.g. 0o755, or octal text, "755").  Returns {"sandbox", "path" (the whole path), "bytes"}."""
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError("data must be str or bytes, not %s" % type(data).__name__)
+        argv = ["sandbox", "write", "--json"]
+        if mode is not None:
+            argv += ["--mode", mode if isinstance(mode, str) else "%o" % mode]
+        p = self._run(argv + [self.id, path], input=bytes(data))
+        return json.loads(p.stdout.decode("utf-8"))
+
+    def _listing(self, argv):
+        doc = json.loads(self._run(argv).stdout.decode("utf-8"))
+        entries = doc.get("entries", doc.get("matches")) or []
+        return [FileEntry.from_json(e) for e in entries], doc
+
+    def ls(self, path=".", recursive=False, max_entries=None):
+        """The entries of the directory PATH (default: the working directory;
+        a file: itself) as :class:`FileEntry` objects, sorted by name; the
+        whole tree below with RECURSIVE.  More than MAX_ENTRIES (csrun's
+        default 100000) raises CsrunError rather than a silent cut."""
+        argv = ["sandbox", "ls", "--json"] + (["--recursive"] if recursive else [])
+        if max_entries is not None:
+            argv += ["--max-entries", str(int(max_entries))]
+        entries, doc = self._listing(argv + [self.id, path])
+        if doc.get("truncated"):
+            raise CsrunError("%s: more than %d entries (max_entries)" % (path, len(entries)))
+        return entries
+
+    def list(self, path=".", depth=1):
+        """yr.sandbox's ``list``: the entries of PATH down to DEPTH levels
+        (1: the directory itself; None or 0: all)."""
+        entries = self.ls(path, recursive=depth != 1)
+        if depth:
+            entries = [e for e in entries if e.name.count("/") < depth]
+        return entries
+
+    def find(self, pattern, path=".", max_entries=None):
+        """The entries below PATH whose name matches the glob PATTERN (or whose
+        path below PATH does, when PATTERN has a '/'), as :class:`FileEntry`."""
+        argv = ["sandbox", "find", "--json"]
+        if max_entries is not None:
+            argv += ["--max-entries", str(int(max_entries))]
+        entries, doc = self._listing(argv + [self.id, pattern, path])
+        if doc.get("truncated"):
+            raise CsrunError("%s: more than %d matches (max_entries)" % (path, len(entries)))
+        return entries
+
+    def exists(self, path):
+        """Whether PATH exists in the sandbox (a symlink counts, even dangling)."""
+        try:
+            self._run(["sandbox", "ls", "--json", "--max-entries", "1", self.id, path])
+        except CsrunError as e:
+            if e.returncode == 1 and "No such file or directory" in str(e):
+                return False
+            raise
+        return True
+
+    def _cp(self, src, dst):
+        argv = [self._binary, "sandbox", "cp", "--json", src, dst]
+        p = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE)
+        err = p.stderr.decode("utf-8", "replace")
+        doc = None
+        try:
+            doc = json.loads(p.stdout.decode("utf-8") or "null")
+        except ValueError:
+            pass
+        if p.returncode != 0 or not doc:
+            e = CsrunError(last_line(err) or "exit status %d" % p.returncode, p.returncode, err)
+            e.result = doc  # a copy that refused some entries says which
+            raise e
+        return doc
+
+    def upload(self, local_path, remote_path):
+        """Copy the host's file or directory LOCAL_PATH into the sandbox at
+        REMOTE_PATH (as cp -r: into it when it is a directory).  Binary-safe;
+        symlinks are copied as links.  Returns csrun's counts {files, dirs,
+        symlinks, bytes, ...}; an entry refused raises CsrunError (its
+        ``result`` has the counts and the refused entries)."""
+        return self._cp(_local(local_path), "%s:%s" % (self.id, remote_path))
+
+    def download(self, remote_path, local_path):
+        """Copy the sandbox's file or directory REMOTE_PATH to the host's
+        LOCAL_PATH (as cp -r).  Returns csrun's counts, as ``upload``."""
+        return self._cp("%s:%s" % (self.id, remote_path), _local(local_path))
+
+    # ---- ports (csrun sandbox port ls)
+
+    def ports(self):
+        """The sandbox's ports as ``csrun sandbox port ls --json`` gives them:
+        dicts with type (publish, upstream), port (in the sandbox),
+        host_port, host_url, sandbox_url, connections."""
+        doc, _ = run_json(["sandbox", "port", "ls", "--json", self.id], self._binary)
+        return doc.get("ports") or []
+
+    def get_port_url(self, port):
+        """The host's URL of the sandbox's published PORT (tcp://127.0.0.1:N);
+        ValueError when PORT is not published (as yr.sandbox)."""
+        for p in self.ports():
+            if p.get("type") == "publish" and p.get("port") == port:
+                return p["host_url"]
+        raise ValueError("port %r of the sandbox is not published" % (port,))
+
+    def get_tunnel_url(self, port=None):
+        """The sandbox's URL of an upstream (tcp://127.0.0.1:PORT): the only
+        one, or the one at PORT; ValueError when there is none."""
+        ups = [p for p in self.ports() if p.get("type") == "upstream"
+               and (port is None or p.get("port") == port)]
+        if len(ups) != 1:
+            raise ValueError("no upstream%s (or several: give the port)"
+                             % ("" if port is None else " at port %r" % (port,)))
+        return ups[0]["sandbox_url"]
+
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         self.terminate()
         return False
+
+
+class SandboxFiles:
+    """``sb.files``: yr.sandbox's Filesystem names over ``csrun sandbox``."""
+
+    def __init__(self, sandbox):
+        self._sb = sandbox
+
+    def read(self, path, format="text"):
+        return self._sb.read(path, format=format)
+
+    def write(self, path, data, mode=None):
+        """Write DATA; returns the written file as a :class:`FileEntry`."""
+        r = self._sb.write(path, data, mode=mode)
+        return self._sb.ls(r["path"])[0]
+
+    def list(self, path=".", depth=1):
+        return self._sb.list(path, depth=depth)
+
+    def find(self, pattern, path="."):
+        return self._sb.find(pattern, path)
+
+    def exists(self, path):
+        return self._sb.exists(path)
+
+    def copy_from_local(self, local_path, remote_path):
+        self._sb.upload(local_path, remote_path)
+
+    def copy_to_local(self, remote_path, local_path):
+        self._sb.download(remote_path, local_path)
 
 
 class AsyncExec:
@@ -171,4 +393,4 @@ class AsyncExec:
         self._proc.terminate()
 
 
-__all__ = ["Sandbox", "AsyncExec"]
+__all__ = ["Sandbox", "SandboxFiles", "AsyncExec"]

@@ -182,6 +182,189 @@ class TestSandbox(unittest.TestCase):
             self.assertTrue(r["not_found"])
 
 
+class TestSandboxFiles(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.sb = Sandbox(idle_timeout=300)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.sb.terminate()
+
+    def test_write_read_binary_and_text(self):
+        sb = self.sb
+        blob = bytes(range(256)) * 300 + b"\0"
+        r = sb.write("rw/data/blob.bin", blob)
+        self.assertEqual((r["path"], r["bytes"]), ("/work/rw/data/blob.bin", len(blob)))
+        self.assertEqual(sb.read("/work/rw/data/blob.bin", format="bytes"), blob)
+        sb.write("rw/t.txt", "h\u00e9llo\n", mode=0o600)
+        self.assertEqual(sb.read("rw/t.txt"), "h\u00e9llo\n")
+        self.assertEqual(sb.read("rw/t.txt", format="bytes"), b"h\xc3\xa9llo\n")
+        sb.write("rw/t.txt", b"replaced")  # the mode of the file it replaces stays
+        (t,) = sb.ls("rw/t.txt")
+        self.assertEqual((t.name, t.path, t.type, t.size, t.mode, t.permissions),
+                         ("t.txt", "/work/rw/t.txt", "file", 8, 0o600, "0600"))
+        self.assertGreater(t.modified_time, 1.6e9)
+        self.assertEqual(sb.exec(["python3", "-c", "print(open('rw/t.txt').read())"])["stdout"],
+                         "replaced\n", "what the next command sees")
+        with self.assertRaises(CsrunError) as e:
+            sb.read("rw/nope")
+        self.assertIn("No such file or directory", str(e.exception))
+        with self.assertRaises(CsrunError) as e:
+            sb.read("../../etc/passwd")
+        self.assertIn("leaves the sandbox's /", str(e.exception))
+        with self.assertRaises(CsrunError) as e:
+            sb.read("rw/data/blob.bin", max_size=100)
+        self.assertIn("more than 100", str(e.exception))
+        with self.assertRaises(TypeError):
+            sb.write("x", 5)
+
+    def test_ls_list_find_exists(self):
+        sb = self.sb
+        sb.write("ls/a.py", "print(1)\n")
+        sb.write("ls/sub/b.py", "print(2)\n")
+        sb.write("ls/sub/deeper/c.txt", "3")
+        sb.exec(["python3", "-c", "import os; os.symlink('a.py', 'ls/link')"])
+        top = sb.ls("ls")
+        self.assertEqual([(e.name, e.type) for e in top],
+                         [("a.py", "file"), ("link", "symlink"), ("sub", "dir")])
+        self.assertEqual(top[1].target, "a.py")
+        self.assertTrue(top[2].is_dir)
+        everything = sb.ls("/work/ls", recursive=True)
+        self.assertEqual([e.name for e in everything],
+                         ["a.py", "link", "sub", "sub/b.py", "sub/deeper", "sub/deeper/c.txt"])
+        self.assertEqual([e.name for e in sb.list("ls", depth=2)],
+                         ["a.py", "link", "sub", "sub/b.py", "sub/deeper"])
+        self.assertEqual(len(sb.list("ls", depth=None)), 6)
+        self.assertEqual([e.path for e in sb.find("*.py", "ls")],
+                         ["/work/ls/a.py", "/work/ls/sub/b.py"])
+        self.assertEqual(sb.find("nothing*", "ls"), [])
+        self.assertTrue(sb.exists("ls/sub"))
+        self.assertTrue(sb.exists("/work/ls/link"))
+        self.assertFalse(sb.exists("ls/nope"))
+        with self.assertRaises(CsrunError):
+            sb.ls("ls", max_entries=2)  # more than asked: an error, not a silent cut
+        # yr.sandbox's names
+        e = sb.files.write("ls/y.txt", "yr")
+        self.assertEqual((e.path, e.size), ("/work/ls/y.txt", 2))
+        self.assertEqual(sb.files.read("ls/y.txt"), "yr")
+        self.assertTrue(sb.files.exists("ls/y.txt"))
+        self.assertIn("y.txt", [x.name for x in sb.files.list("ls")])
+
+    def test_upload_download(self):
+        sb = self.sb
+        tmp = tempfile.mkdtemp(prefix="csrun-py-cp.")
+        try:
+            src = os.path.join(tmp, "src")
+            os.makedirs(os.path.join(src, "sub"))
+            with open(os.path.join(src, "a.txt"), "w") as f:
+                f.write("alpha\n")
+            blob = os.urandom(300000)
+            with open(os.path.join(src, "sub", "b.bin"), "wb") as f:
+                f.write(blob)
+            os.symlink("/etc/passwd", os.path.join(src, "link"))
+            r = sb.upload(src, "/work/up")
+            self.assertEqual((r["files"], r["dirs"], r["symlinks"]), (2, 2, 1), r)
+            self.assertEqual(sb.read("up/sub/b.bin", format="bytes"), blob)
+            (link,) = sb.ls("up/link")
+            self.assertEqual((link.type, link.target), ("symlink", "/etc/passwd"),
+                             "a symlink is copied as a link, never followed")
+            sb.write("up/new.txt", "made inside\n")
+            out = os.path.join(tmp, "out")
+            r = sb.download("/work/up", out)
+            self.assertEqual(r["files"], 3, r)
+            with open(os.path.join(out, "sub", "b.bin"), "rb") as f:
+                self.assertEqual(f.read(), blob)
+            with open(os.path.join(out, "new.txt")) as f:
+                self.assertEqual(f.read(), "made inside\n")
+            self.assertEqual(os.readlink(os.path.join(out, "link")), "/etc/passwd")
+            # relative host paths, even with ':' (never read as ID:PATH)
+            cwd = os.getcwd()
+            os.chdir(tmp)
+            try:
+                with open("x:y.txt", "w") as f:
+                    f.write("colon")
+                sb.upload("x:y.txt", "up/colon.txt")
+                self.assertEqual(sb.read("up/colon.txt"), "colon")
+                sb.download("up/colon.txt", "back:here.txt")
+                with open("back:here.txt") as f:
+                    self.assertEqual(f.read(), "colon")
+            finally:
+                os.chdir(cwd)
+            # yr.sandbox's names
+            sb.files.copy_from_local(os.path.join(src, "a.txt"), "up/yr.txt")
+            sb.files.copy_to_local("up/yr.txt", os.path.join(tmp, "yr.txt"))
+            with open(os.path.join(tmp, "yr.txt")) as f:
+                self.assertEqual(f.read(), "alpha\n")
+            with self.assertRaises(CsrunError):
+                sb.download("up/nope", os.path.join(tmp, "nope"))
+            with self.assertRaises(CsrunError):
+                sb.upload(os.path.join(tmp, "nope"), "up/")
+        finally:
+            shutil.rmtree(tmp)
+
+
+class TestSandboxPorts(unittest.TestCase):
+    def test_publish_upstream_urls(self):
+        import http.server
+        import socket
+        import threading
+
+        class Hello(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                self.send_response(200)
+                self.send_header("Content-Length", "14")
+                self.end_headers()
+                self.wfile.write(b"from the host\n")
+
+            def log_message(self, *args):
+                pass
+
+        httpd = http.server.HTTPServer(("127.0.0.1", 0), Hello)
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        try:
+            with Sandbox(publish=[8080], port_forwardings=[8081],
+                         upstream="7000:127.0.0.1:%d" % httpd.server_address[1]) as sb:
+                ports = sb.ports()
+                self.assertEqual(sorted((p["type"], p["port"]) for p in ports),
+                                 [("publish", 8080), ("publish", 8081), ("upstream", 7000)])
+                url = sb.get_port_url(8080)
+                self.assertRegex(url, r"^tcp://127\.0\.0\.1:\d+$")
+                self.assertNotEqual(url, sb.get_port_url(8081))
+                with self.assertRaises(ValueError):
+                    sb.get_port_url(9999)
+                self.assertEqual(sb.get_tunnel_url(), "tcp://127.0.0.1:7000")
+                r = sb.exec(["python3", "-c", "import urllib.request; print(urllib.request."
+                             "urlopen('http://127.0.0.1:7000/', timeout=20).read().decode(), "
+                             "end='')"], timeout=30)
+                self.assertEqual(r["stdout"], "from the host\n", r)
+                # a server in the sandbox, reached at the published port's URL
+                job = sb.exec_async(["python3", "-c", "import socket\ns = socket.socket()\n"
+                                     "s.bind(('127.0.0.1', 8080))\ns.listen()\n"
+                                     "c, _ = s.accept()\nc.sendall(b'hi from the sandbox')\n"
+                                     "c.close()\n"], timeout=30)
+                port = int(url.rsplit(":", 1)[1])
+                got, deadline = b"", time.time() + 20
+                while not got and time.time() < deadline:
+                    try:
+                        with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
+                            got = c.recv(100)
+                    except OSError:  # nothing listened yet: accepted and ended at once
+                        pass
+                    if not got:
+                        time.sleep(0.2)
+                self.assertEqual(got, b"hi from the sandbox")
+                self.assertEqual(job.result(timeout=30)["returncode"], 0)
+        finally:
+            httpd.shutdown()
+            httpd.server_close()
+        with self.assertRaises(ValueError):
+            Sandbox(publish=[0])
+        with self.assertRaises(CsrunError) as e:
+            Sandbox(publish=["80:80:80:80"])
+        self.assertEqual(e.exception.returncode, 2)
+
+
 class TestToolRunner(unittest.TestCase):
     def test_schemas_are_csrun_tool_schema(self):
         runner = ToolRunner(tools="all")
@@ -190,7 +373,7 @@ class TestToolRunner(unittest.TestCase):
         an = ToolRunner().anthropic_tools()
         self.assertEqual([t["name"] for t in an], ["execute_python_code"])
         self.assertEqual(an[0]["input_schema"]["required"], ["code"])
-        self.assertEqual(len(runner.gemini_tools()["functionDeclarations"]), 4)
+        self.assertEqual(len(runner.gemini_tools()["functionDeclarations"]), 7)
         with self.assertRaises(ValueError):
             ToolRunner(tools=["rm_rf"])
 
@@ -237,6 +420,34 @@ class TestToolRunner(unittest.TestCase):
                 "code": "print(open('b', 'rb').read())",
                 "files": [{"path": "b", "content": data, "encoding": "base64"}]})
             self.assertEqual((text, err), ("b'\\xff'", False))
+            blob = bytes(range(256))
+            text, err = runner.call("sandbox_write_file", {
+                "sandbox": "agentbox", "path": "d/b.bin",
+                "content_base64": base64.b64encode(blob).decode()})
+            self.assertEqual((text, err), ("Wrote 256 bytes to /work/d/b.bin.", False))
+            text, err = runner.call("sandbox_read_file", {"sandbox": "agentbox", "path": "d/b.bin"})
+            self.assertFalse(err)
+            head, b64 = text.split("\n")
+            self.assertEqual(head, "d/b.bin is 256 bytes of binary data (not UTF-8 text). In base64:")
+            self.assertEqual(base64.b64decode(b64), blob)
+            runner.call("sandbox_write_file", {"sandbox": "agentbox", "path": "d/t.txt",
+                                               "content": "text\n"})
+            self.assertEqual(runner.call("sandbox_read_file", {"sandbox": "agentbox",
+                                                               "path": "d/t.txt"}),
+                             ("text\n", False))
+            text, err = runner.call("sandbox_write_file", {"sandbox": "agentbox", "path": "x",
+                                                           "content": "a", "content_base64": "YQ=="})
+            self.assertTrue(err)
+            text, err = runner.call("sandbox_list_files", {"sandbox": "agentbox", "path": "d"})
+            self.assertFalse(err)
+            self.assertRegex(text, r"^/work/d: 2 entries\n-rw-r--r-- +256 \S+ b\.bin\n"
+                                   r"-rw-r--r-- +5 \S+ t\.txt$")
+            text, err = runner.call("sandbox_list_files", {"sandbox": "agentbox",
+                                                           "pattern": "*.txt"})
+            self.assertRegex(text, r"^1 entry below /work matching '\*\.txt':\n.* /work/d/t\.txt$")
+            text, err = runner.call("sandbox_read_file", {"sandbox": "agentbox", "path": "nope"})
+            self.assertTrue(err)
+            self.assertIn("No such file or directory", text)
             sid = runner.sandboxes["agentbox"].id
         self.assertFalse(os.path.exists(os.path.join(os.environ["CSRUN_SANDBOX_DIR"], sid)),
                          "close() removes the runner's sandboxes")

@@ -93,10 +93,11 @@ int
 mcp_command_start (struct csr_mcp_session *s, struct mcp_job *j, csr_error **err)
 {
   struct csr_mcp_argv av = { 0 };
-  const char *stdin_text = NULL;
-  if (csr_mcp_command_argv (j->tool, j->args, &s->cfg->limits, &av, &stdin_text, err) < 0)
+  struct csr_mcp_input in;
+  if (csr_mcp_command_argv (j->tool, j->args, &s->cfg->limits, &av, &in, err) < 0)
     {
       csr_mcp_argv_release (&av);
+      csr_mcp_input_release (&in);
       return -1;
     }
   cleanup_free char **argv = full_argv (s->cfg, av.v);
@@ -113,12 +114,12 @@ mcp_command_start (struct csr_mcp_session *s, struct mcp_job *j, csr_error **err
       csr_error_errno (err, "pipe");
       goto out;
     }
-  if (stdin_text)
+  if (in.data)
     {
       /* A memory file holds it whole, whatever its size: the command reads
        * it at its pace. */
       in_fd = memfd_create ("csrun-mcp-stdin", MFD_CLOEXEC);
-      if (in_fd < 0 || csr_write_all (in_fd, stdin_text, strlen (stdin_text), err) < 0
+      if (in_fd < 0 || csr_write_all (in_fd, in.data, in.len, err) < 0
           || lseek (in_fd, 0, SEEK_SET) < 0)
         {
           /* (an error of the write is kept: the first one set wins) */
@@ -156,6 +157,7 @@ out:
   if (in_fd >= 0)
     close (in_fd);
   csr_mcp_argv_release (&av);
+  csr_mcp_input_release (&in);
   return rc;
 }
 
@@ -179,18 +181,27 @@ mcp_command_finish (struct csr_mcp_session *s, struct mcp_job *j)
   if (doc && !YAJL_IS_OBJECT (doc))
     csr_json_freep (&doc);
   bool is_error = true;
-  struct csr_mcp_output o
-      = { doc, j->main.data, j->main.len, j->main.overflow, j->status, j->err.data };
+  struct csr_mcp_output o = { .args = j->args,
+                              .doc = doc,
+                              .out = j->main.data,
+                              .out_len = j->main.len,
+                              .out_cut = j->main.overflow,
+                              .status = j->status,
+                              .err = j->err.data };
   cleanup_free char *text = j->tool->render (&o, &is_error);
+  cleanup_yajl_val yajl_val made = o.structured;
   if (text == NULL)
-    text = strdup ("error_type: CsrunError\nmessage: out of memory");
+    {
+      is_error = true;
+      text = strdup ("error_type: CsrunError\nmessage: out of memory");
+    }
   if (doc && !is_error && j->tool->after)
     j->tool->after (doc, s);
-  if (doc == NULL)
+  if (doc == NULL && is_error)
     csr_log (CSR_LOG_WARNING, "mcp: call %s (%s): %s", j->id, j->tool->name, text ? text : "?");
   size_t len = 0;
   cleanup_free char *r
-      = text ? mcp_tool_result (text, doc, mcp_structured (s), is_error, &len) : NULL;
+      = text ? mcp_tool_result (text, made ? made : doc, mcp_structured (s), is_error, &len) : NULL;
   if (r == NULL || len > s->cfg->max_frame - 1024)
     mcp_send_text_result (s, j->id,
                           "error_type: CsrunError\nmessage: the result is larger than the "

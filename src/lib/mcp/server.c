@@ -38,7 +38,8 @@ static const char instructions[]
       "program and returns its standard output; a failing program is diagnosed and repaired "
       "when that is safe (at most 3 attempts), and a failure comes back as a report. The jail "
       "has no network and none of the host's files; pass input files with 'files'. For state "
-      "across calls, create a sandbox (sandbox_create) and run commands in it (sandbox_exec).";
+      "across calls, create a sandbox (sandbox_create), run commands in it (sandbox_exec) and "
+      "move files in and out (sandbox_write_file, sandbox_read_file, sandbox_list_files).";
 
 /* ------------------------------------------------------------ small things */
 

@@ -39,17 +39,67 @@ csr_mcp_command_failure_text (const char *what, const struct csr_mcp_output *o)
 
 /* ------------------------------------------------------------ sandbox_create */
 
+int
+csr_mcp_sandbox_create_check (yajl_val args, const struct csr_mcp_limits *lim, struct csr_jpath *x)
+{
+  yajl_val pub = csr_json_get (args, "publish");
+  for (size_t i = 0; pub && YAJL_IS_ARRAY (pub) && i < pub->u.array.len; i++)
+    for (size_t k = 0; k < lim->n_upstream_ports; k++)
+      if (strtoul (YAJL_GET_NUMBER (pub->u.array.values[i]), NULL, 10) == lim->upstream_ports[k])
+        {
+          csr_jpath_push_key (x, "publish");
+          csr_jpath_push_index (x, i);
+          return csr_jpath_fail (x,
+                                 "port %u of the sandbox leads to the host already (the "
+                                 "server's --sandbox-upstream): publish another",
+                                 lim->upstream_ports[k]);
+        }
+  return 0;
+}
+
 void
 csr_mcp_sandbox_create_args (yajl_val args, const struct csr_mcp_limits *lim,
                              struct csr_mcp_argv *av)
 {
-  (void)args;
   if (lim->rootfs)
     csr_mcp_argv_addf (av, "--rootfs=%s", lim->rootfs);
+  /* The server's --sandbox-upstream: what the sandboxes may reach is the
+   * operator's choice, not the model's. */
+  for (const char *const *a = lim->sandbox_args; a && *a; a++)
+    csr_mcp_argv_add (av, *a);
+  /* A published port is on the host's loopback, on a port the kernel
+   * picks: the model chooses no host address and takes no port another
+   * program wants. */
+  yajl_val pub = csr_json_get (args, "publish");
+  for (size_t i = 0; pub && YAJL_IS_ARRAY (pub) && i < pub->u.array.len; i++)
+    csr_mcp_argv_addf (av, "--publish=127.0.0.1:0:%s", YAJL_GET_NUMBER (pub->u.array.values[i]));
+}
+
+/* The lines that say where the sandbox's ports are. */
+static void
+port_lines (FILE *f, yajl_val ports)
+{
+  for (size_t i = 0; ports && YAJL_IS_ARRAY (ports) && i < ports->u.array.len; i++)
+    {
+      yajl_val p = ports->u.array.values[i];
+      const char *type = csr_json_str (csr_json_get (p, "type"));
+      const char *host = csr_json_str (csr_json_get (p, "host_url"));
+      const char *inside = csr_json_str (csr_json_get (p, "sandbox_url"));
+      if (type == NULL || host == NULL || inside == NULL)
+        continue;
+      if (strcmp (type, "publish") == 0)
+        fprintf (f,
+                 "\nPort %s of the sandbox (a server there listens on it) is reached from the "
+                 "host at %s.",
+                 inside, host);
+      else
+        fprintf (f, "\nIn the sandbox, %s leads to %s on the host (and nothing else does).", inside,
+                 host);
+    }
 }
 
 char *
-csr_mcp_sandbox_create_text (const struct csr_mcp_output *o, bool *is_error)
+csr_mcp_sandbox_create_text (struct csr_mcp_output *o, bool *is_error)
 {
   yajl_val out = o->doc;
   const char *id = csr_json_str (csr_json_get (out, "id"));
@@ -58,12 +108,22 @@ csr_mcp_sandbox_create_text (const struct csr_mcp_output *o, bool *is_error)
   if (id == NULL)
     return csr_mcp_command_failure_text ("csrun sandbox create", o);
   char *s = NULL;
-  if (asprintf (&s,
-                "Created sandbox %s%s%s%s. Run commands in it with sandbox_exec (sandbox: "
-                "\"%s\"); remove it with sandbox_terminate.",
-                id, name ? " (name " : "", name ? name : "", name ? ")" : "", name ? name : id)
-      < 0)
+  size_t len = 0;
+  FILE *f = open_memstream (&s, &len);
+  if (f == NULL)
     return NULL;
+  fprintf (f,
+           "Created sandbox %s%s%s%s. Run commands in it with sandbox_exec (sandbox: \"%s\"), "
+           "move files with sandbox_write_file, sandbox_read_file and sandbox_list_files; "
+           "remove it with sandbox_terminate.",
+           id, name ? " (name " : "", name ? name : "", name ? ")" : "", name ? name : id);
+  port_lines (f, csr_json_get (out, "ports"));
+  bool bad = ferror (f) != 0;
+  if (fclose (f) != 0 || bad)
+    {
+      free (s);
+      return NULL;
+    }
   return s;
 }
 
@@ -108,7 +168,7 @@ csr_mcp_sandbox_exec_args (yajl_val args, const struct csr_mcp_limits *lim, stru
 }
 
 char *
-csr_mcp_sandbox_exec_text (const struct csr_mcp_output *o, bool *is_error)
+csr_mcp_sandbox_exec_text (struct csr_mcp_output *o, bool *is_error)
 {
   yajl_val out = o->doc;
   yajl_val rc = csr_json_get (out, "returncode");
@@ -145,7 +205,7 @@ csr_mcp_sandbox_exec_text (const struct csr_mcp_output *o, bool *is_error)
 /* ------------------------------------------------------------ sandbox_terminate */
 
 char *
-csr_mcp_sandbox_terminate_text (const struct csr_mcp_output *o, bool *is_error)
+csr_mcp_sandbox_terminate_text (struct csr_mcp_output *o, bool *is_error)
 {
   yajl_val out = o->doc;
   const char *id = csr_json_str (csr_json_get (out, "id"));

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/base64.h"
 #include "../util/cleanup.h"
 #include "tool-impl.h"
 
@@ -20,6 +21,13 @@
 #define ENV_PATTERN "^[A-Za-z_][A-Za-z0-9_]*=.*$"
 
 static const char *const encodings[] = { "utf-8", "base64", NULL };
+
+static double
+max_timeout (const struct csr_mcp_limits *lim)
+{
+  return lim->max_timeout_s;
+}
+#define SERVER_TIMEOUT .server_max = max_timeout, .server_max_why = " s: the server's --timeout"
 
 static const struct csr_mcp_param python_params[] = {
   { .name = "code",
@@ -31,7 +39,8 @@ static const struct csr_mcp_param python_params[] = {
     .type = CSR_MCP_NUMBER,
     .description = "Seconds each attempt may run before the jail is killed (default and "
                    "maximum: the server's --timeout)",
-    .min = 0.1 },
+    .min = 0.1,
+    SERVER_TIMEOUT },
   { .name = "files",
     .type = CSR_MCP_FILES,
     .description = "Files to put in the jail before the program runs: each {path, content, "
@@ -130,12 +139,27 @@ static const struct csr_mcp_param create_params[] = {
     .pattern = "^/[A-Za-z0-9_./-]{1,1023}$",
     .pass = CSR_MCP_PASS_OPTION,
     .flag = "--workdir" },
+  { .name = "publish",
+    .type = CSR_MCP_INTEGERS,
+    .description = "TCP ports of the sandbox to make reachable from the host (for a server "
+                   "you run in it): each is forwarded from a free port on the host's "
+                   "127.0.0.1, given in the result",
+    .min = 1,
+    .max = 65535,
+    .max_items = 16,
+    .pass = CSR_MCP_PASS_NONE },
   { 0 },
 };
 
+/* create --json: its id, name and ports (as csrun sandbox port ls --json). */
 static const char create_output_schema[]
     = "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},"
-      "\"name\":{\"type\":\"string\"}},\"required\":[\"id\"]}";
+      "\"name\":{\"type\":\"string\"},"
+      "\"ports\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+      "\"type\":{\"type\":\"string\",\"enum\":[\"publish\",\"upstream\"]},"
+      "\"port\":{\"type\":\"integer\"},\"host_port\":{\"type\":\"integer\"},"
+      "\"host_url\":{\"type\":\"string\"},\"sandbox_url\":{\"type\":\"string\"}}}}},"
+      "\"required\":[\"id\"]}";
 
 static const struct csr_mcp_param exec_params[] = {
   { .name = "sandbox",
@@ -172,6 +196,7 @@ static const struct csr_mcp_param exec_params[] = {
     .description = "Seconds before the command is killed (default and maximum: the server's "
                    "--timeout)",
     .min = 0.1,
+    SERVER_TIMEOUT,
     .pass = CSR_MCP_PASS_NONE },
   { 0 },
 };
@@ -200,9 +225,124 @@ static const char terminate_output_schema[]
     = "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},"
       "\"ok\":{\"type\":\"boolean\"}},\"required\":[\"id\"]}";
 
+#define SANDBOX_PARAM                                                                              \
+  {                                                                                                \
+    .name = "sandbox", .type = CSR_MCP_STRING, .required = true,                                   \
+    .description = "The sandbox: its id (or a unique prefix) or its name",                         \
+    .pattern = SANDBOX_ID_PATTERN, .pass = CSR_MCP_PASS_ARG                                        \
+  }
+#define SANDBOX_PATH_DESCRIPTION                                                                   \
+  "absolute, or relative to the sandbox's working directory (/work); it never leads out of the "   \
+  "sandbox"
+
+static const struct csr_mcp_param write_params[] = {
+  SANDBOX_PARAM,
+  { .name = "path",
+    .type = CSR_MCP_STRING,
+    .required = true,
+    .description = "The file to write, " SANDBOX_PATH_DESCRIPTION
+                   ". Missing parent directories are made; an existing file is replaced whole",
+    .pass = CSR_MCP_PASS_ARG },
+  { .name = "content",
+    .type = CSR_MCP_STRING,
+    .description = "The file's contents as text, written in UTF-8 (give this or "
+                   "content_base64)",
+    .pass = CSR_MCP_PASS_STDIN },
+  { .name = "content_base64",
+    .type = CSR_MCP_STRING,
+    .description = "The file's contents as bytes in base64, for binary data (give this or "
+                   "content)",
+    .base64 = true,
+    .pass = CSR_MCP_PASS_STDIN },
+  { .name = "mode",
+    .type = CSR_MCP_STRING,
+    .description = "Permission bits in octal, e.g. \"0755\" for a script (default: the replaced "
+                   "file's, else 0644)",
+    .pattern = "^0?[0-7]{3}$",
+    .pass = CSR_MCP_PASS_OPTION,
+    .flag = "--mode" },
+  { 0 },
+};
+
+static const char write_output_schema[]
+    = "{\"type\":\"object\",\"properties\":{\"sandbox\":{\"type\":\"string\"},"
+      "\"path\":{\"type\":\"string\"},\"bytes\":{\"type\":\"integer\"}},"
+      "\"required\":[\"sandbox\",\"path\",\"bytes\"]}";
+
+static const struct csr_mcp_param read_params[] = {
+  SANDBOX_PARAM,
+  { .name = "path",
+    .type = CSR_MCP_STRING,
+    .required = true,
+    .description = "The file to read, " SANDBOX_PATH_DESCRIPTION,
+    .pass = CSR_MCP_PASS_ARG },
+  { .name = "max_bytes",
+    .type = CSR_MCP_INTEGER,
+    .description = "Refuse a file larger than this (default and maximum: an eighth of the "
+                   "server's --max-frame, 131072 by default); read a part of a larger one "
+                   "with sandbox_exec",
+    .min = 1,
+    .server_max = csr_mcp_read_max,
+    .server_max_why = ": an eighth of the server's --max-frame",
+    .pass = CSR_MCP_PASS_NONE },
+  { 0 },
+};
+
+static const char read_output_schema[]
+    = "{\"type\":\"object\",\"properties\":{\"sandbox\":{\"type\":\"string\"},"
+      "\"path\":{\"type\":\"string\"},\"bytes\":{\"type\":\"integer\"},"
+      "\"encoding\":{\"type\":\"string\",\"enum\":[\"utf-8\",\"base64\"]},"
+      "\"content\":{\"type\":\"string\"}},"
+      "\"required\":[\"path\",\"bytes\",\"encoding\",\"content\"]}";
+
+static const struct csr_mcp_param list_params[] = {
+  SANDBOX_PARAM,
+  /* (pattern before path: find takes them in that order) */
+  { .name = "pattern",
+    .type = CSR_MCP_STRING,
+    .description = "Search the whole tree below path for entries whose name matches this "
+                   "glob (e.g. \"*.py\"; with a '/', their path below path does) instead of "
+                   "listing path",
+    .pass = CSR_MCP_PASS_ARG },
+  { .name = "path",
+    .type = CSR_MCP_STRING,
+    .description
+    = "The directory to list or search (default: the working directory), " SANDBOX_PATH_DESCRIPTION,
+    .pass = CSR_MCP_PASS_ARG },
+  { .name = "recursive",
+    .type = CSR_MCP_BOOLEAN,
+    .description = "List the directories below too (default false)",
+    .pass = CSR_MCP_PASS_NONE },
+  { .name = "max_entries",
+    .type = CSR_MCP_INTEGER,
+    .description = "At most this many entries (default 500; the maximum depends on the "
+                   "server's --max-frame: 2048 by default)",
+    .min = 1,
+    .server_max = csr_mcp_list_max,
+    .server_max_why = ": the server's --max-frame / 512",
+    .pass = CSR_MCP_PASS_NONE },
+  { 0 },
+};
+
+static const char list_output_schema[]
+    = "{\"type\":\"object\",\"properties\":{\"sandbox\":{\"type\":\"string\"},"
+      "\"path\":{\"type\":\"string\"},\"type\":{\"type\":\"string\"},"
+      "\"pattern\":{\"type\":\"string\"},"
+      "\"entries\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+      "\"name\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"},"
+      "\"type\":{\"type\":\"string\"},\"size\":{\"type\":\"integer\"},"
+      "\"mode\":{\"type\":\"string\"},\"mtime\":{\"type\":\"string\"},"
+      "\"target\":{\"type\":\"string\"}},\"required\":[\"path\",\"type\"]}},"
+      "\"truncated\":{\"type\":\"boolean\"},"
+      "\"skipped\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}},"
+      "\"required\":[\"path\",\"entries\",\"truncated\"]}";
+
 static const char *const create_cmd[] = { "sandbox", "create", "--json", NULL };
 static const char *const exec_cmd[] = { "sandbox", "exec", "--json", NULL };
 static const char *const terminate_cmd[] = { "sandbox", "rm", "--force", "--json", NULL };
+static const char *const write_cmd[] = { "sandbox", "write", "--json", NULL };
+static const char *const read_cmd[] = { "sandbox", "read", NULL };
+static const char *const list_cmd[] = { "sandbox", "ls", "--json", NULL };
 
 const struct csr_mcp_tool csr_mcp_tools[] = {
   { .name = "execute_python_code",
@@ -216,12 +356,15 @@ const struct csr_mcp_tool csr_mcp_tools[] = {
     .title = "Create a sandbox",
     .description = "Create a sandbox: a long-lived jail (no network) with a writable file "
                    "system over the Python rootfs, for work that spans several calls. Returns "
-                   "its id; run commands in it with sandbox_exec and remove it with "
-                   "sandbox_terminate (it is also removed after idle_timeout seconds without "
-                   "activity, and when this session ends).",
+                   "its id; run commands in it with sandbox_exec, move files in and out with "
+                   "sandbox_write_file, sandbox_read_file and sandbox_list_files, and remove it "
+                   "with sandbox_terminate (it is also removed after idle_timeout seconds "
+                   "without activity, and when this session ends). With publish, a server "
+                   "running in it can be reached from the host.",
     .params = create_params,
     .output_schema = create_output_schema,
     .command = create_cmd,
+    .check = csr_mcp_sandbox_create_check,
     .server_args = csr_mcp_sandbox_create_args,
     .render = csr_mcp_sandbox_create_text,
     .after = csr_mcp_sandbox_created,
@@ -239,6 +382,43 @@ const struct csr_mcp_tool csr_mcp_tools[] = {
     .check = csr_mcp_sandbox_exec_check,
     .server_args = csr_mcp_sandbox_exec_args,
     .render = csr_mcp_sandbox_exec_text },
+  { .name = "sandbox_write_file",
+    .title = "Write a file in a sandbox",
+    .description = "Write a file in a sandbox made by sandbox_create: text (content) or bytes "
+                   "(content_base64). Missing parent directories are made and an existing file "
+                   "is replaced whole, never left half-written.",
+    .params = write_params,
+    .output_schema = write_output_schema,
+    .hints = CSR_MCP_DESTRUCTIVE | CSR_MCP_IDEMPOTENT,
+    .command = write_cmd,
+    .check = csr_mcp_sandbox_write_check,
+    .render = csr_mcp_sandbox_write_text },
+  { .name = "sandbox_read_file",
+    .title = "Read a file in a sandbox",
+    .description = "Read a file of a sandbox made by sandbox_create. The text is the file's "
+                   "contents when they are UTF-8 text; other bytes come back in base64, which "
+                   "the text says (the structured result has encoding \"utf-8\" or "
+                   "\"base64\").",
+    .params = read_params,
+    .output_schema = read_output_schema,
+    .hints = CSR_MCP_READ_ONLY | CSR_MCP_IDEMPOTENT,
+    .command = read_cmd,
+    .server_args = csr_mcp_sandbox_read_args,
+    .render = csr_mcp_sandbox_read_text },
+  { .name = "sandbox_list_files",
+    .title = "List or find files in a sandbox",
+    .description = "List a directory of a sandbox made by sandbox_create (type, mode, size, "
+                   "modification time and name of each entry, as ls -l), the whole tree below "
+                   "it with recursive, or the entries below it whose name matches a glob "
+                   "pattern.",
+    .params = list_params,
+    .output_schema = list_output_schema,
+    .hints = CSR_MCP_READ_ONLY | CSR_MCP_IDEMPOTENT,
+    .command = list_cmd,
+    .pick_command = csr_mcp_sandbox_list_find,
+    .check = csr_mcp_sandbox_list_check,
+    .server_args = csr_mcp_sandbox_list_args,
+    .render = csr_mcp_sandbox_list_text },
   { .name = "sandbox_terminate",
     .title = "Remove a sandbox",
     .description = "Remove a sandbox: kill its processes and delete its files.",
@@ -291,13 +471,17 @@ gen_double (struct csr_jgen *w, const char *key, double v)
   csr_jgen_double (w, v);
 }
 
-/* The largest number a parameter takes: its own bound, or the server's
- * timeout for a timeout. */
+/* The largest number a parameter takes: its own bound, or the one the
+ * server's limits give it. */
 static double
 param_max (const struct csr_mcp_param *p, const struct csr_mcp_limits *lim)
 {
-  if (strcmp (p->name, "timeout") == 0 && lim && lim->max_timeout_s > 0)
-    return lim->max_timeout_s;
+  if (p->server_max && lim)
+    {
+      double m = p->server_max (lim);
+      if (m > 0)
+        return m;
+    }
   return p->max;
 }
 
@@ -380,6 +564,18 @@ gen_param (struct csr_jgen *w, const struct csr_mcp_param *p, enum csr_mcp_forma
     case CSR_MCP_FILES:
       csr_jgen_kv_str (w, "type", "array");
       gen_files_items (w, f);
+      if (p->max_items)
+        csr_jgen_kv_int (w, "maxItems", (long long)p->max_items);
+      break;
+    case CSR_MCP_INTEGERS:
+      csr_jgen_kv_str (w, "type", "array");
+      csr_jgen_str (w, "items");
+      csr_jgen_map_open (w);
+      csr_jgen_kv_str (w, "type", "integer");
+      gen_double (w, "minimum", p->min);
+      if (param_max (p, lim) > 0)
+        gen_double (w, "maximum", param_max (p, lim));
+      csr_jgen_map_close (w);
       if (p->max_items)
         csr_jgen_kv_int (w, "maxItems", (long long)p->max_items);
       break;
@@ -529,6 +725,15 @@ check_string (const struct csr_mcp_param *p, yajl_val v, struct csr_jpath *x)
     return csr_jpath_fail (x, "'%.80s' may not start with '-'", v->u.string);
   if (p->pattern && !matches (p->pattern, v->u.string))
     return csr_jpath_fail (x, "'%.80s' is not valid (it must match %s)", v->u.string, p->pattern);
+  if (p->base64)
+    {
+      char *data = NULL;
+      size_t len = 0, bad = 0;
+      if (csr_base64_decode (v->u.string, strlen (v->u.string), &data, &len, &bad) < 0)
+        return errno == ENOMEM ? csr_jpath_oom (x)
+                               : csr_jpath_fail (x, "not base64 (at offset %zu)", bad);
+      free (data);
+    }
   if (p->choices)
     {
       for (const char *const *c = p->choices; *c; c++)
@@ -556,7 +761,7 @@ check_number (const struct csr_mcp_param *p, yajl_val v, const struct csr_mcp_li
     return csr_jpath_fail (x, "%s is below the minimum (%g)", r, p->min);
   if (max > 0 && d > max)
     return csr_jpath_fail (x, "%s is above the maximum (%g%s)", r, max,
-                           strcmp (p->name, "timeout") == 0 ? " s: the server's --timeout" : "");
+                           p->server_max && p->server_max_why ? p->server_max_why : "");
   return 0;
 }
 
@@ -612,6 +817,7 @@ check_value (const struct csr_mcp_param *p, yajl_val v, const struct csr_mcp_lim
       return 0;
     case CSR_MCP_STRINGS:
     case CSR_MCP_FILES:
+    case CSR_MCP_INTEGERS:
       if (!YAJL_IS_ARRAY (v))
         return csr_jpath_fail (x, "expected an array, got %s", csr_json_type_name (v));
       if (p->max_items && v->u.array.len > p->max_items)
@@ -622,7 +828,18 @@ check_value (const struct csr_mcp_param *p, yajl_val v, const struct csr_mcp_lim
       for (size_t i = 0; i < v->u.array.len; i++)
         {
           size_t saved = csr_jpath_push_index (x, i);
-          if (check_string (p, v->u.array.values[i], x) < 0)
+          yajl_val item = v->u.array.values[i];
+          if (p->type == CSR_MCP_INTEGERS)
+            {
+              struct csr_mcp_param one = *p;
+              one.type = CSR_MCP_INTEGER;
+              if (check_number (&one, item, lim, x) < 0)
+                return -1;
+              for (size_t k = 0; k < i; k++)
+                if (strcmp (YAJL_GET_NUMBER (v->u.array.values[k]), YAJL_GET_NUMBER (item)) == 0)
+                  return csr_jpath_fail (x, "%s is also item %zu", YAJL_GET_NUMBER (item), k);
+            }
+          else if (check_string (p, item, x) < 0)
             return -1;
           csr_jpath_pop (x, saved);
         }
@@ -761,51 +978,98 @@ add_option (struct csr_mcp_argv *av, const struct csr_mcp_param *p, yajl_val v)
       for (size_t i = 0; i < v->u.array.len; i++)
         csr_mcp_argv_addf (av, "%s=%s", p->flag, v->u.array.values[i]->u.string);
       break;
+    case CSR_MCP_INTEGERS:
+      for (size_t i = 0; i < v->u.array.len; i++)
+        add_number_option (av, p, v->u.array.values[i]);
+      break;
     case CSR_MCP_FILES:
       break;
     }
 }
 
+void
+csr_mcp_input_release (struct csr_mcp_input *in)
+{
+  free (in->owned);
+  memset (in, 0, sizeof *in);
+}
+
+/* P's value V as the command's standard input. */
+static int
+set_input (const struct csr_mcp_param *p, yajl_val v, struct csr_mcp_input *in, csr_error **err)
+{
+  const char *s = v->u.string;
+  if (!p->base64)
+    {
+      in->data = s;
+      in->len = strlen (s);
+      return 0;
+    }
+  size_t bad = 0;
+  if (csr_base64_decode (s, strlen (s), &in->owned, &in->len, &bad) < 0)
+    return errno == ENOMEM ? csr_error_set (err, ENOMEM, "out of memory decoding %s", p->name)
+                           : csr_error_set (err, EINVAL, "arguments.%s: not base64 (at offset %zu)",
+                                            p->name, bad);
+  in->data = in->owned;
+  return 0;
+}
+
 int
 csr_mcp_command_argv (const struct csr_mcp_tool *t, yajl_val args, const struct csr_mcp_limits *lim,
-                      struct csr_mcp_argv *av, const char **stdin_text, csr_error **err)
+                      struct csr_mcp_argv *av, struct csr_mcp_input *in, csr_error **err)
 {
-  *stdin_text = NULL;
-  for (const char *const *c = t->command; c && *c; c++)
+  memset (in, 0, sizeof *in);
+  const char *const *cmd = t->pick_command ? t->pick_command (args) : NULL;
+  if (cmd == NULL)
+    cmd = t->command;
+  for (const char *const *c = cmd; c && *c; c++)
     csr_mcp_argv_add (av, *c);
   if (t->server_args)
     t->server_args (args, lim, av);
-  /* Options first, then positional arguments, then "--" and the rest: the
-   * values are whole arguments (FLAG=VALUE), never parsed as options. */
+  /* Options first, then positional arguments and AFTER_ARGS, then "--" and
+   * the rest: the values are whole arguments (FLAG=VALUE), never parsed as
+   * options. */
   static const enum csr_mcp_pass order[]
       = { CSR_MCP_PASS_OPTION, CSR_MCP_PASS_ARG, CSR_MCP_PASS_REST, CSR_MCP_PASS_STDIN };
   for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
-    for (const struct csr_mcp_param *p = t->params; p->name; p++)
-      {
-        yajl_val v = csr_json_get (args, p->name);
-        if (p->pass != order[k] || v == NULL || YAJL_IS_NULL (v))
-          continue;
-        switch (p->pass)
-          {
-          case CSR_MCP_PASS_OPTION:
-            add_option (av, p, v);
-            break;
-          case CSR_MCP_PASS_ARG:
-            csr_mcp_argv_add (av, v->u.string);
-            break;
-          case CSR_MCP_PASS_REST:
-            csr_mcp_argv_add (av, "--");
-            for (size_t i = 0; i < v->u.array.len; i++)
-              csr_mcp_argv_add (av, v->u.array.values[i]->u.string);
-            break;
-          case CSR_MCP_PASS_STDIN:
-            *stdin_text = v->u.string;
-            break;
-          case CSR_MCP_PASS_NONE:
-            break;
-          }
-      }
+    {
+      if (order[k] == CSR_MCP_PASS_REST)
+        for (const char *const *a = t->after_args; a && *a; a++)
+          csr_mcp_argv_add (av, *a);
+      for (const struct csr_mcp_param *p = t->params; p->name; p++)
+        {
+          yajl_val v = csr_json_get (args, p->name);
+          if (p->pass != order[k] || v == NULL || YAJL_IS_NULL (v))
+            continue;
+          switch (p->pass)
+            {
+            case CSR_MCP_PASS_OPTION:
+              add_option (av, p, v);
+              break;
+            case CSR_MCP_PASS_ARG:
+              csr_mcp_argv_add (av, v->u.string);
+              break;
+            case CSR_MCP_PASS_REST:
+              csr_mcp_argv_add (av, "--");
+              for (size_t i = 0; i < v->u.array.len; i++)
+                csr_mcp_argv_add (av, v->u.array.values[i]->u.string);
+              break;
+            case CSR_MCP_PASS_STDIN:
+              if (in->data == NULL && set_input (p, v, in, err) < 0)
+                return -1;
+              break;
+            case CSR_MCP_PASS_NONE:
+              break;
+            }
+        }
+    }
   if (av->oom)
     return csr_error_set (err, ENOMEM, "out of memory building the command line of %s", t->name);
   return 0;
+}
+
+size_t
+csr_mcp_max_frame (const struct csr_mcp_limits *lim)
+{
+  return lim && lim->max_frame ? lim->max_frame : CSR_MCP_MAX_FRAME_DEFAULT;
 }

@@ -28,8 +28,9 @@ enum csr_mcp_type
   CSR_MCP_INTEGER,
   CSR_MCP_NUMBER,
   CSR_MCP_BOOLEAN,
-  CSR_MCP_STRINGS, /* an array of strings */
-  CSR_MCP_FILES,   /* an array of {path, content, encoding} */
+  CSR_MCP_STRINGS,  /* an array of strings */
+  CSR_MCP_FILES,    /* an array of {path, content, encoding} */
+  CSR_MCP_INTEGERS, /* an array of integers (each within min and max) */
 };
 
 /* How a command tool hands an argument to csrun's command line. */
@@ -39,8 +40,10 @@ enum csr_mcp_pass
   CSR_MCP_PASS_OPTION, /* FLAG=VALUE (+UNIT); a list: FLAG=ITEM for each; a boolean: FLAG if true */
   CSR_MCP_PASS_ARG,    /* a positional argument, after the options */
   CSR_MCP_PASS_REST,   /* "--" and the list's items, at the end */
-  CSR_MCP_PASS_STDIN,  /* the string on the command's standard input */
+  CSR_MCP_PASS_STDIN,  /* the string on the command's standard input (decoded when BASE64) */
 };
+
+struct csr_mcp_limits;
 
 struct csr_mcp_param
 {
@@ -49,9 +52,14 @@ struct csr_mcp_param
   bool required;
   const char *description;
   const char *pattern;        /* strings (and list items): an ERE the whole value matches */
+  bool base64;                /* strings: base64 (RFC 4648), checked; PASS_STDIN decodes it */
   const char *const *choices; /* strings: the allowed values (NULL-terminated), or NULL */
   double min, max;            /* numbers: inclusive bounds (max 0: none) */
-  size_t max_items;           /* lists: at most this many (0: no bound) */
+  /* numbers: the maximum comes from the server's limits (csrun mcp's
+   * options) instead of MAX; SERVER_MAX_WHY says which, in errors. */
+  double (*server_max) (const struct csr_mcp_limits *lim);
+  const char *server_max_why;
+  size_t max_items; /* lists: at most this many (0: no bound) */
   enum csr_mcp_pass pass;
   const char *flag; /* PASS_OPTION: "--timeout" */
   const char *unit; /* appended to a number: "s", "M" */
@@ -74,7 +82,16 @@ struct csr_mcp_limits
   const char *rootfs;    /* csrun mcp --rootfs, or NULL */
   size_t max_file_bytes; /* execute_python_code's files, decoded, in all */
   uint64_t max_code;     /* execute_python_code's code (csrun mcp --max-code-size) */
+  size_t max_frame;      /* the largest message (csrun mcp --max-frame; 0: the default) */
+  /* Added to every sandbox_create (csrun mcp --sandbox-upstream),
+   * NULL-terminated, or NULL; the sandbox's ports they take. */
+  const char *const *sandbox_args;
+  const unsigned *upstream_ports;
+  size_t n_upstream_ports;
 };
+
+/* csrun mcp --max-frame's default. */
+#define CSR_MCP_MAX_FRAME_DEFAULT ((size_t)1 << 20)
 
 /* Command-line arguments being built for a command tool. */
 struct csr_mcp_argv
@@ -91,13 +108,26 @@ void csr_mcp_argv_release (struct csr_mcp_argv *a);
 /* What a command tool's command did. */
 struct csr_mcp_output
 {
+  yajl_val args;   /* the call's arguments (an object, or NULL) */
   yajl_val doc;    /* the JSON object it printed (--json), or NULL */
   const char *out; /* its standard output as it is (NUL-terminated, OUT_LEN bytes) */
   size_t out_len;
   bool out_cut;    /* it printed more than the largest message: OUT is its start */
   int status;      /* its wait status */
   const char *err; /* the end of its standard error */
+  /* Set by RENDER (a tree it made; freed by the caller): the structured
+   * result instead of DOC, e.g. for a command without --json. */
+  yajl_val structured;
 };
+
+/* A command tool's standard input. */
+struct csr_mcp_input
+{
+  const char *data; /* NULL: /dev/null */
+  size_t len;
+  char *owned; /* what DATA points to when it was decoded (freed by the release) */
+};
+void csr_mcp_input_release (struct csr_mcp_input *in);
 
 struct csr_mcp_tool
 {
@@ -110,6 +140,12 @@ struct csr_mcp_tool
   /* NULL: the snippet pipeline.  Else csrun's arguments before the ones the
    * call's arguments make (NULL-terminated), e.g. {"sandbox", "exec", "--json"}. */
   const char *const *command;
+  /* When the command depends on the arguments: the one for ARGS instead
+   * of COMMAND (NULL: COMMAND), e.g. find instead of ls. */
+  const char *const *(*pick_command) (yajl_val args);
+  /* Fixed arguments after the call's positional ones (NULL-terminated, or
+   * NULL), e.g. {"-", NULL}: a file argument that is the standard input. */
+  const char *const *after_args;
   /* Rules the schema does not say (e.g. exactly one of two arguments):
    * -1 after csr_jpath_fail (X's path is "arguments"). */
   int (*check) (yajl_val args, const struct csr_mcp_limits *lim, struct csr_jpath *x);
@@ -119,7 +155,7 @@ struct csr_mcp_tool
   /* The text for the model from what the command did (its document, or
    * its raw output for a command without --json); *IS_ERROR set when the
    * call failed.  malloc'ed. */
-  char *(*render) (const struct csr_mcp_output *o, bool *is_error);
+  char *(*render) (struct csr_mcp_output *o, bool *is_error);
   /* When the command's document is one the session must remember (a
    * sandbox it created, one it removed): called after a successful call. */
   void (*after) (yajl_val out, struct csr_mcp_session *s);
@@ -155,12 +191,15 @@ int csr_mcp_args_check (const struct csr_mcp_tool *t, yajl_val args,
                         const struct csr_mcp_limits *lim, csr_error **err);
 
 /* The command line of a command tool's call: csrun's arguments (not
- * argv[0]) in *AV, the standard input in *STDIN_TEXT (NULL: /dev/null). */
+ * argv[0]) in *AV, the standard input in *IN (release it with
+ * csr_mcp_input_release). */
 int csr_mcp_command_argv (const struct csr_mcp_tool *t, yajl_val args,
                           const struct csr_mcp_limits *lim, struct csr_mcp_argv *av,
-                          const char **stdin_text, csr_error **err);
+                          struct csr_mcp_input *in, csr_error **err);
 
 /* A number argument as seconds with a unit for csrun's duration options. */
 double csr_mcp_number (yajl_val v);
+/* The largest message the server sends (LIM's, else the default). */
+size_t csr_mcp_max_frame (const struct csr_mcp_limits *lim);
 
 #endif

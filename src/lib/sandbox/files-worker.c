@@ -567,10 +567,12 @@ csr_files_work (void *arg)
     rc = actions[w->req.action](&k, &e);
   /* A failure to send because the client stopped reading (it failed on
    * its side, or went away) is said so: the client then tells its own
-   * error. */
+   * error.  Only a failed send: an error of ours (a cap, a missing file)
+   * stays ours even when the client, having read the end of what we sent,
+   * has closed its end already. */
   struct pollfd p = { w->data, POLLOUT, 0 };
-  if (rc < 0 && w->req.action != CSR_FILES_WRITE && w->req.action != CSR_FILES_PUT
-      && poll (&p, 1, 0) == 1 && (p.revents & POLLERR))
+  if (rc < 0 && w->req.action != CSR_FILES_WRITE && w->req.action != CSR_FILES_PUT && e
+      && e->status == EPIPE && poll (&p, 1, 0) == 1 && (p.revents & POLLERR))
     {
       csr_error_free (e);
       e = NULL;

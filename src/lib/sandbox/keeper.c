@@ -67,12 +67,13 @@ make_layer_dir (const char *path, csr_error **err)
 static int
 setup_layer (struct keeper *k, const char *base, const char *make_base, csr_error **err)
 {
-  cleanup_free char *mk_upper = NULL;
+  char *mk_upper = NULL;
   cleanup_free char *mk_work = NULL;
   if (asprintf (&k->upper, "%s/upper", base) < 0 || asprintf (&k->work, "%s/ovl-work", base) < 0
       || asprintf (&mk_upper, "%s/upper", make_base) < 0
       || asprintf (&mk_work, "%s/ovl-work", make_base) < 0)
     return csr_error_set (err, ENOMEM, "layer");
+  k->upper_keeper = mk_upper;
   if (strpbrk (k->upper, ":,\\") || strpbrk (k->rootfs->dir, ":,\\"))
     return csr_error_set (err, EINVAL,
                           "the sandbox directory and the rootfs path may not contain ':', ',' "
@@ -587,6 +588,27 @@ op_stop (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, bool *k
   keeper_reply (fd, "{\"ok\":true}");
 }
 
+void
+keeper_stop (struct keeper *k)
+{
+  stop_jail (k);
+}
+
+void
+keeper_finish (struct keeper *k, const char *why)
+{
+  finish (k, why);
+}
+
+int
+keeper_start (struct keeper *k, csr_error **err)
+{
+  if (start_jail (k, err) < 0)
+    return -1;
+  parts_started (k);
+  return 0;
+}
+
 static void
 op_start (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, bool *keep)
 {
@@ -594,16 +616,13 @@ op_start (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, bool *
   csr_error *e = NULL;
   if (k->running)
     keeper_reply_error (fd, "the sandbox is already running");
-  else if (start_jail (k, &e) < 0)
+  else if (keeper_start (k, &e) < 0)
     {
       keeper_reply_error (fd, csr_error_text (e));
       csr_error_free (e);
     }
   else
-    {
-      parts_started (k);
-      keeper_reply (fd, "{\"ok\":true}");
-    }
+    keeper_reply (fd, "{\"ok\":true}");
 }
 
 static void
@@ -683,6 +702,9 @@ handle (struct keeper *k, int fd)
     keeper_reply_error (fd, "bad request");
   else if (op == NULL)
     keeper_reply_error (fd, "unknown request");
+  else if (op->activity && k->busy_with && strcmp (op->name, "rm") != 0)
+    keeper_reply_errorf (fd, "the sandbox is busy with %s: try again when it is done",
+                         k->busy_with);
   else
     {
       if (op->activity)
@@ -757,7 +779,10 @@ loop (struct keeper *k)
         finish (k, "its TTL expired");
       if (k->spec->idle_timeout_s > 0 && idle (k)
           && now >= k->last_activity_ms + (uint64_t)(k->spec->idle_timeout_s * 1000))
-        finish (k, "idle timeout");
+        {
+          k->idle_expired = true;
+          finish (k, "idle timeout");
+        }
       if (pr <= 0)
         goto deadlines;
       if (p[1].revents)

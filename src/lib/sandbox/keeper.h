@@ -60,8 +60,9 @@ struct keeper
   struct csr_cgroup *cg;
   int cg_fds[CSR_CG_MAX_DIRS + 1];
   size_t n_cg_fds;
-  bool cg_self; /* cg_fds are v1 "tasks" files the helper writes "0" to */
-  char *upper, *work;
+  bool cg_self;       /* cg_fds are v1 "tasks" files the helper writes "0" to */
+  char *upper, *work; /* as the jail sees them (it opens them in its mount namespace) */
+  char *upper_keeper; /* upper/ as the keeper reaches it (--disk: through the tmpfs's fd) */
   char *argv_hold[2];
   struct jail_snippet sn;
   struct csr_jail jail;
@@ -74,6 +75,12 @@ struct keeper
   /* Work in progress that keeps the sandbox busy (not idle): execs count
    * themselves; other parts add to it while they work. */
   size_t n_busy;
+  /* Non-NULL while a part must not have the sandbox changed (what it is
+   * doing, e.g. "a checkpoint"): requests that count as activity are
+   * refused meanwhile, but rm (the parts' STOPPING and FINISH hooks then
+   * end what they do). */
+  const char *busy_with;
+  bool idle_expired; /* the keeper is finishing because the sandbox was idle */
   struct keeper_watch watches[KEEPER_MAX_WATCHES];
   /* --disk (disk.c): the namespaces that hold its tmpfs and the tmpfs's
    * root (O_PATH), -1 without; the join paths the jail gets. */
@@ -120,8 +127,17 @@ struct keeper_part
   void (*stopping) (struct keeper *k);
   void (*finish) (struct keeper *k);
 };
-extern const struct keeper_part *const keeper_parts[]; /* NULL-terminated */
-extern const struct keeper_part keeper_part_core;      /* keeper.c: info, stop, start, rm, exec */
+extern const struct keeper_part *const keeper_parts[];  /* NULL-terminated */
+extern const struct keeper_part keeper_part_core;       /* keeper.c: info, stop, start, rm, exec */
+extern const struct keeper_part keeper_part_checkpoint; /* keeper-checkpoint.c */
+
+/* Stop the jail (as the stop request: the parts' STOPPING hooks, execs
+ * killed, the jail killed and reaped); nothing when it is not running. */
+void keeper_stop (struct keeper *k);
+/* Start it again (as the start request: then the parts' STARTED hooks). */
+int keeper_start (struct keeper *k, csr_error **err);
+/* Remove the sandbox and end the keeper (as rm); WHY goes to keeper.log. */
+__attribute__ ((noreturn)) void keeper_finish (struct keeper *k, const char *why);
 
 /* Watch FD (EVENTS) in the poll loop; 0, or -1 when the table is full. */
 int keeper_watch (struct keeper *k, int fd, short events, keeper_watch_fn fn, void *arg);

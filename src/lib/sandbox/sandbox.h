@@ -51,6 +51,7 @@ struct csr_sandbox_spec
   double idle_timeout_s; /* 0: never */
   double ttl_s;          /* 0: never */
   bool host_net;
+  bool idle_checkpoint; /* --idle-action checkpoint: checkpointed before the idle removal */
   char **with; /* --with: Debian packages of a layer above the rootfs (NULL-terminated), or NULL */
   uint64_t disk; /* --disk: bytes the writable layer may hold (a tmpfs of its own); 0: no cap */
   /* Filled by the keeper once the jail runs. */
@@ -103,6 +104,8 @@ int csr_sandbox_reap (int rootfd, const char *id, bool force, csr_error **err);
 int csr_sandbox_new_id (char id[CSR_SANDBOX_ID_LEN + 1], csr_error **err);
 /* DIGITS (even, at most 64) random hexadecimal digits and a NUL into OUT. */
 int csr_sandbox_random_hex (char *out, size_t digits, csr_error **err);
+/* A valid name: 1 to 64 letters, digits, '_', '.', '-'. */
+bool csr_sandbox_name_ok (const char *name);
 
 /* ------------------------------------------------------------ client.c */
 

@@ -195,6 +195,14 @@ csr_sandbox_find (int rootfd, const char *id_or_name, char id[CSR_SANDBOX_ID_LEN
   return 0;
 }
 
+bool
+csr_sandbox_name_ok (const char *name)
+{
+  size_t n = strlen (name);
+  return n > 0 && n <= 64
+         && strspn (name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == n;
+}
+
 int
 csr_sandbox_random_hex (char *out, size_t digits, csr_error **err)
 {
@@ -242,6 +250,7 @@ csr_sandbox_spec_json (const struct csr_sandbox_spec *s, bool pretty, csr_error 
   csr_jgen_kv_int (&w, "idle_timeout_ms", (long long)(s->idle_timeout_s * 1000));
   csr_jgen_kv_int (&w, "ttl_ms", (long long)(s->ttl_s * 1000));
   csr_jgen_kv_str (&w, "net", s->host_net ? "host" : "none");
+  csr_jgen_kv_str (&w, "idle_action", s->idle_checkpoint ? "checkpoint" : "remove");
   if (s->with)
     csr_jgen_kv_strv (&w, "with", (const char *const *)s->with);
   if (s->layer_dir)
@@ -332,6 +341,8 @@ csr_sandbox_spec_read (int dirfd, struct csr_sandbox_spec *s, csr_error **err)
   s->keeper_pid = get_int (t, "keeper_pid");
   const char *net = csr_json_str (csr_json_get (t, "net"));
   s->host_net = net && strcmp (net, "host") == 0;
+  const char *ia = csr_json_str (csr_json_get (t, "idle_action"));
+  s->idle_checkpoint = ia && strcmp (ia, "checkpoint") == 0;
   const char *mech = csr_json_str (csr_json_get (t, "mechanism"));
   snprintf (s->mechanism, sizeof s->mechanism, "%s", mech ? mech : "none");
   yajl_val enf = csr_json_get (t, "enforced");

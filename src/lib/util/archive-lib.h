@@ -47,6 +47,8 @@
   X (archive_entry_set_uid)                                                                        \
   X (archive_entry_size)                                                                           \
   X (archive_entry_size_is_set)                                                                    \
+  X (archive_entry_sparse_add_entry)                                                               \
+  X (archive_entry_sparse_count)                                                                   \
   X (archive_entry_symlink)                                                                        \
   X (archive_entry_symlink_utf8)                                                                   \
   X (archive_entry_uid)                                                                            \
@@ -94,9 +96,13 @@
   X (archive_write_free)                                                                           \
   X (archive_write_header)                                                                         \
   X (archive_write_new)                                                                            \
+  X (archive_write_open)                                                                           \
   X (archive_write_open_fd)                                                                        \
   X (archive_write_set_bytes_in_last_block)                                                        \
+  X (archive_write_set_bytes_per_block)                                                            \
   X (archive_write_set_filter_option)                                                              \
+  X (archive_write_set_format_option)                                                              \
+  X (archive_write_set_format_pax)                                                                 \
   X (archive_write_set_format_pax_restricted)                                                      \
   X (archive_write_set_format_ustar)
 

@@ -1,4 +1,4 @@
-/* csrun — base64 decoding (base64.h). */
+/* csrun — base64 decoding and encoding (base64.h). */
 #include "config.h"
 #include "base64.h"
 
@@ -74,4 +74,37 @@ csr_base64_decode (const char *in, size_t len, char **out, size_t *out_len, size
   *out = (char *)o;
   *out_len = n;
   return 0;
+}
+
+char *
+csr_base64_encode (const void *in, size_t len, size_t *out_len)
+{
+  static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const unsigned char *p = in;
+  if (len > (SIZE_MAX - 1) / 4 * 3 - 3)
+    {
+      errno = ENOMEM;
+      return NULL;
+    }
+  size_t n = (len + 2) / 3 * 4;
+  char *o = malloc (n + 1);
+  if (o == NULL)
+    return NULL;
+  size_t j = 0;
+  for (size_t i = 0; i < len; i += 3)
+    {
+      uint32_t v = (uint32_t)p[i] << 16;
+      if (i + 1 < len)
+        v |= (uint32_t)p[i + 1] << 8;
+      if (i + 2 < len)
+        v |= p[i + 2];
+      o[j++] = alphabet[v >> 18 & 63];
+      o[j++] = alphabet[v >> 12 & 63];
+      o[j++] = i + 1 < len ? alphabet[v >> 6 & 63] : '=';
+      o[j++] = i + 2 < len ? alphabet[v & 63] : '=';
+    }
+  o[j] = '\0';
+  if (out_len)
+    *out_len = j;
+  return o;
 }

@@ -24,7 +24,7 @@ int csr_pivot_root (const char *new_root, const char *put_old);
 int csr_close_range (unsigned int first, int cloexec_only);
 /* Close every fd in [first, last] (close_range, else one by one up to the rlimit). */
 void csr_close_range_between (unsigned int first, unsigned int last);
-/* Close every fd from 3 up but the N in KEEP. */
+/* Close every fd from 3 up but the N in KEEP (in any order; negative ones ignored). */
 void csr_close_all_but (const int *keep, size_t n);
 
 #endif
