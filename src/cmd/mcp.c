@@ -206,6 +206,7 @@ cmd_mcp (struct csr_global *g, int argc, char **argv)
   struct mcp_opts o;
   memset (&o, 0, sizeof o);
   run_opts_defaults (&o.run);
+  o.run.note = true;                 /* the pipeline's options go to sandbox_run too */
   o.run.req.max_output = UINT64_MAX; /* not given: this command's default */
   struct csr_mcp_config *c = &o.cfg;
   c->jobs = 8;
@@ -217,6 +218,18 @@ cmd_mcp (struct csr_global *g, int argc, char **argv)
   argp_parse (&mcp_argp, argc, argv, ARGP_IN_ORDER, NULL, &o);
   if (o.run.req.max_output == UINT64_MAX)
     o.run.req.max_output = 64u << 10;
+  /* sandbox_run: the options of the pipeline (policy, healing, LLM,
+   * silent-failure scan); the server gives each call its timeout and
+   * output cap, and a sandbox has its own environment. */
+  static const char *const not_forwarded[]
+      = { "timeout",     "max-output", "env",  "quiet",   "raw-output", "stdin",
+          "interactive", "stdin-max",  "live", "no-live", NULL };
+  cleanup_free const char **run_args = run_opts_sandbox_args (&o.run, not_forwarded);
+  if (run_args == NULL)
+    {
+      fprintf (stderr, "csrun mcp: out of memory\n");
+      return CSR_EXIT_INTERNAL;
+    }
 
   /* Standard output is the protocol's alone: it moves to a descriptor of
    * its own, and whatever else would write to fd 1 writes to stderr. */
@@ -251,6 +264,7 @@ cmd_mcp (struct csr_global *g, int argc, char **argv)
   c->limits.sandbox_args = (const char *const *)o.sandbox_args;
   c->limits.upstream_ports = o.upstream_ports;
   c->limits.n_upstream_ports = o.n_upstreams;
+  c->limits.run_args = run_args;
   c->self_exe = "/proc/self/exe";
   c->self_args = g->debug ? debug_args : NULL;
   c->version = PACKAGE_VERSION;
@@ -265,6 +279,7 @@ cmd_mcp (struct csr_global *g, int argc, char **argv)
   csr_snippet_result_release (&pre);
   for (size_t i = 0; i < o.n_upstreams; i++)
     free (o.sandbox_args[i]);
+  run_opts_release_noted (&o.run);
   if (rc < 0)
     return CSR_EXIT_INTERNAL;
   return sig ? 128 + sig : CSR_EXIT_OK;
