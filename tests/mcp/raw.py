@@ -296,7 +296,7 @@ def main():
         bt = (big.get("content") or [{}])[0].get("text", "")
         s.close(60)
         report(sid and h.get("isError") is True
-               and h.get("structuredContent", {}).get("status") == "blocked"
+               and h.get("structuredContent", {}).get("status") == "failed"
                and len(h["structuredContent"]["attempts"]) == 1
                and (a.get("content") or [{}])[0].get("text") == "True",
                "sandbox_run under csrun mcp --no-heal --allow broad-except: the missing import "
