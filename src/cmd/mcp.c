@@ -55,7 +55,9 @@ static struct argp_option mcp_options[] = {
   { "max-request", OPT_MAX_REQUEST, "SIZE", 0,
     "The largest message read from the client; a longer one is refused (default 16M)", 0 },
   { "max-sandboxes", OPT_MAX_SANDBOXES, "N", 0,
-    "At most N sandboxes made by sandbox_create at once in this session (default 4)", 0 },
+    "At most N sandboxes made by sandbox_create and sandbox_restore at once in this session "
+    "(default 4)",
+    0 },
   { "keep-sandboxes", OPT_KEEP_SANDBOXES, NULL, 0,
     "Leave the session's sandboxes when it ends (by default they are removed)", 0 },
   { "progress-interval", OPT_PROGRESS_INTERVAL, "DURATION", 0,
@@ -72,12 +74,14 @@ static struct argp_option mcp_options[] = {
 static const char mcp_doc[]
     = "Serve the Model Context Protocol on standard input and output: the tools "
       "execute_python_code, sandbox_create, sandbox_exec, sandbox_write_file, "
-      "sandbox_read_file, sandbox_list_files and sandbox_terminate.\v"
+      "sandbox_read_file, sandbox_list_files, sandbox_run, sandbox_checkpoint, sandbox_restore "
+      "and sandbox_terminate.\v"
       "JSON-RPC 2.0, one message per line; standard output carries the protocol only, "
       "messages go to standard error; the server ends when its input does. Every option of "
       "csrun run but --json, --label, --stdin, --live and --out applies to every call of "
       "execute_python_code (--timeout is also the longest a call may ask; --max-output "
-      "defaults to 64K here).\n\n"
+      "defaults to 64K here); those of the pipeline (policy, healing, LLM, silent-failure "
+      "scan) apply to sandbox_run too.\n\n"
       "Exit status: 0 the input ended, 2 usage error, 125 csrun itself failed (the rootfs, "
       "the policies), 129/130/143 stopped by SIGHUP/SIGINT/SIGTERM. See csrun-mcp(1).";
 
