@@ -16,10 +16,7 @@ csr_mcp_sandbox_run_args (yajl_val args, const struct csr_mcp_limits *lim, struc
 {
   /* As sandbox_exec: the server's --timeout unless the call asks for less,
    * and its --max-output. */
-  yajl_val t = csr_json_get (args, "timeout");
-  double s = t && !YAJL_IS_NULL (t) ? csr_mcp_number (t) : lim->max_timeout_s;
-  csr_mcp_argv_addf (av, "--timeout=%.3fs", s);
-  csr_mcp_argv_addf (av, "--max-output=%llu", (unsigned long long)lim->max_output);
+  csr_mcp_sandbox_exec_args (args, lim, av);
   /* The operator's gate policy, healing and LLM apply here as they do to
    * execute_python_code: the model can't step around them by running its
    * code in a sandbox. */
