@@ -329,6 +329,49 @@ def main():
                "the input ends during sandbox_restore: it ends, and the new sandbox goes with "
                "the session", "%s %s %s %s" % (ck.stderr, rc, sorted(after - before), err[-500:]))
 
+    # A call cancelled after its command made the sandbox (the server stopped meanwhile, so that
+    # the cancellation is read before the command's end): the sandbox is still the session's,
+    # removed when it ends, and the call gets no response.
+    if sbx:
+        before = set(os.listdir(sbx))
+        s = Server()
+        init(s)
+        s.msg({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+               "params": {"name": "sandbox_create", "arguments": {}}})
+
+        def children():
+            out = []
+            for d in os.listdir("/proc"):
+                try:
+                    with open("/proc/%s/stat" % d) as f:
+                        st = f.read()
+                except OSError:
+                    continue
+                fields = st[st.rfind(")") + 2:].split()
+                if d.isdigit() and int(fields[1]) == s.p.pid:
+                    out.append((int(d), fields[0]))
+            return out
+        end = time.time() + 60
+        while time.time() < end and not children():
+            time.sleep(0.005)
+        os.kill(s.p.pid, 19)  # SIGSTOP: the server reads and reaps nothing until SIGCONT
+        made = False
+        while time.time() < end and children() and not made:
+            made = all(state == "Z" for _, state in children())
+            time.sleep(0.05)
+        new = [d for d in set(os.listdir(sbx)) - before if not d.startswith(".")]
+        s.msg({"jsonrpc": "2.0", "method": "notifications/cancelled",
+               "params": {"requestId": 7, "reason": "the test cancels it late"}})
+        os.kill(s.p.pid, 18)  # SIGCONT
+        time.sleep(1)
+        rc, err = s.close(60)
+        left = [d for d in set(os.listdir(sbx)) - before if not d.startswith(".")]
+        answered = any(b'"id":7' in line for line in s.lines)
+        report(made and len(new) == 1 and rc == 0 and not left and not answered,
+               "sandbox_create cancelled after its command made the sandbox: no response, and "
+               "the sandbox goes with the session all the same",
+               "%s %s %s %s %s" % (made, new, rc, left, err[-800:]))
+
     # --sandbox-upstream: every sandbox the session makes reaches the operator's endpoint (a
     # server of this script's, on a port the kernel chose), and a publish of its port is refused.
     if sbx:

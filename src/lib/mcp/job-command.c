@@ -27,7 +27,8 @@
 #include "../util/log.h"
 #include "tool-impl.h"
 
-/* The largest run document read beyond a message's size. */
+/* The largest run document read beyond a message's size (tool-run.c
+ * says so when it is larger). */
 #define RUN_DOCUMENT_MAX ((size_t)64 << 20)
 
 /* The whole command line: SELF_EXE, the global options, then ARGS. */

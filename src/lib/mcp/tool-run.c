@@ -28,6 +28,12 @@ char *
 csr_mcp_sandbox_run_text (struct csr_mcp_output *o, bool *is_error)
 {
   yajl_val doc = o->doc;
+  if (o->out_cut)
+    {
+      *is_error = true;
+      return strdup ("error_type: CsrunError\nmessage: the run's result is larger than the server "
+                     "reads (64 MiB): start csrun mcp with a smaller --max-output");
+    }
   if (doc == NULL || csr_json_str (csr_json_get (doc, "status")) == NULL)
     {
       *is_error = true;
