@@ -296,6 +296,7 @@ Test (mcp_table, every_entry_is_complete)
           yajl_tree_free (v);
         }
       cr_assert (t->command == NULL || t->render, "%s: a command tool renders", t->name);
+      cr_assert (!t->run_document || t->command, "%s: a run document is a command's", t->name);
       cr_assert (t->pick_command == NULL || t->command, "%s: COMMAND marks a command tool",
                  t->name);
       for (const struct csr_mcp_param *p = t->params; p->name; p++)
@@ -747,10 +748,31 @@ Test (mcp_render, run_checkpoint_restore)
   t = render ("sandbox_restore", "{}", rs, strlen (rs), 0, "", &err, &st);
   cr_assert (!err);
   cr_assert_str_eq (t, "Restored checkpoint c0ffee as a new sandbox n0 (name again), running: 1 "
-                       "file (3 bytes). No process of the checkpointed sandbox runs in it. Use it "
-                       "as any sandbox (sandbox: \"again\") and remove it with "
+                       "file (3 bytes). The processes of the checkpointed sandbox do not run in "
+                       "it. Use it as any sandbox (sandbox: \"again\") and remove it with "
                        "sandbox_terminate.\nNot restored (1): sessions/x\nWarning: a directory "
                        "rootfs");
+  free (t);
+  /* the sessions' globals, when csrun saves them (checkpoint and restore) */
+  const char *cks
+      = "{\"id\":\"c2\",\"sandbox\":{\"id\":\"b2\"},\"layer\":{\"files\":0},\"sessions\":["
+        "{\"name\":\"nb\",\"bytes\":90,\"saved\":[\"x\",\"df\"],\"modules\":[\"json\"],"
+        "\"skipped\":[{\"name\":\"f\",\"why\":\"a function of a cell\"}]},"
+        "{\"name\":\"slow\",\"error\":\"interrupted\"}]}";
+  t = render ("sandbox_checkpoint", "{}", cks, strlen (cks), 0, "", &err, &st);
+  cr_assert (!err);
+  cr_assert (strstr (t, "\nThe sessions' variables saved with it (sandbox_restore loads them into "
+                        "sessions of the same names):\n- session 'nb': 2 globals (x, df); not: "
+                        "f\n- session 'slow': failed (interrupted)"),
+             "%s", t);
+  free (t);
+  const char *rss = "{\"id\":\"n3\",\"checkpoint\":\"c2\",\"layer\":{},\"not_restored\":[],"
+                    "\"sessions\":[{\"name\":\"nb\",\"loaded\":[\"json\",\"x\"],\"skipped\":[]}]}";
+  t = render ("sandbox_restore", "{}", rss, strlen (rss), 0, "", &err, &st);
+  cr_assert (!err);
+  cr_assert (strstr (t, "\nSessions started again with their saved variables (sandbox_run with "
+                        "the same session):\n- session 'nb': 2 globals (json, x)"),
+             "%s", t);
   free (t);
   t = render ("sandbox_restore", "{}", "", 0, 4 << 8,
               "csrun sandbox restore: the checkpoint is damaged\n", &err, &st);

@@ -95,6 +95,27 @@ def _list_line(title, items, total=0):
     return text + ("; ..." if len(items) > 20 or total > len(items) else "")
 
 
+def _sessions_lines(sessions, key, title):
+    """The sessions' globals a checkpoint saved (KEY "saved") or a restore
+    loaded ("loaded"), when csrun's document has them."""
+    if not sessions:
+        return ""
+    def names(items):
+        items = [i if isinstance(i, str) else (i or {}).get("name", "?") for i in items or []]
+        return ", ".join(items[:20]) + (", ..." if len(items) > 20 else "")
+    text = "\n%s:" % title
+    for x in sessions[:32]:
+        text += "\n- session '%s': " % x.get("name", "?")
+        if x.get("error"):
+            text += "failed (%s)" % x["error"]
+            continue
+        done = x.get(key) or []
+        text += "%d global%s" % (len(done), "" if len(done) == 1 else "s")
+        text += " (%s)" % names(done) if done else ""
+        text += "; not: %s" % names(x["skipped"]) if x.get("skipped") else ""
+    return text + ("\n- ..." if len(sessions) > 32 else "")
+
+
 def format_checkpoint(doc) -> str:
     """The text of ``csrun sandbox checkpoint --json``'s document, as the MCP
     server's sandbox_checkpoint gives it."""
@@ -116,19 +137,26 @@ def format_checkpoint(doc) -> str:
     else:
         text += (" The sandbox goes on running. sandbox_restore (checkpoint: \"%s\") makes a "
                  "new sandbox with these files." % doc["id"])
-    return text + _list_line("Not saved", doc.get("not_saved"), doc.get("not_saved_total") or 0)
+    text += _list_line("Not saved", doc.get("not_saved"), doc.get("not_saved_total") or 0)
+    return text + _sessions_lines(doc.get("sessions"), "saved",
+                                  "The sessions' variables saved with it (sandbox_restore loads "
+                                  "them into sessions of the same names)")
 
 
 def format_restore(doc) -> str:
     """The text of ``csrun sandbox restore --json``'s document, as the MCP
     server's sandbox_restore gives it."""
     name = doc.get("name")
-    text = ("Restored checkpoint %s as a new sandbox %s%s, running: %s. No process of the "
-            "checkpointed sandbox runs in it. Use it as any sandbox (sandbox: \"%s\") and remove "
-            "it with sandbox_terminate." % (doc.get("checkpoint"), doc["id"],
-                                            " (name %s)" % name if name else "",
-                                            _layer_counts(doc.get("layer")), name or doc["id"]))
+    text = ("Restored checkpoint %s as a new sandbox %s%s, running: %s. The processes of the "
+            "checkpointed sandbox do not run in it. Use it as any sandbox (sandbox: \"%s\") and "
+            "remove it with sandbox_terminate." % (doc.get("checkpoint"), doc["id"],
+                                                   " (name %s)" % name if name else "",
+                                                   _layer_counts(doc.get("layer")),
+                                                   name or doc["id"]))
     text += _list_line("Not restored", doc.get("not_restored"))
+    text += _sessions_lines(doc.get("sessions"), "loaded",
+                            "Sessions started again with their saved variables (sandbox_run "
+                            "with the same session)")
     if doc.get("warning"):
         text += "\nWarning: %s" % doc["warning"]
     return text

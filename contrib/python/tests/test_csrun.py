@@ -632,6 +632,41 @@ class TestToolRunner(unittest.TestCase):
         Sandbox.remove_checkpoint(cid)
 
 
+class TestTexts(unittest.TestCase):
+    """ToolRunner's texts are the MCP server's (tests/unit/test-mcp.c has the same cases)."""
+
+    def test_checkpoint_and_restore(self):
+        from csrun.agents import format_checkpoint, format_restore
+        ck = {"id": "c0ffee", "created": 1700000000, "expires": 1700003600,
+              "sandbox": {"id": "b0", "name": "box"},
+              "layer": {"files": 2, "dirs": 1, "symlinks": 0, "whiteouts": 1, "bytes": 10},
+              "not_saved": ["/work/s: a socket"], "not_saved_total": 3, "stopped": True}
+        self.assertEqual(format_checkpoint(ck),
+                         "Checkpoint c0ffee saved what was written in sandbox b0 (box): 2 files, "
+                         "1 directory, 1 deleted file of the rootfs (10 bytes); not its running "
+                         "processes, nor /tmp. It expires at 2023-11-14T23:13:20Z. The sandbox "
+                         "is stopped now (its processes ended, its files kept; it runs no more "
+                         "commands): make a new running sandbox from the checkpoint with "
+                         "sandbox_restore (checkpoint: \"c0ffee\").\nNot saved (3): /work/s: a "
+                         "socket; ...")
+        ck = {"id": "c2", "sandbox": {"id": "b2"}, "layer": {"files": 0}, "sessions": [
+            {"name": "nb", "bytes": 90, "saved": ["x", "df"], "modules": ["json"],
+             "skipped": [{"name": "f", "why": "a function of a cell"}]},
+            {"name": "slow", "error": "interrupted"}]}
+        self.assertIn("\nThe sessions' variables saved with it (sandbox_restore loads them into "
+                      "sessions of the same names):\n- session 'nb': 2 globals (x, df); not: "
+                      "f\n- session 'slow': failed (interrupted)", format_checkpoint(ck))
+        rs = {"id": "n0", "name": "again", "checkpoint": "c0ffee",
+              "layer": {"files": 1, "dirs": 0, "bytes": 3}, "not_restored": ["sessions/x"],
+              "warning": "a directory rootfs"}
+        self.assertEqual(format_restore(rs),
+                         "Restored checkpoint c0ffee as a new sandbox n0 (name again), running: 1 "
+                         "file (3 bytes). The processes of the checkpointed sandbox do not run in "
+                         "it. Use it as any sandbox (sandbox: \"again\") and remove it with "
+                         "sandbox_terminate.\nNot restored (1): sessions/x\nWarning: a directory "
+                         "rootfs")
+
+
 class TestPackaging(unittest.TestCase):
     def test_pyproject(self):
         try:

@@ -59,6 +59,55 @@ list_line (FILE *f, const char *title, yajl_val list, long long total)
     fprintf (f, "; ...");
 }
 
+/* The names in the array LIST (strings, or objects with a name), at
+ * most 20, after SEP. */
+static void
+names_of (FILE *f, yajl_val list, const char *sep)
+{
+  size_t n = list && YAJL_IS_ARRAY (list) ? list->u.array.len : 0;
+  for (size_t i = 0; i < n && i < 20; i++)
+    {
+      yajl_val v = list->u.array.values[i];
+      const char *t = YAJL_IS_STRING (v) ? v->u.string : csr_json_str (csr_json_get (v, "name"));
+      fprintf (f, "%s%.100s", i ? ", " : sep, t ? t : "?");
+    }
+  if (n > 20)
+    fprintf (f, ", ...");
+}
+
+/* The sessions' globals a checkpoint saved (KEY "saved") or a restore
+ * loaded ("loaded"): one line per session, when the document has them
+ * (csrun sandbox checkpoint/restore --json's "sessions"). */
+static void
+sessions_lines (FILE *f, yajl_val sessions, const char *key, const char *title)
+{
+  size_t n = sessions && YAJL_IS_ARRAY (sessions) ? sessions->u.array.len : 0;
+  if (n == 0)
+    return;
+  fprintf (f, "\n%s:", title);
+  for (size_t i = 0; i < n && i < 32; i++)
+    {
+      yajl_val x = sessions->u.array.values[i];
+      const char *name = csr_json_str (csr_json_get (x, "name"));
+      const char *err = csr_json_str (csr_json_get (x, "error"));
+      fprintf (f, "\n- session '%.64s': ", name ? name : "?");
+      if (err)
+        {
+          fprintf (f, "failed (%.300s)", err);
+          continue;
+        }
+      yajl_val done = csr_json_get (x, key), skipped = csr_json_get (x, "skipped");
+      size_t nd = done && YAJL_IS_ARRAY (done) ? done->u.array.len : 0;
+      fprintf (f, "%zu global%s", nd, nd == 1 ? "" : "s");
+      names_of (f, done, " (");
+      fprintf (f, "%s", nd ? ")" : "");
+      if (skipped && YAJL_IS_ARRAY (skipped) && skipped->u.array.len > 0)
+        names_of (f, skipped, "; not: ");
+    }
+  if (n > 32)
+    fprintf (f, "\n- ...");
+}
+
 /* The text written to F (a memory stream whose buffer is *BUF), or NULL
  * (malloc'ed). */
 static char *
@@ -117,6 +166,9 @@ csr_mcp_sandbox_checkpoint_text (struct csr_mcp_output *o, bool *is_error)
              "sandbox with these files.",
              id);
   list_line (f, "Not saved", csr_json_get (doc, "not_saved"), int_of (doc, "not_saved_total"));
+  sessions_lines (f, csr_json_get (doc, "sessions"), "saved",
+                  "The sessions' variables saved with it (sandbox_restore loads them into "
+                  "sessions of the same names)");
   return finish (f, &s);
 }
 
@@ -139,10 +191,13 @@ csr_mcp_sandbox_restore_text (struct csr_mcp_output *o, bool *is_error)
            name ? " (name " : "", name ? name : "", name ? ")" : "");
   layer_line (f, csr_json_get (doc, "layer"));
   fprintf (f,
-           ". No process of the checkpointed sandbox runs in it. Use it as any sandbox "
-           "(sandbox: \"%s\") and remove it with sandbox_terminate.",
+           ". The processes of the checkpointed sandbox do not run in it. Use it as any "
+           "sandbox (sandbox: \"%s\") and remove it with sandbox_terminate.",
            name ? name : id);
   list_line (f, "Not restored", csr_json_get (doc, "not_restored"), 0);
+  sessions_lines (f, csr_json_get (doc, "sessions"), "loaded",
+                  "Sessions started again with their saved variables (sandbox_run with the "
+                  "same session)");
   const char *warn = csr_json_str (csr_json_get (doc, "warning"));
   if (warn)
     fprintf (f, "\nWarning: %s", warn);
