@@ -368,6 +368,16 @@ restored_spec (const struct csr_ckpt_spec *c, const char *name, struct csr_sandb
   s->ttl_s = o->ttl_s;
   s->host_net = o->host_net;
   s->idle_checkpoint = o->idle_checkpoint;
+  /* issue 15: the same package layer and the same cap. */
+  s->disk = o->disk;
+  size_t nw = 0;
+  while (o->with && o->with[nw])
+    nw++;
+  if (nw && (s->with = calloc (nw + 1, sizeof *s->with)) == NULL)
+    return -1;
+  for (size_t i = 0; i < nw; i++)
+    if ((s->with[i] = strdup (o->with[i])) == NULL)
+      return -1;
   return 0;
 }
 

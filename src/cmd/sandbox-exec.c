@@ -20,9 +20,11 @@
 #include "sandbox/sandbox.h"
 #include "supervisor/bbuf.h"
 #include "util/cleanup.h"
+#include "util/fs.h"
 #include "util/json-gen.h"
 #include "util/json.h"
 #include "util/parse.h"
+#include "util/tty.h"
 
 struct exec_opts
 {
@@ -34,7 +36,7 @@ struct exec_opts
   size_t n_env;
   double timeout_s;
   long long uid, gid;
-  bool json;
+  bool json, detach, interactive, tty, max_output_set;
   uint64_t max_output;
 };
 
@@ -47,6 +49,9 @@ enum
   OPT_SH,
   OPT_JSON,
   OPT_MAX_OUTPUT,
+  OPT_DETACH = 'd',
+  OPT_INTERACTIVE = 'i',
+  OPT_TTY = 't',
 };
 
 static struct argp_option exec_options[] = {
@@ -59,7 +64,13 @@ static struct argp_option exec_options[] = {
   { "sh", OPT_SH, "CMD", 0, "Run CMD with /bin/sh -c (the rootfs must have /bin/sh)", 0 },
   { "json", OPT_JSON, NULL, 0,
     "Print {returncode, stdout, stderr, duration_ms, timed_out, ...} (output bounded)", 0 },
-  { "max-output", OPT_MAX_OUTPUT, "SIZE", 0, "--json: bytes kept per stream (default 1M)", 0 },
+  { "max-output", OPT_MAX_OUTPUT, "SIZE", 0,
+    "--json, --detach: bytes kept per stream (default 1M: the first and the last half)", 0 },
+  { "detach", OPT_DETACH, NULL, 0,
+    "Print an exec id and return; the output goes to files (csrun sandbox wait ID EXEC)", 0 },
+  { "interactive", OPT_INTERACTIVE, NULL, 0, "Pass your stdin (default: /dev/null)", 0 },
+  { "tty", OPT_TTY, NULL, 0,
+    "Give the process a pseudo-terminal (your terminal raw meanwhile); implies -i", 0 },
   { NULL, 0, NULL, 0, NULL, 0 },
 };
 
@@ -108,6 +119,16 @@ parse_exec (int key, char *arg, struct argp_state *state)
     case OPT_MAX_OUTPUT:
       if (csr_parse_size (arg, 1ULL << 30, &o->max_output, &e) < 0 || o->max_output < 2)
         argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --max-output '%s'", arg);
+      o->max_output_set = true;
+      break;
+    case OPT_DETACH:
+      o->detach = true;
+      break;
+    case OPT_INTERACTIVE:
+      o->interactive = true;
+      break;
+    case OPT_TTY:
+      o->tty = o->interactive = true;
       break;
     case ARGP_KEY_ARG:
       if (o->id == NULL)
@@ -123,6 +144,12 @@ parse_exec (int key, char *arg, struct argp_state *state)
         argp_failure (state, CSR_EXIT_USAGE, 0, "missing the sandbox's ID (or name)");
       if (!o->sh == !o->argv)
         argp_failure (state, CSR_EXIT_USAGE, 0, "give either -- ARGV... or --sh 'CMD'");
+      if (o->detach && o->interactive)
+        argp_failure (state, CSR_EXIT_USAGE, 0,
+                      "--detach can't take -i or -t (no caller to relay)");
+      if (o->tty && o->json)
+        argp_failure (state, CSR_EXIT_USAGE, 0,
+                      "-t and --json don't mix (a terminal has one stream, not two)");
       break;
     default:
       return ARGP_ERR_UNKNOWN;
@@ -150,6 +177,22 @@ request (const struct exec_opts *o, csr_error **err)
   csr_jgen_kv_int (&w, "uid", o->uid);
   csr_jgen_kv_int (&w, "gid", o->gid);
   csr_jgen_kv_int (&w, "timeout_ms", (long long)(o->timeout_s * 1000));
+  if (o->sh)
+    {
+      csr_jgen_str (&w, "sh");
+      csr_jgen_bool (&w, true);
+    }
+  if (o->tty)
+    {
+      csr_jgen_str (&w, "tty");
+      csr_jgen_bool (&w, true);
+    }
+  if (o->detach)
+    {
+      csr_jgen_str (&w, "detach");
+      csr_jgen_bool (&w, true);
+      csr_jgen_kv_int (&w, "max_output", (long long)o->max_output);
+    }
   csr_jgen_map_close (&w);
   return csr_jgen_finish (&w, "the exec request", NULL, err);
 }
@@ -187,54 +230,102 @@ collect (int sock, int out, int err_fd, struct csr_bbuf *bo, struct csr_bbuf *be
   return csr_sandbox_read_reply (sock, -1, reply, err);
 }
 
-static void
-gen_stream (struct csr_jgen *w, const char *key, struct csr_bbuf *b, const char *extra)
+/* --detach: the exec's id. */
+static int
+detached (const struct exec_opts *o, int d, const char *id, const char *req)
 {
-  size_t len;
-  char *s = csr_bbuf_contents (b, &len);
-  cleanup_free char *joined = NULL;
-  if (extra
-      && asprintf (&joined, "%s%s%s", s ? s : "", s && len && s[len - 1] != '\n' ? "\n" : "", extra)
-             < 0)
-    joined = NULL;
-  csr_jgen_kv_str (w, key, joined ? joined : s ? s : "");
-  free (s);
-  char k2[32];
-  snprintf (k2, sizeof k2, "%s_dropped_bytes", key);
-  csr_jgen_kv_int (w, k2, (long long)csr_bbuf_dropped (b));
+  csr_error *e = NULL;
+  char *reply = NULL;
+  if (csr_sandbox_call (d, req, 30000, &reply, &e) < 0)
+    return sbx_fail ("exec", e,
+                     e && e->status == 0 && strstr (csr_error_text (e), "stopped")
+                         ? SBX_EXIT_REFUSED
+                         : CSR_EXIT_INTERNAL);
+  char ebuf[64];
+  cleanup_yajl_val yajl_val t = yajl_tree_parse (reply, ebuf, sizeof ebuf);
+  free (reply);
+  const char *x = csr_json_str (csr_json_get (t, "exec"));
+  if (x == NULL)
+    {
+      csr_error_set (&e, 0, "the keeper's reply has no exec id");
+      return sbx_fail ("exec", e, CSR_EXIT_INTERNAL);
+    }
+  if (o->json)
+    printf ("{\"exec\":\"%s\",\"sandbox\":\"%s\"}\n", x, id);
+  else
+    printf ("%s\n", x);
+  return fflush (stdout) == 0 ? 0 : CSR_EXIT_INTERNAL;
+}
+
+/* -t: the process's terminal, a pty of ours (the host's /dev/ptmx), as
+ * podman's conmon does; we keep the master and relay. */
+static int
+with_tty (int d, const char *req, int *sock, int *master, csr_error **err)
+{
+  cleanup_close int slave = -1;
+  char name[64];
+  if (csr_pty_open (master, &slave, name, sizeof name, err) < 0)
+    return -1;
+  /* Its size before the process can ask. */
+  csr_tty_copy_size (isatty (0) ? 0 : 1, *master);
+  int fds[3] = { slave, slave, slave };
+  *sock = csr_sandbox_connect (d, req, fds, 3, err);
+  return *sock < 0 ? -1 : 0;
 }
 
 int
 cmd_sandbox_exec (int argc, char **argv)
 {
+  /* exec ls ID: the detached execs (sandbox-wait.c); a sandbox named "ls"
+   * is still reached with -- or --sh. */
+  if (argc >= 2 && strcmp (argv[1], "ls") == 0)
+    {
+      bool cmd = false;
+      for (int i = 2; i < argc; i++)
+        cmd = cmd || strcmp (argv[i], "--") == 0 || strncmp (argv[i], "--sh", 4) == 0;
+      if (!cmd)
+        return cmd_sandbox_exec_ls (argc - 1, argv + 1);
+    }
   struct exec_opts o;
   memset (&o, 0, sizeof o);
   o.max_output = 1 << 20;
-  static const char doc[] = "Run a program in a running sandbox.  Its output is yours and its "
-                            "exit status is yours (124: --timeout, 127: no such program).\v"
-                            "See csrun-sandbox(1).";
-  struct argp argp = { exec_options, parse_exec, "ID -- ARGV...", doc, NULL, NULL, NULL };
+  static const char doc[]
+      = "Run a program in a running sandbox.  Its output is yours and its exit status is yours "
+        "(124: --timeout, 127: no such program).  With --detach: its id; csrun sandbox wait "
+        "collects it.\v"
+        "csrun sandbox exec ls ID [--json] lists the detached execs.  See csrun-sandbox(1).";
+  struct argp argp
+      = { exec_options, parse_exec, "ID -- ARGV...\nID --sh CMD\nls ID", doc, NULL, NULL, NULL };
   if (argp_parse (&argp, argc, argv, 0, NULL, &o) != 0)
     return CSR_EXIT_USAGE;
   signal (SIGPIPE, SIG_IGN);
   int code;
-  cleanup_close int root = sbx_root ("exec", &code);
-  if (root < 0)
-    return code;
   char id[CSR_SANDBOX_ID_LEN + 1];
-  cleanup_close int d = sbx_open ("exec", root, o.id, id, &code);
+  cleanup_close int d = sbx_enter ("exec", o.id, id, &code);
   if (d < 0)
     return code;
   csr_error *e = NULL;
   cleanup_free char *req = request (&o, &e);
   if (req == NULL)
     return sbx_fail ("exec", e, CSR_EXIT_INTERNAL);
+  if (o.detach)
+    return detached (&o, d, id, req);
   cleanup_close int devnull = open ("/dev/null", O_RDONLY | O_CLOEXEC);
+  /* -i: our stdin as it is (binary-safe: the descriptor itself). */
+  int in = o.interactive && fcntl (0, F_GETFD) >= 0 ? 0 : devnull;
   int po[2] = { -1, -1 }, pe[2] = { -1, -1 };
   if (o.json && (pipe2 (po, O_CLOEXEC) < 0 || pipe2 (pe, O_CLOEXEC) < 0))
     return sbx_fail ("exec", NULL, CSR_EXIT_INTERNAL);
-  int fds[3] = { devnull, o.json ? po[1] : 1, o.json ? pe[1] : 2 };
-  int sock = csr_sandbox_connect (d, req, fds, 3, &e);
+  int fds[3] = { in, o.json ? po[1] : 1, o.json ? pe[1] : 2 };
+  cleanup_close int master = -1;
+  int sock = -1;
+  if (o.tty)
+    {
+      if (with_tty (d, req, &sock, &master, &e) < 0)
+        return sbx_fail ("exec", e, CSR_EXIT_INTERNAL);
+    }
+  else
+    sock = csr_sandbox_connect (d, req, fds, 3, &e);
   if (o.json)
     {
       close (po[1]);
@@ -251,6 +342,22 @@ cmd_sandbox_exec (int argc, char **argv)
         return sbx_fail ("exec", NULL, CSR_EXIT_INTERNAL);
       rc = collect (sock, po[0], pe[0], &bo, &be, &reply, &e);
     }
+  else if (o.tty)
+    {
+      struct csr_tty_relay r
+          = { .master = master, .in = 0, .out = 1, .end_fd = sock, .eof_to_master = !isatty (0) };
+      rc = csr_tty_relay (&r, &e);
+      if (rc == 0 && r.stopped_by)
+        {
+          /* Our end goes: the keeper kills the exec. */
+          close (sock);
+          fprintf (stderr, "csrun sandbox exec: %s: the exec was killed\n",
+                   strsignal (r.stopped_by));
+          return 128 + r.stopped_by;
+        }
+      if (rc == 0)
+        rc = csr_sandbox_read_reply (sock, -1, &reply, &e);
+    }
   else
     rc = csr_sandbox_read_reply (sock, -1, &reply, &e);
   close (sock);
@@ -259,11 +366,55 @@ cmd_sandbox_exec (int argc, char **argv)
   char ebuf[64];
   cleanup_yajl_val yajl_val t = yajl_tree_parse (reply, ebuf, sizeof ebuf);
   free (reply);
+  size_t lo = 0, le = 0;
+  cleanup_free char *so = o.json ? csr_bbuf_contents (&bo, &lo) : NULL;
+  cleanup_free char *se = o.json ? csr_bbuf_contents (&be, &le) : NULL;
+  struct sbx_exec_end x = {
+    .reply = t,
+    .id = id,
+    .json = o.json,
+    .sh = o.sh != NULL,
+    .out = so,
+    .out_len = lo,
+    .out_dropped = csr_bbuf_dropped (&bo),
+    .err = se,
+    .err_len = le,
+    .err_dropped = csr_bbuf_dropped (&be),
+  };
+  csr_bbuf_release (&bo);
+  csr_bbuf_release (&be);
+  if (o.json && (so == NULL || se == NULL))
+    return sbx_fail ("exec", NULL, CSR_EXIT_INTERNAL);
+  return sbx_exec_report (&x);
+}
+
+/* ------------------------------------------------------------ the report (exec, wait) */
+
+static void
+gen_stream (struct csr_jgen *w, const char *key, const char *s, size_t len, uint64_t dropped,
+            const char *extra)
+{
+  cleanup_free char *joined = NULL;
+  if (extra
+      && asprintf (&joined, "%s%s%s", s ? s : "", s && len && s[len - 1] != '\n' ? "\n" : "", extra)
+             < 0)
+    joined = NULL;
+  csr_jgen_kv_str (w, key, joined ? joined : s ? s : "");
+  char k2[32];
+  snprintf (k2, sizeof k2, "%s_dropped_bytes", key);
+  csr_jgen_kv_int (w, k2, (long long)dropped);
+}
+
+int
+sbx_exec_report (const struct sbx_exec_end *x)
+{
+  csr_error *e = NULL;
+  yajl_val t = x->reply;
   const char *msg = csr_json_str (csr_json_get (t, "error"));
   if (t == NULL || msg)
     {
       csr_error_set (&e, 0, "%s", msg ? msg : "the keeper's reply is not JSON");
-      return sbx_fail ("exec", e,
+      return sbx_fail (x->exec_id ? "wait" : "exec", e,
                        msg && (strstr (msg, "stopped") || strstr (msg, "busy with"))
                            ? SBX_EXIT_REFUSED
                            : CSR_EXIT_INTERNAL);
@@ -271,25 +422,28 @@ cmd_sandbox_exec (int argc, char **argv)
   long long ec = YAJL_GET_INTEGER (csr_json_get (t, "exit_code"));
   long long sig = YAJL_GET_INTEGER (csr_json_get (t, "signal"));
   long long ms = YAJL_GET_INTEGER (csr_json_get (t, "duration_ms"));
+  yajl_val tm = csr_json_get (t, "timeout_ms");
+  double timeout_s = tm && YAJL_IS_INTEGER (tm) ? (double)YAJL_GET_INTEGER (tm) / 1000 : 0;
   bool timed_out = YAJL_IS_TRUE (csr_json_get (t, "timed_out"));
   bool exec_failed = YAJL_IS_TRUE (csr_json_get (t, "exec_failed"));
   bool setup_failed = YAJL_IS_TRUE (csr_json_get (t, "setup_failed"));
+  const char *out_err = csr_json_str (csr_json_get (t, "output_error"));
   cleanup_free char *tmsg = NULL;
-  if (timed_out && asprintf (&tmsg, "Command timed out after %g seconds", o.timeout_s) < 0)
+  if (timed_out && asprintf (&tmsg, "Command timed out after %g seconds", timeout_s) < 0)
     tmsg = NULL;
   const char *note = NULL;
-  if (o.sh && exec_failed && ec == 127)
+  if (x->sh && exec_failed && ec == 127)
     note = "csrun sandbox exec: --sh: this sandbox's rootfs has no /bin/sh";
   int exit_code = timed_out ? CSR_EXIT_TIMEOUT : sig ? 128 + (int)sig : (int)ec;
-  if (o.json)
+  if (x->json)
     {
       struct csr_jgen w;
       if (csr_jgen_init (&w, false, &e) < 0)
         return sbx_fail ("exec", e, CSR_EXIT_INTERNAL);
       csr_jgen_map_open (&w);
       csr_jgen_kv_int (&w, "returncode", timed_out ? -1 : sig ? -sig : ec);
-      gen_stream (&w, "stdout", &bo, NULL);
-      gen_stream (&w, "stderr", &be, tmsg ? tmsg : note);
+      gen_stream (&w, "stdout", x->out, x->out_len, x->out_dropped, NULL);
+      gen_stream (&w, "stderr", x->err, x->err_len, x->err_dropped, tmsg ? tmsg : note);
       csr_jgen_kv_int (&w, "duration_ms", ms);
       csr_jgen_str (&w, "timed_out");
       csr_jgen_bool (&w, timed_out);
@@ -300,10 +454,15 @@ cmd_sandbox_exec (int argc, char **argv)
       csr_jgen_bool (&w, setup_failed);
       if (tmsg)
         csr_jgen_kv_str (&w, "error", tmsg);
-      csr_jgen_kv_str (&w, "sandbox", id);
+      if (out_err)
+        csr_jgen_kv_str (&w, "output_error", out_err);
+      csr_jgen_kv_str (&w, "sandbox", x->id);
+      if (x->exec_id)
+        {
+          csr_jgen_kv_str (&w, "exec", x->exec_id);
+          csr_jgen_kv_str (&w, "status", "exited");
+        }
       csr_jgen_map_close (&w);
-      csr_bbuf_release (&bo);
-      csr_bbuf_release (&be);
       char *out_doc = csr_jgen_finish (&w, "the exec result", NULL, &e);
       if (out_doc == NULL)
         return sbx_fail ("exec", e, CSR_EXIT_INTERNAL);
@@ -311,8 +470,21 @@ cmd_sandbox_exec (int argc, char **argv)
       free (out_doc);
       if (fflush (stdout) != 0)
         return CSR_EXIT_INTERNAL;
+      return exit_code;
     }
-  else if (tmsg)
+  /* wait without --json: the output as the exec would have written it. */
+  if (x->print_output
+      && ((x->out_len && csr_write_all (1, x->out, x->out_len, &e) < 0)
+          || (x->err_len && csr_write_all (2, x->err, x->err_len, &e) < 0)))
+    return sbx_fail ("wait", e, CSR_EXIT_INTERNAL);
+  if (x->print_output && (x->out_dropped || x->err_dropped))
+    fprintf (stderr,
+             "csrun sandbox wait: %llu bytes of stdout and %llu of stderr were dropped in the "
+             "middle (--max-output)\n",
+             (unsigned long long)x->out_dropped, (unsigned long long)x->err_dropped);
+  if (out_err)
+    fprintf (stderr, "csrun sandbox wait: the output was not all kept: %s\n", out_err);
+  if (tmsg)
     fprintf (stderr, "csrun sandbox exec: %s\n", tmsg);
   else if (note)
     fprintf (stderr, "%s\n", note);

@@ -15,6 +15,7 @@
 
 #include "cmd.h"
 #include "sandbox.h"
+#include "rootfs/layer.h"
 #include "sandbox/ports.h"
 #include "sandbox/sandbox.h"
 #include "supervisor/snippet.h"
@@ -84,6 +85,15 @@ sbx_open (const char *cmd, int rootfd, const char *id_or_name, char *id, int *co
   return fd;
 }
 
+int
+sbx_enter (const char *cmd, const char *id_or_name, char *id, int *code)
+{
+  cleanup_close int root = sbx_root (cmd, code);
+  if (root < 0)
+    return -1;
+  return sbx_open (cmd, root, id_or_name, id, code);
+}
+
 /* ------------------------------------------------------------ create */
 
 struct create_opts
@@ -91,6 +101,8 @@ struct create_opts
   struct csr_sandbox_spec spec;
   const char *env[CSR_SANDBOX_MAX_ENV];
   size_t n_env;
+  const char *with[CSR_LAYER_MAX_PACKAGES];
+  size_t n_with;
   bool allow_host_net, json;
   const char *net;
   bool allow_all_interfaces;
@@ -116,6 +128,8 @@ enum
   OPT_UPSTREAM,
   OPT_ALLOW_ALL_IF,
   OPT_IDLE_ACTION,
+  OPT_WITH,
+  OPT_DISK,
 };
 
 static struct argp_option create_options[] = {
@@ -147,6 +161,12 @@ static struct argp_option create_options[] = {
     0 },
   { "allow-all-interfaces", OPT_ALLOW_ALL_IF, NULL, 0,
     "Confirm a --publish on 0.0.0.0 or [::] (every interface: reachable from other machines)", 0 },
+  { "with", OPT_WITH, "PKG", 0,
+    "A read-only layer of this Debian package and its dependencies above the rootfs, as csrun "
+    "run --with (repeatable)",
+    0 },
+  { "disk", OPT_DISK, "SIZE", 0,
+    "Cap the writable layer at SIZE (a tmpfs of its own: memory, kept across stop and start)", 0 },
   { "json", OPT_JSON, NULL, 0, "Print {\"id\":..., \"name\":..., \"ports\":[...]} as JSON", 0 },
   { NULL, 0, NULL, 0, NULL, 0 },
 };
@@ -246,6 +266,18 @@ parse_create (int key, char *arg, struct argp_state *state)
     case OPT_JSON:
       o->json = true;
       break;
+    case OPT_WITH:
+      if (!csr_layer_valid_name (arg))
+        argp_failure (state, CSR_EXIT_USAGE, 0, "--with: '%s' is not a Debian package name", arg);
+      if (o->n_with == CSR_LAYER_MAX_PACKAGES)
+        argp_failure (state, CSR_EXIT_USAGE, 0, "too many --with (at most %d)",
+                      CSR_LAYER_MAX_PACKAGES);
+      o->with[o->n_with++] = arg;
+      break;
+    case OPT_DISK:
+      if (csr_parse_size (arg, 1ULL << 40, &s->disk, &e) < 0 || s->disk < (1ULL << 20))
+        argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --disk '%s' (1M to 1T)", arg);
+      break;
     case ARGP_KEY_ARG:
       argp_failure (state, CSR_EXIT_USAGE, 0, "unexpected argument '%s'", arg);
       break;
@@ -294,6 +326,22 @@ build_env (struct create_opts *o)
   return 0;
 }
 
+/* --with: the names as the spec's own (NULL-terminated) copy. */
+static int
+copy_with (struct create_opts *o)
+{
+  if (o->n_with == 0)
+    return 0;
+  char **v = calloc (o->n_with + 1, sizeof *v);
+  if (v == NULL)
+    return -1;
+  o->spec.with = v;
+  for (size_t i = 0; i < o->n_with; i++)
+    if ((v[i] = strdup (o->with[i])) == NULL)
+      return -1;
+  return 0;
+}
+
 static int
 cmd_create (int argc, char **argv)
 {
@@ -327,13 +375,16 @@ cmd_create (int argc, char **argv)
     }
   s->workdir = strdup (s->workdir ? s->workdir : "/work");
   csr_error *e = NULL;
-  if (build_env (&o) < 0 || s->workdir == NULL)
+  if (build_env (&o) < 0 || s->workdir == NULL || copy_with (&o) < 0)
     return sbx_fail ("create", NULL, CSR_EXIT_INTERNAL);
-  if (csr_sandbox_create (root, NULL, s, &e) < 0)
+  int rc = csr_sandbox_create (root, NULL, s, &e);
+  if (rc < 0)
     {
       int st = e ? e->status : 0;
       csr_sandbox_spec_release (s);
-      return sbx_fail ("create", e, st == EEXIST ? CSR_EXIT_USAGE : CSR_EXIT_INTERNAL);
+      return sbx_fail ("create", e,
+                       st == EEXIST || rc == CSR_LAYER_BAD_PACKAGE ? CSR_EXIT_USAGE
+                                                                   : CSR_EXIT_INTERNAL);
     }
   /* Never a limit claimed that is not applied (inspect says how each is). */
   cleanup_close int d = openat (root, s->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -476,7 +527,7 @@ sbx_fmt_time (int64_t t, char *buf, size_t n)
 /* One sandbox as a JSON object (ls --json, inspect). */
 static void
 gen_sandbox (struct csr_jgen *w, const struct csr_sandbox_spec *s, yajl_val info, bool full,
-             const char *statedir)
+             const char *statedir, int dirfd)
 {
   const char *status = csr_json_str (csr_json_get (info, "status"));
   char ct[32], ex[32];
@@ -524,6 +575,7 @@ gen_sandbox (struct csr_jgen *w, const struct csr_sandbox_spec *s, yajl_val info
       csr_jgen_kv_strv (w, "env", (const char *const *)s->env);
       csr_jgen_kv_str (w, "net", s->host_net ? "host" : "none");
       csr_jgen_kv_int (w, "ttl_s", (long long)s->ttl_s);
+      sbx_gen_spec_layers (w, s);
       csr_jgen_map_close (w);
       csr_jgen_str (w, "cgroup");
       csr_jgen_map_open (w);
@@ -535,6 +587,7 @@ gen_sandbox (struct csr_jgen *w, const struct csr_sandbox_spec *s, yajl_val info
         csr_jgen_str (w, s->cgroup_v1[i]);
       csr_jgen_array_close (w);
       csr_jgen_map_close (w);
+      sbx_gen_live (w, dirfd, s);
     }
   csr_jgen_map_close (w);
 }
@@ -589,7 +642,7 @@ cmd_ls (struct simple_opts *o)
         }
       yajl_val info = keeper_info (d);
       if (o->json)
-        gen_sandbox (&w, &s, info, false, NULL);
+        gen_sandbox (&w, &s, info, false, NULL, d);
       else
         {
           const char *st = csr_json_str (csr_json_get (info, "status"));
@@ -646,7 +699,7 @@ cmd_inspect (struct simple_opts *o)
   struct csr_jgen w;
   if (csr_jgen_init (&w, true, &e) < 0)
     return sbx_fail ("inspect", e, CSR_EXIT_INTERNAL);
-  gen_sandbox (&w, &s, info, true, statedir);
+  gen_sandbox (&w, &s, info, true, statedir, d);
   yajl_tree_free (info);
   csr_sandbox_spec_release (&s);
   return sbx_print_doc (&w, "inspect");
@@ -785,11 +838,12 @@ static const struct
   { "find", cmd_sandbox_find },
   { "checkpoint", cmd_sandbox_checkpoint },
   { "restore", cmd_sandbox_restore },
+  { "wait", cmd_sandbox_wait }, /* detached execs (sandbox-wait.c) */
 };
 
 static const char sandbox_usage[]
     = "usage: csrun sandbox COMMAND [OPTION...]\n"
-      "Commands: create, exec, run, session, port, ls, inspect, stop, start, rm, gc,\n"
+      "Commands: create, exec, wait, run, session, port, ls, inspect, stop, start, rm, gc,\n"
       "checkpoint [ls|rm], restore; files: cp, read, write, ls ID, find (each with --help).\n"
       "See csrun-sandbox(1).\n";
 

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <yajl/yajl_tree.h>
+
 #include "util/error.h"
 
 /* Exit codes of csrun sandbox (csrun-sandbox(1) EXIT STATUS). */
@@ -23,6 +25,8 @@ int sbx_fail (const char *cmd, csr_error *e, int code);
 int sbx_root (const char *cmd, int *code);
 /* ID_OR_NAME's state directory fd (*ID its id); -1 printed, *CODE set. */
 int sbx_open (const char *cmd, int rootfd, const char *id_or_name, char *id, int *code);
+/* Both: sbx_root, then ID_OR_NAME's state directory fd. */
+int sbx_enter (const char *cmd, const char *id_or_name, char *id, int *code);
 
 /* T (unix seconds) as 2026-12-01T10:00:00Z into BUF. */
 void sbx_fmt_time (int64_t t, char *buf, size_t n);
@@ -62,5 +66,32 @@ int cmd_sandbox_restore (int argc, char **argv);
 /* Remove the expired checkpoints (sandbox-checkpoint.c), warning on stderr
  * under CMD; their ids in *REMOVED when not NULL. */
 void sbx_ckpt_collect (const char *cmd, char ***removed, size_t *n);
+
+/* The end of an exec, from the keeper's REPLY (exit_code, signal,
+ * timed_out, ...), reported as exec (and wait) do: with JSON one document
+ * ({returncode, stdout, stderr, ...}); else OUT and ERR written to our
+ * stdout and stderr when PRINT_OUTPUT, and the notes.  Returns the exit
+ * code. */
+struct sbx_exec_end
+{
+  yajl_val reply;
+  const char *id;      /* the sandbox's */
+  const char *exec_id; /* a detached exec's (wait), or NULL */
+  bool json, sh, print_output;
+  const char *out, *err;
+  size_t out_len, err_len;
+  uint64_t out_dropped, err_dropped;
+};
+int sbx_exec_report (const struct sbx_exec_end *x);
+
+/* sandbox-wait.c: wait ID EXEC, exec ls ID. */
+int cmd_sandbox_wait (int argc, char **argv);
+int cmd_sandbox_exec_ls (int argc, char **argv);
+
+/* inspect (sandbox-wait.c): into the open map of its "spec", S's --with
+ * and --disk; into the sandbox's map, what its keeper (in DIRFD) says of
+ * its detached execs ("execs") and of its --disk's use ("disk"). */
+void sbx_gen_spec_layers (struct csr_jgen *w, const struct csr_sandbox_spec *s);
+void sbx_gen_live (struct csr_jgen *w, int dirfd, const struct csr_sandbox_spec *s);
 
 #endif

@@ -73,10 +73,11 @@ check_page "csrun batch" "$MAN/csrun-batch.1" "$CSRUN" batch --help
 check_page "csrun hook" "$MAN/csrun-hook.1" "$CSRUN" hook --help
 check_page "csrun mcp" "$MAN/csrun-mcp.1" "$CSRUN" mcp --help
 check_page "csrun tool-schema" "$MAN/csrun-mcp.1" "$CSRUN" tool-schema --help
-for c in create exec run session ls inspect stop start rm gc cp read write find checkpoint restore; do
+for c in create exec wait run session ls inspect stop start rm gc cp read write find checkpoint restore; do
   check_page "csrun sandbox $c" "$MAN/csrun-sandbox.1" "$CSRUN" sandbox "$c" --help
 done
 check_page "csrun sandbox port ls" "$MAN/csrun-sandbox.1" "$CSRUN" sandbox port ls --help
+check_page "csrun sandbox exec ls" "$MAN/csrun-sandbox.1" "$CSRUN" sandbox exec ls --help
 for c in ls rm; do
   check_page "csrun sandbox checkpoint $c" "$MAN/csrun-sandbox.1" "$CSRUN" sandbox checkpoint "$c" --help
 done

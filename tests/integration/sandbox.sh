@@ -3,34 +3,7 @@
 # layer, the clean environment, exec timeouts and exit statuses, 16 concurrent execs, the idle
 # timeout, a keeper killed with SIGKILL, the confinement of an exec.  Root and rootless.
 . "$CSRUN_SRCDIR/tests/lib/tap.sh"
-
-T=$(tmpdir)
-export CSRUN_SANDBOX_DIR="$T/sbx"
-SBX="$CSRUN_SANDBOX_DIR"
-
-# At the end, nothing of ours stays alive.
-_sbx_cleanup () {
-  local d
-  for d in "$SBX"/*/; do
-    [ -d "$d" ] && "$CSRUN" sandbox rm --force "$(basename "$d")" >/dev/null 2>&1
-  done
-}
-trap '_sbx_cleanup; _tap_cleanup' EXIT
-
-# wait_until SECONDS CMD...: poll CMD every 0.1 s until it succeeds (a generous bound).
-wait_until () {
-  local n=$(($1 * 10))
-  shift
-  while [ $n -gt 0 ]; do
-    "$@" && return 0
-    sleep 0.1
-    n=$((n - 1))
-  done
-  return 1
-}
-gone () { ! kill -0 "$1" 2>/dev/null || grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
-no_dir () { [ ! -e "$1" ]; }
-jget () { json_get "$1" "$2" 2>&1; }
+. "$CSRUN_SRCDIR/tests/lib/sandbox.sh"
 
 # ---------------------------------------------------------------- create, ls, inspect
 id=$(csrun sandbox create --name box1 --idle-timeout 120s 2>"$T/c.err")

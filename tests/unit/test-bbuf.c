@@ -258,3 +258,32 @@ Test (bbuf, flood_is_fast, .timeout = 30)
   csr_bbuf_release (&b);
   free (data);
 }
+
+/* Streamed (detached execs' output files): the head is not kept, append
+ * says which leading bytes were the head's; the same tail and counts. */
+Test (bbuf, streamed_head_is_the_callers)
+{
+  struct csr_bbuf b;
+  cr_assert_eq (csr_bbuf_init_streamed (&b, 8), 0);
+  cr_assert_null (b.head);
+  cr_assert_eq (b.head_cap, 4);
+  char streamed[64] = "";
+  const char *chunks[] = { "ab", "cdef", "ghijklmn", "op" };
+  for (size_t i = 0; i < 4; i++)
+    {
+      size_t h = append_str (&b, chunks[i]);
+      strncat (streamed, chunks[i], h);
+    }
+  cr_assert_str_eq (streamed, "abcd");
+  cr_assert_eq (b.head_len, 4);
+  size_t n;
+  char *t = csr_bbuf_tail (&b, &n);
+  cr_assert_eq (n, 4);
+  cr_assert (memcmp (t, "mnop", 4) == 0, "tail '%.*s'", (int)n, t);
+  free (t);
+  char *c = csr_bbuf_contents (&b, &n);
+  cr_assert_eq (n, 4, "contents: the tail alone");
+  free (c);
+  cr_assert_eq (csr_bbuf_dropped (&b), 8);
+  csr_bbuf_release (&b);
+}

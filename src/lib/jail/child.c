@@ -141,7 +141,7 @@ csr_snippet_entry (const struct jail_spec *jail, void *face, const struct csr_la
     }
   /* issue 15: a sandbox's writable layer (src/lib/sandbox/layer.c): its
    * directories opened now, mounted as the namespace's root. */
-  int layer_fds[3] = { -1, -1, -1 };
+  int layer_fds[CSR_SANDBOX_LAYER_FDS] = { -1, -1, -1, -1 };
   if (spec->layer_upper
           ? csr_sandbox_layer_open (spec, layer_fds, &e) < 0
           : csr_mounts_bind_rootfs (jail->rootfs_dir, jail->layer_dir, rootfs_fd, &e) < 0)

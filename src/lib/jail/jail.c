@@ -84,6 +84,18 @@ csr_jail_start (const struct jail_snippet *spec, struct csr_jail *jail, csr_erro
     .what = "jail",
     .prefix_error = true,
   };
+  /* issue 15, --disk: into the held user namespace, the mounts copied
+   * from the held mount namespace; the jail is still our child. */
+  struct csr_launch_ns join[2]
+      = { { s.join_userns, CLONE_NEWUSER }, { s.join_mntns, CLONE_NEWNS } };
+  if (s.join_userns && s.join_mntns)
+    {
+      l.join = join;
+      l.n_join = 2;
+      l.join_as_child = true;
+      l.clone_flags &= ~(uint64_t)CLONE_NEWUSER;
+      l.write_idmaps = false;
+    }
   struct csr_launched out;
   if (csr_launch (&l, &out, err) < 0)
     return -1;

@@ -147,12 +147,12 @@ via_intermediate (const struct csr_launch *l, int syncfd, const int *cg_fds, int
           }
         close (fd);
       }
-  if (l->clone_flags && unshare ((int)l->clone_flags) < 0)
+  if (!l->join_as_child && l->clone_flags && unshare ((int)l->clone_flags) < 0)
     {
       csr_error_errno (&e, "unshare the %s's namespaces", l->what);
       csr_launch_fail (syncfd, e);
     }
-  pid_t pid = fork ();
+  pid_t pid = l->join_as_child ? csr_clone (l->clone_flags | CLONE_PARENT, NULL) : fork ();
   if (pid == 0)
     child_run (l, syncfd, cg_fds, n_cg_fds, true);
   if (pid < 0)
@@ -346,6 +346,9 @@ csr_launch (const struct csr_launch *l, struct csr_launched *out, csr_error **er
           cgroup_release (&cg);
           return -1;
         }
+      /* Our child (CLONE_PARENT): its pid can't be reused before we reap it. */
+      if (l->join_as_child)
+        pidfd = csr_pidfd_open (pid);
     }
   if ((l->write_idmaps && csr_idmap_write (pid, l->spec, err) < 0)
       || cgroup_enter_after (l, &cg, pid, err) < 0

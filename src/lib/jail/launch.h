@@ -28,6 +28,7 @@ enum csr_sync_type
   CSR_SYNC_HOOKS = 4,   /* OCI: the namespaces exist; run prestart/createRuntime, then send 'H' */
   CSR_SYNC_PID = 5,     /* status = the process's pid (from the intermediate process) */
   CSR_SYNC_SECCOMP = 6, /* OCI: the seccomp listener is attached (SCM_RIGHTS) */
+  CSR_SYNC_FD = 7,      /* a descriptor for the face (SCM_RIGHTS); status says which */
 };
 
 struct csr_sync_msg
@@ -84,6 +85,11 @@ struct csr_launch
    * entry's process and reports its pid (CSR_SYNC_PID).  pidfd is then -1. */
   const struct csr_launch_ns *join;
   size_t n_join;
+  /* With JOIN: the intermediate clones the entry's process as our child
+   * (CLONE_PARENT, the new namespaces made by that clone): it can be waited
+   * for, has a pidfd and dies with us (issue 15: a sandbox whose jail joins
+   * the user namespace that holds its --disk). */
+  bool join_as_child;
   const char *what;  /* "jail", "container": names it in messages */
   bool prefix_error; /* relayed set-up errors read "WHAT set-up: ..." */
   int timeout_ms;    /* 0: CSR_LAUNCH_TIMEOUT_MS */

@@ -29,9 +29,11 @@
 #include "../oci/hooks.h"
 #include "../oci/validate.h"
 #include "../util/cleanup.h"
+#include "../util/fdpass.h"
 #include "../util/fs.h"
 #include "../util/log.h"
 #include "../util/syscalls.h"
+#include "../util/tty.h"
 #include "caps.h"
 #include "seccomp-notify.h"
 #include "launch.h"
@@ -128,15 +130,11 @@ write_sysctls (const struct oci_config *c, int host_proc, csr_error **err)
 static int
 setup_terminal (const struct oci_config *c, int console, csr_error **err)
 {
-  cleanup_close int master = open ("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
-  if (master < 0)
-    return csr_error_errno (err, "open /dev/ptmx");
+  cleanup_close int master = -1;
+  cleanup_close int slave = -1;
   char name[64];
-  if (unlockpt (master) < 0 || ptsname_r (master, name, sizeof name) != 0)
-    return csr_error_errno (err, "prepare the terminal");
-  cleanup_close int slave = open (name, O_RDWR | O_NOCTTY | O_CLOEXEC);
-  if (slave < 0)
-    return csr_error_errno (err, "open %s", name);
+  if (csr_pty_open (&master, &slave, name, sizeof name, err) < 0)
+    return -1;
   /* The process's user owns its terminal, the group stays devpts' (runc
    * does this for its stdio; an unmapped id or a read-only /dev leaves the
    * owner as it is, as there). */
@@ -151,22 +149,7 @@ setup_terminal (const struct oci_config *c, int console, csr_error **err)
   if (console >= 0)
     {
       char byte = 0;
-      struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-      union
-      {
-        char buf[CMSG_SPACE (sizeof (int))];
-        struct cmsghdr align;
-      } u;
-      memset (&u, 0, sizeof u);
-      struct msghdr msg = {
-        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf
-      };
-      struct cmsghdr *cm = CMSG_FIRSTHDR (&msg);
-      cm->cmsg_level = SOL_SOCKET;
-      cm->cmsg_type = SCM_RIGHTS;
-      cm->cmsg_len = CMSG_LEN (sizeof (int));
-      memcpy (CMSG_DATA (cm), &master, sizeof (int));
-      if (sendmsg (console, &msg, MSG_NOSIGNAL) < 0)
+      if (csr_send_fd (console, &byte, 1, master) < 0)
         return csr_error_errno (err, "send the terminal to the console socket");
       close (console);
     }

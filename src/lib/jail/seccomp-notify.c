@@ -88,23 +88,7 @@ csr_seccomp_load_filter (const void *prog, bool listener, csr_error **err)
 int
 csr_seccomp_pass_fd (int sock, int fd, const void *data, size_t len, csr_error **err)
 {
-  struct iovec iov = { .iov_base = (void *)data, .iov_len = len };
-  union
-  {
-    char buf[CMSG_SPACE (sizeof (int))];
-    struct cmsghdr align;
-  } u;
-  memset (&u, 0, sizeof u);
-  struct msghdr msg
-      = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf };
-  struct cmsghdr *cm = CMSG_FIRSTHDR (&msg);
-  cm->cmsg_level = SOL_SOCKET;
-  cm->cmsg_type = SCM_RIGHTS;
-  cm->cmsg_len = CMSG_LEN (sizeof (int));
-  memcpy (CMSG_DATA (cm), &fd, sizeof fd);
-  ssize_t n;
-  while ((n = sendmsg (sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
-    ;
+  ssize_t n = csr_send_fd (sock, data, len, fd);
   if (n < 0)
     return csr_error_errno (err, "send the seccomp listener");
   if ((size_t)n != len)

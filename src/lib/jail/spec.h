@@ -84,6 +84,12 @@ struct jail_snippet
   const char *layer_upper;
   const char *layer_work;
   bool hold;
+  /* --disk: the jail's user namespace, and the mount namespace its own is
+   * copied from (where the disk's tmpfs is mounted), are these (paths, e.g.
+   * /proc/self/fd/N), kept by the keeper across stop and start, instead of
+   * new ones; the id maps are theirs.  Both or neither. */
+  const char *join_userns;
+  const char *join_mntns;
   uint64_t tmp_size; /* bytes for /tmp and for the working directory, each */
   uint64_t tmp_inodes;
   /* Files written into the working directory before exec (e.g. snippet.py). */

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../rootfs/layer.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/json.h"
@@ -160,6 +161,11 @@ csr_ckpt_spec_json (const struct csr_ckpt_spec *c, csr_error **err)
   csr_jgen_kv_int (&w, "ttl_ms", (long long)(s->ttl_s * 1000));
   csr_jgen_kv_str (&w, "idle_action", s->idle_checkpoint ? "checkpoint" : "remove");
   csr_jgen_kv_str (&w, "net", s->host_net ? "host" : "none");
+  /* issue 15: the package layer and the cap are the restored sandbox's too. */
+  if (s->with)
+    csr_jgen_kv_strv (&w, "with", (const char *const *)s->with);
+  if (s->disk)
+    csr_jgen_kv_int (&w, "disk", (long long)s->disk);
   csr_jgen_str (&w, "rootfs");
   csr_jgen_map_open (&w);
   csr_jgen_kv_str (&w, "source", s->rootfs);
@@ -194,6 +200,30 @@ is_hex (const char *s, size_t len)
     if (!strchr ("0123456789abcdef", *p))
       return false;
   return true;
+}
+
+/* issue 15: --with's packages and --disk's cap, if the checkpoint has them. */
+static int
+parse_layers (yajl_val t, struct csr_sandbox_spec *s, csr_error **err)
+{
+  yajl_val with = csr_json_get (t, "with");
+  size_t nw = with && YAJL_IS_ARRAY (with) ? with->u.array.len : 0;
+  if (nw > CSR_LAYER_MAX_PACKAGES)
+    return csr_error_set (err, CSR_CKPT_E_DAMAGED, "spec.json: too many packages (with)");
+  if (nw > 0 && (s->with = calloc (nw + 1, sizeof *s->with)) == NULL)
+    return csr_error_set (err, ENOMEM, "spec.json");
+  for (size_t i = 0; i < nw; i++)
+    {
+      const char *p = csr_json_str (with->u.array.values[i]);
+      if (p == NULL || !csr_layer_valid_name (p))
+        return csr_error_set (err, CSR_CKPT_E_DAMAGED, "spec.json: invalid package (with)");
+      if ((s->with[i] = strdup (p)) == NULL)
+        return csr_error_set (err, ENOMEM, "spec.json");
+    }
+  s->disk = get_u64 (t, "disk");
+  if (s->disk && (s->disk < (1ULL << 20) || s->disk > (1ULL << 40)))
+    return csr_error_set (err, CSR_CKPT_E_DAMAGED, "spec.json: invalid disk");
+  return 0;
 }
 
 int
@@ -258,7 +288,7 @@ csr_ckpt_spec_parse (const char *text, size_t len, struct csr_ckpt_spec *c, csr_
   s->idle_checkpoint = ia && strcmp (ia, "checkpoint") == 0;
   const char *net = csr_json_str (csr_json_get (t, "net"));
   s->host_net = net && strcmp (net, "host") == 0;
-  return 0;
+  return parse_layers (t, s, err);
 }
 
 /* ------------------------------------------------------------ checkpoint.json */

@@ -14,6 +14,7 @@
 
 #include "../util/cleanup.h"
 #include "../util/clock.h"
+#include "../util/fdpass.h"
 #include "../util/json.h"
 
 int
@@ -40,33 +41,8 @@ csr_sandbox_connect (int dirfd, const char *req, const int *fds, size_t n_fds, c
     }
   memcpy (line, req, len);
   line[len] = '\n';
-  struct iovec iov = { line, len + 1 };
-  union
-  {
-    char buf[CMSG_SPACE (sizeof (int) * 8)];
-    struct cmsghdr align;
-  } u;
-  struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-  if (n_fds > 0 && n_fds <= 8)
-    {
-      mh.msg_control = u.buf;
-      mh.msg_controllen = CMSG_SPACE (sizeof (int) * n_fds);
-      struct cmsghdr *c = CMSG_FIRSTHDR (&mh);
-      c->cmsg_level = SOL_SOCKET;
-      c->cmsg_type = SCM_RIGHTS;
-      c->cmsg_len = CMSG_LEN (sizeof (int) * n_fds);
-      memcpy (CMSG_DATA (c), fds, sizeof (int) * n_fds);
-    }
   /* The first message carries the descriptors; the rest of a long line follows. */
-  ssize_t w = sendmsg (s, &mh, MSG_NOSIGNAL);
-  size_t off = w > 0 ? (size_t)w : 0;
-  while (w >= 0 && off < len + 1)
-    {
-      w = send (s, line + off, len + 1 - off, MSG_NOSIGNAL);
-      if (w > 0)
-        off += (size_t)w;
-    }
-  if (w < 0)
+  if (csr_send_fds (s, line, len + 1, fds, n_fds <= CSR_FDPASS_MAX ? n_fds : 0) < 0)
     {
       csr_error_errno (err, "send the request to the sandbox's keeper");
       close (s);
@@ -76,14 +52,19 @@ csr_sandbox_connect (int dirfd, const char *req, const int *fds, size_t n_fds, c
 }
 
 int
-csr_sandbox_read_reply (int sock, int timeout_ms, char **line, csr_error **err)
+csr_sandbox_read_reply_fds (int sock, int timeout_ms, char **line, int *fds, size_t max_fds,
+                            size_t *n_fds, csr_error **err)
 {
   *line = NULL;
+  size_t got = 0;
+  if (n_fds)
+    *n_fds = 0;
   size_t cap = 4096, n = 0;
   char *buf = malloc (cap);
   if (buf == NULL)
     return csr_error_set (err, ENOMEM, "reply");
   uint64_t deadline = timeout_ms >= 0 ? csr_mono_ms () + (uint64_t)timeout_ms : 0;
+  int rc = -1;
   for (;;)
     {
       int wait = -1;
@@ -98,33 +79,34 @@ csr_sandbox_read_reply (int sock, int timeout_ms, char **line, csr_error **err)
         continue;
       if (pr == 0)
         {
-          free (buf);
-          return csr_error_set (err, ETIMEDOUT, "the sandbox's keeper did not answer");
+          csr_error_set (err, ETIMEDOUT, "the sandbox's keeper did not answer");
+          break;
         }
       if (n + 1 >= cap)
         {
-          if (cap >= 1 << 16)
-            {
-              free (buf);
-              return csr_error_set (err, E2BIG, "the keeper's reply is too long");
-            }
-          cap *= 2;
-          char *nb = realloc (buf, cap);
+          char *nb = cap >= 1 << 16 ? NULL : realloc (buf, cap * 2);
           if (nb == NULL)
             {
-              free (buf);
-              return csr_error_set (err, ENOMEM, "reply");
+              csr_error_set (err, cap >= 1 << 16 ? E2BIG : ENOMEM,
+                             cap >= 1 << 16 ? "the keeper's reply is too long" : "reply");
+              break;
             }
+          cap *= 2;
           buf = nb;
         }
-      ssize_t r = read (sock, buf + n, cap - n - 1);
-      if (r < 0 && errno == EINTR)
-        continue;
+      /* Descriptors come with the reply's first bytes (SCM_RIGHTS). */
+      int more[CSR_FDPASS_MAX];
+      size_t k = 0;
+      ssize_t r = csr_recv_fds (sock, buf + n, cap - n - 1, more, CSR_FDPASS_MAX, &k);
+      for (size_t i = 0; i < k; i++)
+        if (fds && got < max_fds)
+          fds[got++] = more[i];
+        else
+          close (more[i]);
       if (r <= 0)
         {
-          free (buf);
-          return csr_error_set (err, r < 0 ? errno : EPIPE,
-                                "the sandbox's keeper closed the connection");
+          csr_error_set (err, r < 0 ? errno : EPIPE, "the sandbox's keeper closed the connection");
+          break;
         }
       n += (size_t)r;
       buf[n] = '\0';
@@ -132,10 +114,24 @@ csr_sandbox_read_reply (int sock, int timeout_ms, char **line, csr_error **err)
       if (nl)
         {
           *nl = '\0';
-          *line = buf;
-          return 0;
+          *line = steal_pointer (&buf);
+          rc = 0;
+          break;
         }
     }
+  free (buf);
+  if (rc < 0)
+    while (got > 0)
+      close (fds[--got]);
+  if (n_fds)
+    *n_fds = got;
+  return rc;
+}
+
+int
+csr_sandbox_read_reply (int sock, int timeout_ms, char **line, csr_error **err)
+{
+  return csr_sandbox_read_reply_fds (sock, timeout_ms, line, NULL, 0, NULL, err);
 }
 
 int

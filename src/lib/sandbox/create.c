@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../rootfs/layer.h"
+#include "../rootfs/rootfs.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/syscalls.h"
@@ -120,6 +122,22 @@ csr_sandbox_create (int rootfd, const char *root, struct csr_sandbox_spec *spec,
 {
   (void)root;
   csr_sandbox_collect (rootfd, NULL, NULL, NULL);
+  /* --with: the layer is built here, where the caller sees it (the keeper
+   * finds it cached). */
+  if (spec->with)
+    {
+      cleanup_free char *cache_dir = NULL;
+      csr_error *ignored = NULL;
+      if (csr_rootfs_cache_dir (&cache_dir, &ignored) < 0)
+        csr_error_freep (&ignored);
+      struct csr_rootfs *r;
+      struct csr_layer *l;
+      int lr = csr_sandbox_trees (spec, cache_dir, &r, &l, err);
+      csr_layer_free (l);
+      csr_rootfs_free (r);
+      if (lr < 0)
+        return lr;
+    }
   cleanup_close int rlock = lock_root (rootfd, err);
   if (rlock < 0)
     return -1;

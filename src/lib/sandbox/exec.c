@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -71,6 +72,13 @@ process (const struct jail_snippet *sn, const struct csr_sbx_exec_req *r, int st
   for (size_t i = 0; i < n; i++)
     if (high[i] >= 0 ? dup2 (high[i], (int)i) < 0 : (close ((int)i), false))
       fail (st, 125, "dup2", NULL);
+  /* exec -t: the terminal (the caller's pty) becomes the controlling one
+   * of this session, whose process group is then its foreground. */
+  if (r->tty && ioctl (0, TIOCSCTTY, 0) < 0)
+    {
+      csr_error_errno (&e, "TIOCSCTTY");
+      fail (st, 125, "make the terminal the controlling one", e);
+    }
   if (chdir (r->cwd) < 0)
     {
       csr_error_errno (&e, "%s", r->cwd);

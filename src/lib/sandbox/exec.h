@@ -27,6 +27,7 @@ struct csr_sbx_exec_req
 #define CSR_SBX_MAX_EXTRA_FDS 5
   int extra[CSR_SBX_MAX_EXTRA_FDS];
   size_t n_extra;
+  bool tty; /* fds[0] is a terminal's slave: it becomes the controlling one */
 };
 
 /* Records on the status pipe. */

@@ -492,7 +492,8 @@ begin_job (struct keeper *k, enum job_kind kind, int client, csr_error **err)
   job.q = (struct csr_quiesce){ .method = "none" };
   k->n_busy++;
   k->busy_with = kind == JOB_CHECKPOINT ? "a checkpoint" : "a restore";
-  job.upper_fd = open (k->upper, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  /* issue 15, --disk: the keeper's way to the layer (through the tmpfs). */
+  job.upper_fd = open (k->upper_keeper, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (job.upper_fd < 0)
     return csr_error_errno (err, "open the layer %s", k->upper);
   return 0;

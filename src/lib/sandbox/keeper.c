@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -24,6 +25,7 @@
 #include "../jail/jail.h"
 #include "../jail/procns.h"
 #include "../jail/seccomp.h"
+#include "../rootfs/layer.h"
 #include "../rootfs/rootfs.h"
 #include "../util/cleanup.h"
 #include "../util/clock.h"
@@ -40,7 +42,18 @@
 static int
 make_layer_dir (const char *path, csr_error **err)
 {
-  if (mkdir (path, 0755) < 0 && errno != EEXIST)
+  int rc = mkdir (path, 0755);
+  /* --disk as host root: the tmpfs maps no id but the jail's root. */
+  if (rc < 0 && errno == EOVERFLOW && geteuid () == 0)
+    {
+      int ou = setfsuid (CSR_ROOT_MAPPED_ID), og = setfsgid (CSR_ROOT_MAPPED_ID);
+      rc = mkdir (path, 0755);
+      int saved = errno;
+      setfsuid ((uid_t)ou);
+      setfsgid ((gid_t)og);
+      errno = saved;
+    }
+  if (rc < 0 && errno != EEXIST)
     return csr_error_errno (err, "mkdir %s", path);
   /* As host root the jail's root is an unprivileged id: the layer is its. */
   if (geteuid () == 0 && chown (path, CSR_ROOT_MAPPED_ID, CSR_ROOT_MAPPED_ID) < 0)
@@ -48,19 +61,24 @@ make_layer_dir (const char *path, csr_error **err)
   return 0;
 }
 
-/* The layer: upper/ with the working directory in it, ovl-work/. */
+/* The layer: upper/ with the working directory in it, ovl-work/, in the
+ * directory the jail sees as BASE, which the keeper reaches as MAKE_BASE
+ * (with --disk, through the tmpfs's descriptor). */
 static int
-setup_layer (struct keeper *k, const char *root, csr_error **err)
+setup_layer (struct keeper *k, const char *base, const char *make_base, csr_error **err)
 {
-  const char *id = k->spec->id;
-  if (asprintf (&k->upper, "%s/%s/upper", root, id) < 0
-      || asprintf (&k->work, "%s/%s/ovl-work", root, id) < 0)
+  char *mk_upper = NULL;
+  cleanup_free char *mk_work = NULL;
+  if (asprintf (&k->upper, "%s/upper", base) < 0 || asprintf (&k->work, "%s/ovl-work", base) < 0
+      || asprintf (&mk_upper, "%s/upper", make_base) < 0
+      || asprintf (&mk_work, "%s/ovl-work", make_base) < 0)
     return csr_error_set (err, ENOMEM, "layer");
+  k->upper_keeper = mk_upper;
   if (strpbrk (k->upper, ":,\\") || strpbrk (k->rootfs->dir, ":,\\"))
     return csr_error_set (err, EINVAL,
                           "the sandbox directory and the rootfs path may not contain ':', ',' "
                           "or '\\' (overlayfs options)");
-  if (make_layer_dir (k->upper, err) < 0 || make_layer_dir (k->work, err) < 0)
+  if (make_layer_dir (mk_upper, err) < 0 || make_layer_dir (mk_work, err) < 0)
     return -1;
   /* mkdir -p of the working directory inside upper/ (an existing one in the
    * rootfs merges with it, with upper/'s owner). */
@@ -73,7 +91,7 @@ setup_layer (struct keeper *k, const char *root, csr_error **err)
         char c = *s;
         *s = '\0';
         cleanup_free char *d = NULL;
-        if (asprintf (&d, "%s%s", k->upper, p) < 0)
+        if (asprintf (&d, "%s%s", mk_upper, p) < 0)
           return csr_error_set (err, ENOMEM, "layer");
         struct stat st;
         cleanup_free char *lower = NULL;
@@ -247,13 +265,23 @@ setup (struct keeper *k, csr_error **err)
   csr_error *ignored = NULL;
   if (csr_rootfs_cache_dir (&cache_dir, &ignored) < 0)
     csr_error_freep (&ignored);
-  cleanup_free char *src = s->rootfs ? strdup (s->rootfs) : csr_find_rootfs ();
-  if (src == NULL)
-    return csr_error_set (err, ENOMEM, "find the rootfs");
-  if (csr_rootfs_resolve (src, cache_dir, &k->rootfs, err) < 0)
-    return csr_error_wrap (err, "rootfs %s", src);
+  /* The rootfs and the --with layer (pkglayer.c): kept, with their use
+   * locks, while the sandbox lives. */
+  if (csr_sandbox_trees (s, cache_dir, &k->rootfs, &k->layer, err) < 0)
+    return -1;
   free (s->rootfs_dir);
   s->rootfs_dir = strdup (k->rootfs->dir);
+  if (k->layer)
+    {
+      free (s->layer_dir);
+      free (s->layer_digest);
+      s->layer_dir = strdup (k->layer->dir);
+      s->layer_digest = strdup (k->layer->digest);
+      if (strpbrk (k->layer->dir, ":,\\"))
+        return csr_error_set (err, EINVAL,
+                              "the layer %s: a path overlayfs can't take (':', ',' or '\\')",
+                              k->layer->dir);
+    }
   cleanup_free char *sp = csr_find_policy ("seccomp/default.json");
   if (sp == NULL)
     return csr_error_set (err, ENOMEM, "find the seccomp policy");
@@ -282,9 +310,20 @@ setup (struct keeper *k, csr_error **err)
   k->sn.tmp_size = 256ULL << 20;
   k->sn.rlimit_fsize = 4ULL << 30;
   k->sn.jail.rootfs_dir = k->rootfs->dir;
+  k->sn.jail.layer_dir = k->layer ? k->layer->dir : NULL;
   k->sn.jail.seccomp_bpf = &k->seccomp->prog;
   csr_idmap_default (&k->sn.jail, geteuid (), getegid ());
-  if (setup_layer (k, real, err) < 0)
+  cleanup_free char *base = NULL;
+  cleanup_free char *make_base = NULL;
+  if (asprintf (&base, "%s/%s%s", real, s->id, s->disk ? "/disk" : "") < 0)
+    return csr_error_set (err, ENOMEM, "layer");
+  /* --disk (disk.c): the layer on a capped tmpfs, mounted on disk/ in
+   * namespaces the jail joins. */
+  if (s->disk
+      && (mkdirat (k->b->dirfd, "disk", 0700) < 0 || keeper_disk_make (k, base, err) < 0
+          || asprintf (&make_base, "/proc/self/fd/%d", keeper_disk_root (k)) < 0))
+    return err && *err ? -1 : csr_error_errno (err, "--disk");
+  if (setup_layer (k, base, make_base ? make_base : base, err) < 0)
     return -1;
   k->sn.layer_upper = k->upper;
   k->sn.layer_work = k->work;
@@ -401,6 +440,17 @@ keeper_reply (int fd, const char *json)
       off += (size_t)w;
     }
   free (line);
+}
+
+void
+keeper_reply_gen (int fd, struct csr_jgen *w)
+{
+  char *s = csr_jgen_finish (w, "reply", NULL, NULL);
+  if (s)
+    keeper_reply (fd, s);
+  else
+    keeper_reply_error (fd, "out of memory");
+  free (s);
 }
 
 void
@@ -799,6 +849,7 @@ csr_keeper_main (struct csr_keeper_boot *b)
   k.jail.pidfd = k.jail.syncfd = -1;
   for (size_t i = 0; i < CSR_SANDBOX_N_NS; i++)
     k.ns_fds[i] = -1;
+  k.disk_fds[0] = k.disk_fds[1] = k.disk_fds[2] = -1;
   signal (SIGPIPE, SIG_IGN);
   csr_error *e = NULL;
   if (setup (&k, &e) < 0)

@@ -23,15 +23,20 @@
 #define KEEPER_MAX_WATCHES 256
 #define KEEPER_MAX_REQUEST (256 * 1024) /* bytes of one request line */
 
+struct keeper;
+
 struct keeper_exec
 {
   bool used;
   struct csr_sbx_exec x;
-  int client;
+  int client;                  /* the caller that gets the reply at the end, or -1 (ON_END's) */
   uint64_t t0_ms, deadline_ms; /* deadline 0: none */
+  long long timeout_ms;        /* what was asked (0: none) */
+  /* Instead of a reply to CLIENT (a detached exec, keeper-detach.c): called
+   * at the end, before the slot is freed. */
+  void (*on_end) (struct keeper *k, struct keeper_exec *e);
+  void *arg;
 };
-
-struct keeper;
 
 /* A descriptor the poll loop watches for a part of the keeper: FN runs when
  * it is ready (REVENTS), and may remove the watch (keeper_unwatch). */
@@ -50,12 +55,14 @@ struct keeper
   struct csr_keeper_boot *b;
   struct csr_sandbox_spec *spec;
   struct csr_rootfs *rootfs;
+  struct csr_layer *layer; /* --with (pkglayer.c), or NULL */
   struct csr_seccomp *seccomp;
   struct csr_cgroup *cg;
   int cg_fds[CSR_CG_MAX_DIRS + 1];
   size_t n_cg_fds;
-  bool cg_self; /* cg_fds are v1 "tasks" files the helper writes "0" to */
-  char *upper, *work;
+  bool cg_self;       /* cg_fds are v1 "tasks" files the helper writes "0" to */
+  char *upper, *work; /* as the jail sees them (it opens them in its mount namespace) */
+  char *upper_keeper; /* upper/ as the keeper reaches it (--disk: through the tmpfs's fd) */
   char *argv_hold[2];
   struct jail_snippet sn;
   struct csr_jail jail;
@@ -75,6 +82,10 @@ struct keeper
   const char *busy_with;
   bool idle_expired; /* the keeper is finishing because the sandbox was idle */
   struct keeper_watch watches[KEEPER_MAX_WATCHES];
+  /* --disk (disk.c): the namespaces that hold its tmpfs and the tmpfs's
+   * root (O_PATH), -1 without; the join paths the jail gets. */
+  int disk_fds[3];
+  char disk_userns[32], disk_mntns[32];
 };
 
 /* The target of a join (exec.h) for the running jail of K. */
@@ -83,6 +94,9 @@ void keeper_target (const struct keeper *k, struct csr_sbx_target *t);
 /* Replies: one JSON line on FD. */
 void keeper_reply (int fd, const char *json);
 void keeper_reply_error (int fd, const char *msg);
+struct csr_jgen;
+/* The document W builds (its generator is freed), or an error. */
+void keeper_reply_gen (int fd, struct csr_jgen *w);
 void keeper_reply_errorf (int fd, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
 
 /* A request: REQ is the parsed line, FDS the descriptors that came with it
@@ -136,11 +150,34 @@ void keeper_strv_free (char **v);
 
 /* The exec request (exec.c's side of the keeper, keeper-exec.c). */
 void keeper_op_exec (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, bool *keep);
+/* Start the exec REQ asks for ({"argv", "env", "cwd", "uid", "gid",
+ * "timeout_ms", "tty", "fds"}) with the standard streams FDS[0..2] and one
+ * more for each of "fds" (N_FDS in all; the helper gets copies) in a free
+ * slot, whose CLIENT is -1 and ON_END NULL; NULL with *ERR (a reply's
+ * text). */
+struct keeper_exec *keeper_exec_start (struct keeper *k, yajl_val req, const int *fds, size_t n_fds,
+                                       csr_error **err);
+/* The end of E, into an open JSON map: exit_code, signal, timed_out,
+ * exec_failed, setup_failed, duration_ms, pid, cpu_ms and maxrss_kib (when
+ * known), timeout_ms. */
+void keeper_exec_gen_result (struct csr_jgen *w, const struct keeper_exec *e);
 /* Before the jail is killed (stop, rm, idle, TTL): every running exec. */
 void keeper_execs_kill (struct keeper *k);
 /* Before the keeper ends: close what the execs hold, reap their helpers. */
 void keeper_execs_release (struct keeper *k);
 /* An exec's status pipe is readable. */
 void keeper_exec_ready (struct keeper *k, struct keeper_exec *e);
+
+/* --disk (disk.c): make the capped tmpfs (mounted on MOUNTPOINT in the
+ * namespaces it makes) and make the jail join them; its root (O_PATH), or
+ * -1. */
+int keeper_disk_make (struct keeper *k, const char *mountpoint, csr_error **err);
+int keeper_disk_root (const struct keeper *k);
+extern const struct keeper_part keeper_part_disk;
+
+/* Detached execs (keeper-detach.c): exec with "detach", and the part with
+ * their "wait" and "execs" requests. */
+void keeper_detach_exec (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds);
+extern const struct keeper_part keeper_part_detach;
 
 #endif

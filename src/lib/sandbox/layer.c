@@ -30,35 +30,41 @@ ovl_set (int fsfd, const char *key, const char *value, csr_error **err)
 }
 
 int
-csr_sandbox_layer_open (const struct jail_snippet *spec, int fds[3], csr_error **err)
+csr_sandbox_layer_open (const struct jail_snippet *spec, int fds[CSR_SANDBOX_LAYER_FDS],
+                        csr_error **err)
 {
   if (mount (NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
     return csr_error_errno (err, "make the mounts private");
-  const char *paths[3] = { spec->jail.rootfs_dir, spec->layer_upper, spec->layer_work };
-  for (int i = 0; i < 3; i++)
-    if ((fds[i] = open (paths[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+  const char *paths[CSR_SANDBOX_LAYER_FDS]
+      = { spec->jail.rootfs_dir, spec->jail.layer_dir, spec->layer_upper, spec->layer_work };
+  for (int i = 0; i < CSR_SANDBOX_LAYER_FDS; i++)
+    if (paths[i] && (fds[i] = open (paths[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
       return csr_error_errno (err, "open %s", paths[i]);
   return 0;
 }
 
 int
-csr_sandbox_mount_layer (int fds[3], csr_error **err)
+csr_sandbox_mount_layer (int fds[CSR_SANDBOX_LAYER_FDS], csr_error **err)
 {
-  char p[3][40];
-  for (int i = 0; i < 3; i++)
+  char p[CSR_SANDBOX_LAYER_FDS][40];
+  for (int i = 0; i < CSR_SANDBOX_LAYER_FDS; i++)
     snprintf (p[i], sizeof p[i], "/proc/self/fd/%d", fds[i]);
+  /* --with: the package layer is the upper-most lower layer. */
+  char lower[90];
+  snprintf (lower, sizeof lower, "%s%s%s", fds[1] >= 0 ? p[1] : "", fds[1] >= 0 ? ":" : "", p[0]);
   cleanup_close int fsfd = fsopen ("overlay", FSOPEN_CLOEXEC);
   if (fsfd < 0)
     return csr_error_errno (err, "overlayfs (the sandbox's writable layer)");
   /* userxattr: overlayfs in a user namespace keeps its metadata in user.*
    * extended attributes (trusted.* needs host privileges). */
-  if (ovl_set (fsfd, "lowerdir", p[0], err) < 0 || ovl_set (fsfd, "upperdir", p[1], err) < 0
-      || ovl_set (fsfd, "workdir", p[2], err) < 0 || ovl_set (fsfd, "userxattr", NULL, err) < 0)
+  if (ovl_set (fsfd, "lowerdir", lower, err) < 0 || ovl_set (fsfd, "upperdir", p[2], err) < 0
+      || ovl_set (fsfd, "workdir", p[3], err) < 0 || ovl_set (fsfd, "userxattr", NULL, err) < 0)
     return -1;
   if (fsconfig (fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
     return csr_error_errno (err, "create the sandbox's overlay");
-  for (int i = 0; i < 3; i++)
-    close (fds[i]);
+  for (int i = 0; i < CSR_SANDBOX_LAYER_FDS; i++)
+    if (fds[i] >= 0)
+      close (fds[i]);
   cleanup_close int mfd = fsmount (fsfd, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
   if (mfd < 0)
     return csr_error_errno (err, "mount the sandbox's overlay");

@@ -8,15 +8,22 @@
 #include "../jail/spec.h"
 #include "../util/error.h"
 
+/* The descriptors of a sandbox's overlay: the rootfs, the package layer
+ * (--with; -1: none), upper/, ovl-work/. */
+#define CSR_SANDBOX_LAYER_FDS 4
+
 /* In the jail's child, step 1 of the mounts (instead of
  * csr_mounts_bind_rootfs), with the host identity: every mount private, and
- * FDS[3] opened (O_PATH): SPEC->jail.rootfs_dir (the read-only lower layer),
+ * FDS opened (O_PATH): SPEC->jail.rootfs_dir (the read-only lower layer),
+ * SPEC->jail.layer_dir (the package layer above it, if any),
  * SPEC->layer_upper, SPEC->layer_work. */
-int csr_sandbox_layer_open (const struct jail_snippet *spec, int fds[3], csr_error **err);
+int csr_sandbox_layer_open (const struct jail_snippet *spec, int fds[CSR_SANDBOX_LAYER_FDS],
+                            csr_error **err);
 /* Then as root of the user namespace (the overlay keeps its mounter's
  * credentials, which must be mapped there): the overlay of FDS on the
- * assembly point, nosuid and nodev; FDS are closed. */
-int csr_sandbox_mount_layer (int fds[3], csr_error **err);
+ * assembly point (lowerdir=layer:rootfs), nosuid and nodev; FDS are
+ * closed. */
+int csr_sandbox_mount_layer (int fds[CSR_SANDBOX_LAYER_FDS], csr_error **err);
 
 #define CSR_SANDBOX_N_NS 7
 extern const char *const csr_sandbox_ns_names[CSR_SANDBOX_N_NS];

@@ -52,9 +52,13 @@ struct csr_sandbox_spec
   double ttl_s;          /* 0: never */
   bool host_net;
   bool idle_checkpoint; /* --idle-action checkpoint: checkpointed before the idle removal */
+  char **with; /* --with: Debian packages of a layer above the rootfs (NULL-terminated), or NULL */
+  uint64_t disk; /* --disk: bytes the writable layer may hold (a tmpfs of its own); 0: no cap */
   /* Filled by the keeper once the jail runs. */
   int64_t keeper_pid;
-  char *rootfs_dir; /* the tree used as the lower layer */
+  char *rootfs_dir;   /* the tree used as the lower layer */
+  char *layer_dir;    /* --with: the package layer above it (rootfs/layer.h) */
+  char *layer_digest; /* its digest */
   char *cgroup_v2;
   char *cgroup_v1[16];
   size_t n_cgroup_v1;
@@ -98,6 +102,8 @@ int csr_sandbox_keeper_alive (int dirfd);
 int csr_sandbox_reap (int rootfd, const char *id, bool force, csr_error **err);
 /* A new random id. */
 int csr_sandbox_new_id (char id[CSR_SANDBOX_ID_LEN + 1], csr_error **err);
+/* DIGITS (even, at most 64) random hexadecimal digits and a NUL into OUT. */
+int csr_sandbox_random_hex (char *out, size_t digits, csr_error **err);
 /* A valid name: 1 to 64 letters, digits, '_', '.', '-'. */
 bool csr_sandbox_name_ok (const char *name);
 
@@ -110,14 +116,31 @@ int csr_sandbox_connect (int dirfd, const char *req, const int *fds, size_t n_fd
 /* Read one reply line from SOCK (at most 64 KiB), waiting at most TIMEOUT_MS
  * (< 0: forever). */
 int csr_sandbox_read_reply (int sock, int timeout_ms, char **line, csr_error **err);
+/* The same, keeping at most MAX_FDS descriptors that came with it in FDS
+ * (*N_FDS of them; closed again on an error; the rest closed). */
+int csr_sandbox_read_reply_fds (int sock, int timeout_ms, char **line, int *fds, size_t max_fds,
+                                size_t *n_fds, csr_error **err);
 /* Both, for a simple request; the reply's "error" member becomes *ERR. */
 int csr_sandbox_call (int dirfd, const char *req, int timeout_ms, char **reply, csr_error **err);
+
+/* ------------------------------------------------------------ pkglayer.c */
+
+struct csr_rootfs;
+struct csr_layer;
+/* The read-only trees of S: its rootfs (S->rootfs, else csrun run's
+ * default) resolved through CACHE_DIR, and with S->with the package layer
+ * above it (built when it is not cached), both holding their use locks
+ * until freed.  Returns 0, CSR_LAYER_BAD_PACKAGE (-2: a package apt can't
+ * get, or --with without a rootfs tarball) or -1. */
+int csr_sandbox_trees (const struct csr_sandbox_spec *s, const char *cache_dir,
+                       struct csr_rootfs **rootfs, struct csr_layer **layer, csr_error **err);
 
 /* ------------------------------------------------------------ create.c */
 
 /* Create the sandbox SPEC (its id is chosen here) under ROOTFD (path ROOT)
  * and start its keeper; returns once the jail is ready, or with an error and
- * nothing left behind. */
+ * nothing left behind (CSR_LAYER_BAD_PACKAGE: a --with package that can't
+ * be had). */
 int csr_sandbox_create (int rootfd, const char *root, struct csr_sandbox_spec *spec,
                         csr_error **err);
 

@@ -29,6 +29,11 @@ csr_sandbox_spec_release (struct csr_sandbox_spec *s)
   free (s->name);
   free (s->rootfs);
   free (s->rootfs_dir);
+  free (s->layer_dir);
+  free (s->layer_digest);
+  for (size_t i = 0; s->with && s->with[i]; i++)
+    free (s->with[i]);
+  free (s->with);
   for (size_t i = 0; s->env && s->env[i]; i++)
     free (s->env[i]);
   free (s->env);
@@ -199,14 +204,24 @@ csr_sandbox_name_ok (const char *name)
 }
 
 int
+csr_sandbox_random_hex (char *out, size_t digits, csr_error **err)
+{
+  unsigned char b[32];
+  size_t n = digits / 2;
+  if (n > sizeof b || digits % 2)
+    return csr_error_set (err, EINVAL, "random id: %zu digits", digits);
+  if (getrandom (b, n, 0) != (ssize_t)n)
+    return csr_error_errno (err, "random id");
+  for (size_t i = 0; i < n; i++)
+    snprintf (out + 2 * i, 3, "%02x", b[i]);
+  out[digits] = '\0';
+  return 0;
+}
+
+int
 csr_sandbox_new_id (char id[CSR_SANDBOX_ID_LEN + 1], csr_error **err)
 {
-  unsigned char b[CSR_SANDBOX_ID_LEN / 2];
-  if (getrandom (b, sizeof b, 0) != (ssize_t)sizeof b)
-    return csr_error_errno (err, "random id");
-  for (size_t i = 0; i < sizeof b; i++)
-    snprintf (id + 2 * i, 3, "%02x", b[i]);
-  return 0;
+  return csr_sandbox_random_hex (id, CSR_SANDBOX_ID_LEN, err);
 }
 
 /* ------------------------------------------------------------ spec.json */
@@ -236,6 +251,18 @@ csr_sandbox_spec_json (const struct csr_sandbox_spec *s, bool pretty, csr_error 
   csr_jgen_kv_int (&w, "ttl_ms", (long long)(s->ttl_s * 1000));
   csr_jgen_kv_str (&w, "net", s->host_net ? "host" : "none");
   csr_jgen_kv_str (&w, "idle_action", s->idle_checkpoint ? "checkpoint" : "remove");
+  if (s->with)
+    csr_jgen_kv_strv (&w, "with", (const char *const *)s->with);
+  if (s->layer_dir)
+    {
+      csr_jgen_str (&w, "layer");
+      csr_jgen_map_open (&w);
+      csr_jgen_kv_str (&w, "dir", s->layer_dir);
+      csr_jgen_kv_str (&w, "digest", s->layer_digest ? s->layer_digest : "");
+      csr_jgen_map_close (&w);
+    }
+  if (s->disk)
+    csr_jgen_kv_int (&w, "disk", (long long)s->disk);
   csr_jgen_kv_int (&w, "keeper_pid", s->keeper_pid);
   csr_jgen_kv_str (&w, "mechanism", s->mechanism[0] ? s->mechanism : "none");
   csr_jgen_str (&w, "enforced");
@@ -326,6 +353,20 @@ csr_sandbox_spec_read (int dirfd, struct csr_sandbox_spec *s, csr_error **err)
   for (size_t i = 0; v1 && YAJL_IS_ARRAY (v1) && i < v1->u.array.len && i < 16; i++)
     if ((s->cgroup_v1[s->n_cgroup_v1] = dup_str (v1->u.array.values[i])))
       s->n_cgroup_v1++;
+  s->disk = (uint64_t)get_int (t, "disk");
+  yajl_val layer = csr_json_get (t, "layer");
+  s->layer_dir = dup_str (csr_json_get (layer, "dir"));
+  s->layer_digest = dup_str (csr_json_get (layer, "digest"));
+  yajl_val with = csr_json_get (t, "with");
+  if (with && YAJL_IS_ARRAY (with) && with->u.array.len > 0)
+    {
+      size_t nw = with->u.array.len;
+      if ((s->with = calloc (nw + 1, sizeof *s->with)) == NULL)
+        return csr_error_set (err, ENOMEM, "spec.json");
+      for (size_t i = 0, j = 0; i < nw; i++)
+        if ((s->with[j] = dup_str (with->u.array.values[i])))
+          j++;
+    }
   yajl_val env = csr_json_get (t, "env");
   size_t ne = env && YAJL_IS_ARRAY (env) ? env->u.array.len : 0;
   s->env = calloc (ne + 1, sizeof *s->env);

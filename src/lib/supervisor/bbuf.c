@@ -2,6 +2,7 @@
 #include "bbuf.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,13 +12,13 @@
  * All copies are done with memcpy in at most two pieces, so an append costs
  * O(min (len, head_cap + tail_cap)) whatever the chunk size. */
 
-int
-csr_bbuf_init (struct csr_bbuf *b, size_t max)
+static int
+init (struct csr_bbuf *b, size_t max, bool keep_head)
 {
   memset (b, 0, sizeof *b);
   b->head_cap = max / 2;
   b->tail_cap = max - b->head_cap;
-  if (b->head_cap > 0)
+  if (keep_head && b->head_cap > 0)
     {
       b->head = malloc (b->head_cap);
       if (b->head == NULL)
@@ -35,6 +36,18 @@ fail:
   csr_bbuf_release (b);
   errno = ENOMEM;
   return -1;
+}
+
+int
+csr_bbuf_init (struct csr_bbuf *b, size_t max)
+{
+  return init (b, max, true);
+}
+
+int
+csr_bbuf_init_streamed (struct csr_bbuf *b, size_t max)
+{
+  return init (b, max, false);
 }
 
 void
@@ -87,7 +100,8 @@ csr_bbuf_append (struct csr_bbuf *b, const char *data, size_t len)
     to_head = len;
   if (to_head > 0)
     {
-      memcpy (b->head + b->head_len, data, to_head);
+      if (b->head) /* streamed: the caller's */
+        memcpy (b->head + b->head_len, data, to_head);
       b->head_len += to_head;
       data += to_head;
       len -= to_head;
@@ -142,13 +156,14 @@ csr_bbuf_tail (const struct csr_bbuf *b, size_t *len)
 char *
 csr_bbuf_contents (const struct csr_bbuf *b, size_t *len)
 {
-  size_t n = b->head_len + b->tail_len;
+  size_t hl = b->head ? b->head_len : 0;
+  size_t n = hl + b->tail_len;
   char *out = malloc (n + 1);
   if (out == NULL)
     return NULL;
-  if (b->head_len > 0)
-    memcpy (out, b->head, b->head_len);
-  ring_copy (b, out + b->head_len);
+  if (hl > 0)
+    memcpy (out, b->head, hl);
+  ring_copy (b, out + hl);
   out[n] = '\0';
   if (len)
     *len = n;

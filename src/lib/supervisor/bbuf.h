@@ -18,6 +18,10 @@ struct csr_bbuf
 
 /* Keep at most MAX bytes: MAX/2 of head, the rest as tail. Returns -1 on ENOMEM. */
 int csr_bbuf_init (struct csr_bbuf *b, size_t max);
+/* The same bounds, but the head is not kept here: the caller streams the
+ * bytes csr_bbuf_append says went into it (e.g. into a file) and takes the
+ * tail at the end (csr_bbuf_tail); only the tail's memory is used. */
+int csr_bbuf_init_streamed (struct csr_bbuf *b, size_t max);
 void csr_bbuf_release (struct csr_bbuf *b);
 /* Append; returns how many leading bytes of DATA went into the head (a front
  * end may stream exactly those live). */
@@ -27,7 +31,8 @@ uint64_t csr_bbuf_dropped (const struct csr_bbuf *b);
 /* The kept tail bytes that are not already part of the head, in order;
  * returns a malloc'ed copy (NUL-terminated) and its length in *len. */
 char *csr_bbuf_tail (const struct csr_bbuf *b, size_t *len);
-/* Head + tail joined (no marker), malloc'ed, NUL-terminated. */
+/* Head + tail joined (no marker), malloc'ed, NUL-terminated (streamed: the
+ * tail alone). */
 char *csr_bbuf_contents (const struct csr_bbuf *b, size_t *len);
 
 #endif

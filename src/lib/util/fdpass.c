@@ -3,47 +3,66 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
+
+union fdpass_cmsg
+{
+  char buf[CMSG_SPACE (sizeof (int) * CSR_FDPASS_MAX)];
+  struct cmsghdr align;
+};
+
+ssize_t
+csr_recv_fds (int sock, void *data, size_t len, int *fds, size_t max, size_t *n)
+{
+  *n = 0;
+  struct iovec iov = { .iov_base = data, .iov_len = len };
+  union fdpass_cmsg u;
+  memset (&u, 0, sizeof u);
+  struct msghdr msg
+      = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf };
+  ssize_t r;
+  while ((r = recvmsg (sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+    ;
+  if (r < 0)
+    return -1;
+  for (struct cmsghdr *cm = CMSG_FIRSTHDR (&msg); cm; cm = CMSG_NXTHDR (&msg, cm))
+    if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+      {
+        size_t k = (cm->cmsg_len - CMSG_LEN (0)) / sizeof (int);
+        for (size_t i = 0; i < k; i++)
+          {
+            int fd;
+            memcpy (&fd, CMSG_DATA (cm) + i * sizeof (int), sizeof fd);
+            if (*n < max)
+              fds[(*n)++] = fd;
+            else
+              close (fd);
+          }
+      }
+  return r;
+}
 
 ssize_t
 csr_recv_fd (int sock, void *data, size_t len, int *fd)
 {
-  *fd = -1;
-  struct iovec iov = { .iov_base = data, .iov_len = len };
-  union
-  {
-    char buf[CMSG_SPACE (sizeof (int))];
-    struct cmsghdr align;
-  } u;
-  memset (&u, 0, sizeof u);
-  struct msghdr msg
-      = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf };
-  ssize_t n;
-  while ((n = recvmsg (sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
-    ;
-  if (n < 0)
-    return -1;
-  struct cmsghdr *cm = CMSG_FIRSTHDR (&msg);
-  if (cm != NULL && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS
-      && cm->cmsg_len == CMSG_LEN (sizeof (int)))
-    memcpy (fd, CMSG_DATA (cm), sizeof *fd);
-  return n;
+  size_t n;
+  ssize_t r = csr_recv_fds (sock, data, len, fd, 1, &n);
+  if (r < 0 || n == 0)
+    *fd = -1;
+  return r;
 }
 
-/* One sendmsg of DATA with the N_FDS (at most 8) descriptors FDS. */
+/* One sendmsg of DATA with the N_FDS (at most CSR_FDPASS_MAX) descriptors FDS. */
 static ssize_t
 send_msg (int sock, const void *data, size_t len, const int *fds, size_t n_fds)
 {
-  if (n_fds > 8)
+  if (n_fds > CSR_FDPASS_MAX)
     {
       errno = EINVAL;
       return -1;
     }
   struct iovec iov = { .iov_base = (void *)data, .iov_len = len };
-  union
-  {
-    char buf[CMSG_SPACE (sizeof (int) * 8)];
-    struct cmsghdr align;
-  } u;
+  union fdpass_cmsg u;
   memset (&u, 0, sizeof u);
   struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
   if (n_fds > 0)

@@ -69,7 +69,8 @@ csr_clone (uint64_t flags, int *pidfd)
   memset (&args, 0, sizeof args);
   args.flags = flags | CLONE_PIDFD;
   args.pidfd = (uint64_t)(uintptr_t)&fd;
-  args.exit_signal = SIGCHLD;
+  /* A sibling (CLONE_PARENT) gets the caller's own exit signal. */
+  args.exit_signal = (flags & CLONE_PARENT) ? 0 : SIGCHLD;
   pid_t pid = (pid_t)syscall (__NR_clone3, &args, sizeof args);
   if (pid >= 0 || (errno != ENOSYS && errno != E2BIG))
     {
@@ -80,7 +81,8 @@ csr_clone (uint64_t flags, int *pidfd)
       return pid;
     }
   /* Old kernel: plain clone(2) with a fork-like call (NULL stack). */
-  pid = (pid_t)syscall (__NR_clone, (unsigned long)(flags | SIGCHLD), NULL, NULL, NULL, 0);
+  pid = (pid_t)syscall (__NR_clone, (unsigned long)(flags | ((flags & CLONE_PARENT) ? 0 : SIGCHLD)),
+                        NULL, NULL, NULL, 0);
   if (pid > 0 && pidfd)
     *pidfd = csr_pidfd_open (pid);
   return pid;
