@@ -19,13 +19,14 @@
 #       `python3 snippet.py` would exit with (0, 1 for an exception, the
 #       SystemExit code, 3 blocked by the gate, 4 the gate failed).
 #   {"op": "save"} with one descriptor: the picklable globals, pickled and
-#       written there.  Reply {"saved": [...], "modules": [...],
-#       "skipped": [{"name", "why"}]}.
+#       written there (the descriptor closed before the reply).  Reply
+#       {"saved": [...], "modules": [...], "skipped": [{"name", "why"}]}.
 #   {"op": "load"} with one descriptor: a save, read and put into the
 #       globals.  Reply {"loaded": [...], "skipped": [{"name", "why"}]}.
 #
-# SIGINT raises KeyboardInterrupt in a running cell and is ignored between
-# cells.  The channel is the keeper's, but a cell runs in this process: a
+# SIGINT raises KeyboardInterrupt in a running cell, save or load (the
+# keeper's timeout: the reply is then {"error": "interrupted"}) and is
+# ignored between requests.  The channel is the keeper's, but a cell runs in this process: a
 # cell can do anything this server can (the sandbox is the boundary, not
 # this file), so the keeper checks every reply it reads.
 import sys
@@ -49,10 +50,10 @@ def _serve():
     sys.modules["__main__"] = main  # pickle looks classes of cells up there
     g = main.__dict__
     policies = {}
-    state = {"in_cell": False, "cells": 0}
+    state = {"interruptible": False, "cells": 0}
 
     def on_sigint(sig, frame):
-        if state["in_cell"]:
+        if state["interruptible"]:
             raise KeyboardInterrupt
 
     def parse(text):
@@ -98,10 +99,10 @@ def _serve():
         signal.signal(signal.SIGINT, on_sigint)
         try:
             try:
-                state["in_cell"] = True
+                state["interruptible"] = True
                 exec(code, g)
             finally:
-                state["in_cell"] = False
+                state["interruptible"] = False
             return 0, False
         except SystemExit as e:
             if e.code is None or type(e.code) is int:
@@ -182,49 +183,58 @@ def _serve():
                 return super().find_class(module, name)
 
         blobs, modules, saved, skipped = {}, {}, [], []
-        for name, v in list(g.items()):
-            if name[:2] == "__" == name[-2:]:
-                continue
-            if isinstance(v, types.ModuleType):
-                modules[name] = v.__name__
-                continue
-            try:
-                data = pickle.dumps(v, 4)
-                if b"__main__" in data:  # a class or function of a cell, by reference?
-                    Probe(__import__("io").BytesIO(data)).load()
-            except MainRef:
-                skipped.append({"name": name, "why": "defined in a cell (pickled by reference): it can't be restored in another session"})
-                continue
-            except Exception as e:
-                skipped.append({"name": name, "why": "%s: %s" % (type(e).__name__, e)})
-                continue
-            blobs[name] = data
-            saved.append(name)
-        doc = pickle.dumps({"csrun-session": 1, "globals": blobs, "modules": modules}, 4)
+        # The descriptor is closed on the way out, whatever happens (the
+        # keeper reads it to its end).
         with open(fds[0], "wb") as f:
-            f.write(doc)
+            state["interruptible"] = True
+            try:
+                for name, v in list(g.items()):
+                    if name[:2] == "__" == name[-2:]:
+                        continue
+                    if isinstance(v, types.ModuleType):
+                        modules[name] = v.__name__
+                        continue
+                    try:
+                        data = pickle.dumps(v, 4)
+                        if b"__main__" in data:  # a class or function of a cell, by reference?
+                            Probe(__import__("io").BytesIO(data)).load()
+                    except MainRef:
+                        skipped.append({"name": name, "why": "defined in a cell (pickled by reference): it can't be restored in another session"})
+                        continue
+                    except Exception as e:
+                        skipped.append({"name": name, "why": "%s: %s" % (type(e).__name__, e)})
+                        continue
+                    blobs[name] = data
+                    saved.append(name)
+                f.write(pickle.dumps({"csrun-session": 1, "globals": blobs, "modules": modules}, 4))
+            finally:
+                state["interruptible"] = False
         return {"saved": saved, "modules": sorted(modules), "skipped": skipped}
 
     def load(fds):
         import importlib
         import pickle
 
-        with open(fds[0], "rb") as f:
-            doc = pickle.load(f)
-        if type(doc) is not dict or doc.get("csrun-session") != 1:
-            return {"error": "not a csrun session save"}
         loaded, skipped = [], []
-        items = [(n, m, True) for n, m in dict(doc.get("modules") or {}).items()]
-        items += [(n, d, False) for n, d in dict(doc.get("globals") or {}).items()]
-        for name, v, is_module in items:
-            if type(name) is not str or not name.isidentifier() or name[:2] == "__" == name[-2:]:
-                skipped.append({"name": repr(name), "why": "not a name a save holds"})
-                continue
+        with open(fds[0], "rb") as f:
+            state["interruptible"] = True
             try:
-                g[name] = importlib.import_module(v) if is_module else pickle.loads(v)
-                loaded.append(name)
-            except Exception as e:
-                skipped.append({"name": name, "why": "%s: %s" % (type(e).__name__, e)})
+                doc = pickle.load(f)
+                if type(doc) is not dict or doc.get("csrun-session") != 1:
+                    return {"error": "not a csrun session save"}
+                items = [(n, m, True) for n, m in dict(doc.get("modules") or {}).items()]
+                items += [(n, d, False) for n, d in dict(doc.get("globals") or {}).items()]
+                for name, v, is_module in items:
+                    if type(name) is not str or not name.isidentifier() or name[:2] == "__" == name[-2:]:
+                        skipped.append({"name": repr(name), "why": "not a name a save holds"})
+                        continue
+                    try:
+                        g[name] = importlib.import_module(v) if is_module else pickle.loads(v)
+                        loaded.append(name)
+                    except Exception as e:
+                        skipped.append({"name": name, "why": "%s: %s" % (type(e).__name__, e)})
+            finally:
+                state["interruptible"] = False
         return {"loaded": loaded, "skipped": skipped}
 
     def receive():
