@@ -94,11 +94,19 @@ item_fail (struct keeper *k, struct item *it, const char *fmt, ...)
     {
       va_list ap;
       va_start (ap, fmt);
-      if (vasprintf (&it->error, fmt, ap) < 0)
-        it->error = NULL;
+      char *why = NULL;
+      if (vasprintf (&why, fmt, ap) < 0)
+        why = NULL;
       va_end (ap);
-      if (it->error == NULL)
-        it->error = strdup ("out of memory");
+      /* The session's own errors name it already. */
+      size_t nl = strlen (it->name);
+      bool named = why && strncmp (why, "session ", 8) == 0
+                   && strncmp (why + 8, it->name, nl) == 0
+                   && (why[8 + nl] == ':' || why[8 + nl] == ' ');
+      if (why == NULL || named || asprintf (&it->error, "session %s: %s", it->name, why) < 0)
+        it->error = why ? why : strdup ("out of memory");
+      else
+        free (why);
     }
   close_pipe (k, it);
   check_done (it);

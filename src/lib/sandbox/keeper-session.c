@@ -118,9 +118,14 @@ lose (struct keeper *k, struct session *s, const char *why)
   void *done_arg = s->done_arg;
   csr_error *e = NULL;
   if (done)
-    csr_error_set (&e, s->interrupted ? ETIMEDOUT : EPIPE, "session %s: %s", s->name,
-                   s->interrupted ? "no answer in time, nor after its interrupt (it was killed)"
-                                  : why);
+    {
+      if (s->interrupted)
+        csr_error_set (&e, ETIMEDOUT,
+                       "session %s: no answer in %d ms, nor after its interrupt (it was killed)",
+                       s->name, s->call_timeout_ms);
+      else
+        csr_error_set (&e, EPIPE, "session %s ended (%s)", s->name, why);
+    }
   /* Its pid (the status pipe's first record), to kill its process group. */
   if (s->x.status_fd >= 0 && s->x.pid == 0)
     {
@@ -550,8 +555,8 @@ call_reply (struct keeper *k, struct session *s)
   int timeout_ms = s->call_timeout_ms;
   csr_error *e = NULL;
   if (interrupted)
-    csr_error_set (&e, ETIMEDOUT, "session %s: no answer in %d ms (interrupted%s%s)", s->name,
-                   timeout_ms, msg ? ": " : "", msg ? msg : "");
+    csr_error_set (&e, ETIMEDOUT, "session %s: no answer in %d ms: interrupted (it goes on)",
+                   s->name, timeout_ms);
   else if (msg)
     csr_error_set (&e, 0, "session %s: %s", s->name, msg);
   consume (s);
