@@ -215,8 +215,7 @@ warn_sessions (const char *cmd, yajl_val t, const char *what)
         {
           cleanup_free char *why = csr_termsafe_str (err);
           if (shown++ < SESSION_WARNINGS)
-            fprintf (stderr, "csrun sandbox %s: warning: not %s: %s\n", cmd, what,
-                     why ? why : "?");
+            fprintf (stderr, "csrun sandbox %s: warning: not %s: %s\n", cmd, what, why ? why : "?");
           else
             more++;
           continue;

@@ -586,7 +586,7 @@ big = 10 ** 30
 d = {"k": [1, 2, {"deep": None}], "t": (1.5, "x")}
 def f():
     return 1
-n += 1' 2>&1; cell ses other 'import math; word = "two"' 2>&1)
+n += 1' 2>>"$T/cells.err"; cell ses other 'import math; word = "two"' 2>>"$T/cells.err")
 pid_nb=$(pid_of ses nb)
 csrun sandbox checkpoint ses --leave-running --json > "$T/cks.json" 2>"$T/cks.err"
 rc=$?
@@ -595,16 +595,16 @@ got=$(jget "$T/cks.json" '[(s["name"], sorted(s["saved"]), s["modules"], [(x["na
 want="[('nb', ['big', 'd', 'n'], ['J'], [('f', True)], True), ('other', ['word'], ['math'], [], True)]"
 [ ${#ses} = 32 ] && [ -z "$out" ] && [ $rc = 0 ] && [ "$got" = "$want" ] \
   && ok "checkpoint --json: per session what was saved (ints, a dict, modules) and what was not (a cell's function, why)" \
-  || not_ok "checkpoint with sessions" "exit $rc: $got" "$out" "$(cat "$T/cks.json" "$T/cks.err" "$T/ses.err")"
+  || not_ok "checkpoint with sessions" "exit $rc: $got" "$out" "$(cat "$T/cks.json" "$T/cks.err" "$T/ses.err" "$T/cells.err")"
 members=$(tar --zstd -tf "$CK/$cks/layer.tar.zst" 2>&1)
 [ "$(echo "$members" | grep -v '^upper' | tr '\n' ' ')" = "spec.json sessions/nb sessions/other " ] \
   && [ "$(echo "$members" | tail -2 | tr '\n' ' ')" = "sessions/nb sessions/other " ] \
   && ok "the archive holds each session's save as sessions/NAME, after upper/" \
   || not_ok "session members" "$members"
-got=$(cell ses nb 'n += 1; print(n, f())' 2>&1)
+got=$(cell ses nb 'n += 1; print(n, f())' 2>>"$T/cells.err")
 [ "$got" = "43 1" ] && [ "$(pid_of ses nb)" = "$pid_nb" ] && [ "$(status_of "$ses")" = running ] \
   && ok "--leave-running: the sessions live on in the original (same interpreter, its globals, functions too)" \
-  || not_ok "sessions after --leave-running" "$got" "$pid_nb -> $(pid_of ses nb)"
+  || not_ok "sessions after --leave-running" "$got" "$pid_nb -> $(pid_of ses nb)" "$(tail -5 "$T/cells.err")"
 got=$(jget <(csrun sandbox checkpoint ls --json) '[[s["name"] for s in c["sessions"]] for c in j if c["id"] == "'"$cks"'"]')
 [ "$got" = "[['nb', 'other']]" ] && ok "checkpoint ls --json lists its sessions" || not_ok "ls sessions" "$got"
 
@@ -612,14 +612,14 @@ csrun sandbox restore "$cks" --name ses2 --json > "$T/rs.json" 2>"$T/rs.err"
 rc=$?
 ses2=$(jget "$T/rs.json" 'j["id"]')
 got=$(jget "$T/rs.json" '[(s["name"], sorted(s["loaded"]), s["skipped"]) for s in j["sessions"]]')
-a=$(cell ses2 nb 'print(n, big, d["k"][2], J.dumps(d["t"]), "f" in globals(), "word" in globals())' 2>&1)
-b=$(cell ses2 other 'print(word, math.floor(2.5), "n" in globals())' 2>&1)
+a=$(cell ses2 nb 'print(n, big, d["k"][2], J.dumps(d["t"]), "f" in globals(), "word" in globals())' 2>>"$T/cells.err")
+b=$(cell ses2 other 'print(word, math.floor(2.5), "n" in globals())' 2>>"$T/cells.err")
 started=$(cell ses2 nb 'pass' --json 2>/dev/null > "$T/st.json"; jget "$T/st.json" 'j["session"]["started"]')
 [ $rc = 0 ] && [ "$got" = "[('nb', ['J', 'big', 'd', 'n'], []), ('other', ['math', 'word'], [])]" ] \
   && [ "$a" = '42 1000000000000000000000000000000 {'"'deep'"': None} [1.5, "x"] False False' ] \
   && [ "$b" = "two 2 False" ] && [ "$started" = False ] \
   && ok "restore: each session is loaded into a new session of its name before the command returns; a cell sees its variables (two sessions, each its own)" \
-  || not_ok "restore sessions" "exit $rc: $got" "$a" "$b" "started: $started" "$(cat "$T/rs.json" "$T/rs.err")"
+  || not_ok "restore sessions" "exit $rc: $got" "$a" "$b" "started: $started" "$(cat "$T/rs.json" "$T/rs.err")" "$(tail -5 "$T/cells.err")"
 
 # A session busy with a cell: listed, the checkpoint not held up; the cell goes on.
 # (The cell runs until the test makes the file "go", after the checkpoint.)
@@ -671,10 +671,10 @@ rc=$?
 got=$(jget "$T/cks2.json" '[(s["name"], s.get("error", "saved").replace("session " + s["name"], "").lstrip(": ").split(" (")[0]) for s in j["sessions"]]')
 want="[('nb', 'saved'), ('other', 'saved'), ('slow', 'no answer in 1000 ms: interrupted'), ('stubborn', 'no answer in 1000 ms, nor after its interrupt'), ('dies', 'ended')]"
 left=$(csrun sandbox session ls --json ses | python3 -c 'import json,sys; print(sorted(s["name"] for s in json.load(sys.stdin)))' 2>&1)
-keep=$(cell ses slow 'print(keep)' 2>&1)
+keep=$(cell ses slow 'print(keep)' 2>>"$T/cells.err")
 [ $rc = 0 ] && [ "$got" = "$want" ] && [ "$left" = "['nb', 'other', 'slow']" ] && [ "$keep" = 7 ] \
   && ok "--session-timeout: a slow save is interrupted (the session lives on), one that ignores it is killed, one that dies is listed; the others are saved" \
-  || not_ok "slow, stubborn, dead sessions" "exit $rc: $got" "$left" "$keep" "$(cat "$T/cks2.json" "$T/cks2.err")"
+  || not_ok "slow, stubborn, dead sessions" "exit $rc: $got" "$left" "$keep" "$(cat "$T/cks2.json" "$T/cks2.err")" "$(tail -5 "$T/cells.err")"
 csrun sandbox session rm ses slow > /dev/null 2>&1
 
 # A save whose load is slow: the restore interrupts it after --session-timeout, says so, and the
@@ -688,20 +688,20 @@ ckl=$(csrun sandbox checkpoint ses --leave-running 2>/dev/null)
 timeout 100 "$CSRUN" sandbox restore "$ckl" --session-timeout 1s > "$T/rl.out" 2>"$T/rl.err"
 rc=$?
 rl=$(cat "$T/rl.out")
-got=$(cell "$rl" lazy 'print("alive")' 2>&1; cell "$rl" nb 'print(n)' 2>&1)
+got=$(cell "$rl" lazy 'print("alive")' 2>>"$T/cells.err"; cell "$rl" nb 'print(n)' 2>>"$T/cells.err")
 [ $rc = 0 ] && [ ${#rl} = 32 ] && [ "$got" = "alive
 43" ] && grep -q "warning: not loaded: session lazy: no answer in 1000 ms: interrupted (it goes on)" "$T/rl.err" \
   && ok "restore --session-timeout: a slow load is interrupted and said on stderr, the other sessions loaded, the sandbox restored" \
-  || not_ok "slow load" "exit $rc ($rl): $got" "$(cat "$T/rl.err")"
+  || not_ok "slow load" "exit $rc ($rl): $got" "$(cat "$T/rl.err")" "$(tail -5 "$T/cells.err")"
 csrun sandbox rm --force "$rl" > /dev/null 2>&1
 
 # Without --leave-running the sandbox is stopped after its sessions saved; the restore has them.
 ck_stop=$(csrun sandbox checkpoint ses 2>/dev/null)
 r3=$(csrun sandbox restore "$ck_stop" --session-timeout 1s 2>/dev/null)
-got=$(cell "$r3" nb 'print(n)' 2>&1)
+got=$(cell "$r3" nb 'print(n)' 2>>"$T/cells.err")
 [ "$(status_of "$ses")" = stopped ] && [ "$got" = 43 ] \
   && ok "without --leave-running: the sessions saved, then the sandbox stopped; the restore has them" \
-  || not_ok "checkpoint and stop with sessions" "$(status_of "$ses")" "$got"
+  || not_ok "checkpoint and stop with sessions" "$(status_of "$ses")" "$got" "$(tail -5 "$T/cells.err")"
 csrun sandbox rm --force "$r3" > /dev/null 2>&1
 
 # A save is only ever unpickled by a session in the sandbox: a forged one's code runs there.
@@ -721,6 +721,9 @@ csrun sandbox checkpoint rm "$f" > /dev/null 2>&1
 # ---------------------------------------------------------------- --idle-action checkpoint
 idl=$(csrun sandbox create --idle-timeout 2s --idle-action checkpoint 2>/dev/null)
 inpy "$idl" 'open("/work/kept.txt", "w").write("kept")' > /dev/null
+# One with a session: checkpointed while it still runs (a session must run to save its globals).
+idls=$(csrun sandbox create --idle-timeout 2s --idle-action checkpoint 2>/dev/null)
+cell "$idls" nb 'v = {"kept": 7}' 2>>"$T/cells.err"
 wait_until 30 no_dir "$SBX/$idl"
 gone=$?
 csrun sandbox checkpoint ls --json > "$T/ls2.json" 2>&1
@@ -729,6 +732,17 @@ cki=${cki//[\'\[\] ]/}
 [ $gone = 0 ] && [ ${#cki} = 32 ] && [ "$(tar --zstd -xOf "$CK/$cki/layer.tar.zst" upper/work/kept.txt 2>/dev/null)" = kept ] \
   && ok "--idle-action checkpoint: the idle sandbox is checkpointed (trigger idle, in checkpoint ls), then removed" \
   || not_ok "idle checkpoint" "gone $gone, '$cki'" "$(cat "$T/ls2.json")"
+wait_until 30 no_dir "$SBX/$idls"
+gone=$?
+csrun sandbox checkpoint ls --json > "$T/ls3.json" 2>&1
+got=$(jget "$T/ls3.json" '[(c["trigger"], [(x["name"], x.get("saved")) for x in c["sessions"]]) for c in j if c["sandbox"]["id"] == "'"$idls"'"]')
+ckis=$(jget "$T/ls3.json" '[c["id"] for c in j if c["sandbox"]["id"] == "'"$idls"'"][0]')
+ri=$(csrun sandbox restore "$ckis" 2>>"$T/cells.err")
+back=$(cell "$ri" nb 'print(v["kept"])' 2>>"$T/cells.err")
+[ $gone = 0 ] && [ "$got" = "[('idle', [('nb', ['v'])])]" ] && [ "$back" = 7 ] \
+  && ok "--idle-action checkpoint of a sandbox with a session: taken while it runs (the session's globals in it, one checkpoint), then removed; restored, the session has them" \
+  || not_ok "idle checkpoint with a session" "gone $gone: $got, '$back'" "$(cat "$T/ls3.json")" "$(tail -5 "$T/cells.err")"
+csrun sandbox rm --force "$ri" > /dev/null 2>&1
 out=$(csrun sandbox create --idle-action sleep 2>&1)
 rc=$?
 [ $rc = 2 ] && echo "$out" | grep -q "remove or checkpoint" && ok "--idle-action: a bad value is exit 2" \

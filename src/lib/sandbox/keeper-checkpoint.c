@@ -54,6 +54,7 @@
 #include "checkpoint.h"
 #include "ckpt-sessions.h"
 #include "quiesce.h"
+#include "session.h"
 
 #define RESULT_MAX (1 << 20)
 #define SESSION_TIMEOUT_MS (120 * 1000) /* default of a session's save or load */
@@ -83,6 +84,7 @@ static struct
   int64_t ttl_s;
   char trigger[16];
   int session_timeout_ms; /* each session's save or load */
+  bool idle;              /* --idle-action checkpoint of the running sandbox (ckpt_idle) */
   /* restore */
   int archive_fd;
   int sessdir;              /* where the worker writes the sessions' saves */
@@ -98,6 +100,9 @@ static struct
 /* The checkpoint directory for --idle-action checkpoint, opened at set-up
  * (the keeper's environment is cleared afterwards). */
 static int idle_ckfd = -1;
+/* The idle sandbox was checkpointed while it ran (ckpt_idle): its removal
+ * takes no other. */
+static bool idle_done;
 
 /* What the worker needs (it is a fork: pointers into the keeper are fine). */
 struct worker_args
@@ -317,6 +322,7 @@ job_clear (struct keeper *k)
   job.result = NULL;
   job.len = 0;
   job.result_fd = job.upper_fd = job.ckfd = job.archive_fd = job.client = job.sessdir = -1;
+  job.idle = false;
   if (job.kind != JOB_NONE)
     {
       k->n_busy--;
@@ -368,6 +374,7 @@ checkpoint_reply (const struct csr_ckpt_info *info, bool stopped, csr_error *tha
 static void
 checkpoint_done (struct keeper *k, int status)
 {
+  bool idle = job.idle;
   struct csr_ckpt_info info = { 0 };
   csr_error *e = NULL, *thaw = NULL;
   int rc = parse_report (job.result, status, &info.stats, &e);
@@ -424,6 +431,11 @@ checkpoint_done (struct keeper *k, int status)
   free (reply);
   if (client >= 0)
     close (client);
+  if (idle)
+    {
+      idle_done = rc == 0;
+      keeper_finish (k, "idle timeout");
+    }
 }
 
 /* The restore's reply: the worker's counts, and the sessions loaded. */
@@ -582,7 +594,7 @@ pack_checkpoint (struct keeper *k, csr_error **err)
   if (pid < 0)
     return -1;
   job.worker = pid;
-  if (job.client >= 0 && keeper_watch (k, job.result_fd, POLLIN, on_report, NULL) < 0)
+  if ((job.client >= 0 || job.idle) && keeper_watch (k, job.result_fd, POLLIN, on_report, NULL) < 0)
     return csr_error_errno (err, "watch the checkpoint");
   return 0;
 }
@@ -593,10 +605,13 @@ sessions_saved (struct keeper *k)
   csr_error *e = NULL;
   if (job.kind != JOB_CHECKPOINT || pack_checkpoint (k, &e) == 0)
     return;
+  bool idle = job.idle;
   reply_err (job.client, e);
   fprintf (stderr, "csrun sandbox %s: checkpoint failed: %s\n", k->spec->id, csr_error_text (e));
   csr_error_free (e);
   job_abort (k, NULL);
+  if (idle)
+    keeper_finish (k, "idle timeout");
 }
 
 /* Start a checkpoint into the checkpoint directory CKFD (taken): the
@@ -706,6 +721,8 @@ op_restore (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, bool
 
 /* ------------------------------------------------------------ hooks */
 
+static bool ckpt_idle (struct keeper *k);
+
 static int
 ckpt_init (struct keeper *k, csr_error **err)
 {
@@ -714,6 +731,7 @@ ckpt_init (struct keeper *k, csr_error **err)
   idle_ckfd = csr_ckpt_root (true, NULL, err);
   if (idle_ckfd < 0)
     return csr_error_wrap (err, "--idle-action checkpoint");
+  k->on_idle = ckpt_idle;
   return 0;
 }
 
@@ -759,8 +777,38 @@ static void
 ckpt_finish (struct keeper *k)
 {
   job_abort (k, "the sandbox was removed during the checkpoint");
-  if (k->idle_expired && k->spec->idle_checkpoint && idle_ckfd >= 0)
+  if (k->idle_expired && k->spec->idle_checkpoint && idle_ckfd >= 0 && !idle_done)
     idle_checkpoint (k);
+}
+
+/* The sandbox has been idle for its timeout: with --idle-action checkpoint
+ * and sessions, it is checkpointed while it still runs (its sessions must
+ * run to save their globals), then removed (checkpoint_done); without
+ * sessions, or when this can't start, ckpt_finish checkpoints it stopped. */
+static bool
+ckpt_idle (struct keeper *k)
+{
+  const char *names[1];
+  if (!k->spec->idle_checkpoint || idle_ckfd < 0 || !k->running || job.kind != JOB_NONE
+      || keeper_session_names (k, names, 1) == 0)
+    return false;
+  csr_error *e = NULL;
+  int ckfd = fcntl (idle_ckfd, F_DUPFD_CLOEXEC, 3);
+  if (ckfd < 0)
+    csr_error_errno (&e, "dup");
+  else if (begin_job (k, JOB_CHECKPOINT, -1, &e) < 0)
+    close (ckfd);
+  else
+    {
+      job.idle = true;
+      if (start_checkpoint (k, ckfd, false, 0, "idle", &e) == 0)
+        return true;
+    }
+  fprintf (stderr, "csrun sandbox %s: idle: checkpoint with the sessions failed: %s\n", k->spec->id,
+           e ? csr_error_text (e) : "?");
+  csr_error_free (e);
+  job_abort (k, NULL);
+  return false;
 }
 
 static const struct keeper_op ckpt_ops[] = {

@@ -100,8 +100,7 @@ item_fail (struct keeper *k, struct item *it, const char *fmt, ...)
       va_end (ap);
       /* The session's own errors name it already. */
       size_t nl = strlen (it->name);
-      bool named = why && strncmp (why, "session ", 8) == 0
-                   && strncmp (why + 8, it->name, nl) == 0
+      bool named = why && strncmp (why, "session ", 8) == 0 && strncmp (why + 8, it->name, nl) == 0
                    && (why[8 + nl] == ':' || why[8 + nl] == ' ');
       if (why == NULL || named || asprintf (&it->error, "session %s: %s", it->name, why) < 0)
         it->error = why ? why : strdup ("out of memory");

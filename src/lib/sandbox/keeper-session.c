@@ -554,7 +554,8 @@ call_reply (struct keeper *k, struct session *s)
   bool interrupted = s->interrupted;
   int timeout_ms = s->call_timeout_ms;
   csr_error *e = NULL;
-  if (interrupted)
+  /* (Done as the interrupt was sent: done all the same.) */
+  if (msg && interrupted)
     csr_error_set (&e, ETIMEDOUT, "session %s: no answer in %d ms: interrupted (it goes on)",
                    s->name, timeout_ms);
   else if (msg)
