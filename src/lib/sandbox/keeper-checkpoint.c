@@ -741,18 +741,31 @@ ckpt_stopping (struct keeper *k)
   job_abort (k, "the sandbox was stopped during the checkpoint");
 }
 
+/* The checkpoint of the idle sandbox started (trigger idle; while it runs,
+ * the keeper finishes when it is done: checkpoint_done); -1 with *ERR (the
+ * caller undoes the job). */
+static int
+start_idle_checkpoint (struct keeper *k, csr_error **err)
+{
+  int ckfd = fcntl (idle_ckfd, F_DUPFD_CLOEXEC, 3);
+  if (ckfd < 0)
+    return csr_error_errno (err, "dup");
+  if (begin_job (k, JOB_CHECKPOINT, -1, err) < 0)
+    {
+      close (ckfd);
+      return -1;
+    }
+  job.idle = k->running;
+  return start_checkpoint (k, ckfd, false, 0, "idle", err);
+}
+
 /* Before an idle sandbox is removed: its checkpoint, taken here and waited
  * for (the jail is already stopped: nothing writes the layer). */
 static void
 idle_checkpoint (struct keeper *k)
 {
   csr_error *e = NULL;
-  int ckfd = fcntl (idle_ckfd, F_DUPFD_CLOEXEC, 3);
-  if (ckfd < 0)
-    csr_error_errno (&e, "dup");
-  else if (begin_job (k, JOB_CHECKPOINT, -1, &e) < 0)
-    close (ckfd);
-  else if (start_checkpoint (k, ckfd, false, 0, "idle", &e) == 0)
+  if (start_idle_checkpoint (k, &e) == 0)
     {
       while (job.kind != JOB_NONE)
         {
@@ -793,17 +806,8 @@ ckpt_idle (struct keeper *k)
       || keeper_session_names (k, names, 1) == 0)
     return false;
   csr_error *e = NULL;
-  int ckfd = fcntl (idle_ckfd, F_DUPFD_CLOEXEC, 3);
-  if (ckfd < 0)
-    csr_error_errno (&e, "dup");
-  else if (begin_job (k, JOB_CHECKPOINT, -1, &e) < 0)
-    close (ckfd);
-  else
-    {
-      job.idle = true;
-      if (start_checkpoint (k, ckfd, false, 0, "idle", &e) == 0)
-        return true;
-    }
+  if (start_idle_checkpoint (k, &e) == 0)
+    return true;
   fprintf (stderr, "csrun sandbox %s: idle: checkpoint with the sessions failed: %s\n", k->spec->id,
            e ? csr_error_text (e) : "?");
   csr_error_free (e);

@@ -123,6 +123,51 @@ on_event (struct keeper *k, int fd, short revents, void *arg)
     cs.done (k);
 }
 
+static void on_data (struct keeper *k, int fd, short revents, void *arg);
+static void on_feed (struct keeper *k, int fd, short revents, void *arg);
+static void on_saved (struct keeper *k, void *arg, yajl_val report, const csr_error *err);
+static void on_loaded (struct keeper *k, void *arg, yajl_val report, const csr_error *err);
+
+/* A pipe for IT's save (the keeper reads) or load (the keeper writes): the
+ * keeper's end, non-blocking, in IT->pipe; the session's end returned, or
+ * -1 (IT failed). */
+static int
+item_pipe (struct keeper *k, struct item *it)
+{
+  int p[2];
+  if (pipe2 (p, O_CLOEXEC) < 0)
+    return item_fail (k, it, "a pipe for its save: %s", strerror (errno)), -1;
+  it->pipe = p[cs.load ? 1 : 0];
+  int theirs = p[cs.load ? 0 : 1];
+  if (fcntl (it->pipe, F_SETFL, O_NONBLOCK) < 0)
+    {
+      close (theirs);
+      return item_fail (k, it, "a pipe for its save: %s", strerror (errno)), -1;
+    }
+  return theirs;
+}
+
+/* Start IT's save or load with the session's end of its pipe THEIRS
+ * (closed here): then it is pending, its pipe watched. */
+static void
+item_call (struct keeper *k, struct item *it, int theirs, int timeout_ms)
+{
+  csr_error *e = NULL;
+  int rc = cs.load ? keeper_session_load (k, it->name, theirs, timeout_ms, on_loaded, it, &e)
+                   : keeper_session_save (k, it->name, theirs, timeout_ms, on_saved, it, &e);
+  close (theirs);
+  if (rc < 0)
+    {
+      item_fail (k, it, "%s", e && e->msg ? e->msg : "out of memory");
+      csr_error_free (e);
+      return;
+    }
+  it->pending = true;
+  cs.pending++;
+  if (keeper_watch (k, it->pipe, cs.load ? POLLOUT : POLLIN, cs.load ? on_feed : on_data, it) < 0)
+    item_fail (k, it, "the keeper watches too many descriptors");
+}
+
 /* ------------------------------------------------------------ reports */
 
 /* S cut to MAX bytes (a sequence cut in two is repaired by the generator). */
@@ -333,28 +378,9 @@ save_one (struct keeper *k, struct item *it, int dirfd, int timeout_ms)
   it->file = openat (dirfd, leaf, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (it->file < 0 || unlinkat (dirfd, leaf, 0) < 0)
     return item_fail (k, it, "a file for its save: %s", strerror (errno));
-  int p[2];
-  if (pipe2 (p, O_CLOEXEC) < 0)
-    return item_fail (k, it, "a pipe for its save: %s", strerror (errno));
-  it->pipe = p[0];
-  if (fcntl (p[0], F_SETFL, O_NONBLOCK) < 0)
-    {
-      close (p[1]);
-      return item_fail (k, it, "a pipe for its save: %s", strerror (errno));
-    }
-  csr_error *e = NULL;
-  int rc = keeper_session_save (k, it->name, p[1], timeout_ms, on_saved, it, &e);
-  close (p[1]);
-  if (rc < 0)
-    {
-      item_fail (k, it, "%s", e && e->msg ? e->msg : "out of memory");
-      csr_error_free (e);
-      return;
-    }
-  it->pending = true;
-  cs.pending++;
-  if (keeper_watch (k, it->pipe, POLLIN, on_data, it) < 0)
-    item_fail (k, it, "the keeper watches too many descriptors");
+  int theirs = item_pipe (k, it);
+  if (theirs >= 0)
+    item_call (k, it, theirs, timeout_ms);
 }
 
 int
@@ -480,28 +506,9 @@ load_one (struct keeper *k, struct item *it, int dirfd, int timeout_ms)
     return item_fail (k, it, "its save is not a file of at most %llu bytes",
                       (unsigned long long)CSR_CKPT_SESSION_MAX);
   it->size = (uint64_t)st.st_size;
-  int p[2];
-  if (pipe2 (p, O_CLOEXEC) < 0)
-    return item_fail (k, it, "a pipe for its save: %s", strerror (errno));
-  it->pipe = p[1];
-  if (fcntl (p[1], F_SETFL, O_NONBLOCK) < 0)
-    {
-      close (p[0]);
-      return item_fail (k, it, "a pipe for its save: %s", strerror (errno));
-    }
-  csr_error *e = NULL;
-  int rc = keeper_session_load (k, it->name, p[0], timeout_ms, on_loaded, it, &e);
-  close (p[0]);
-  if (rc < 0)
-    {
-      item_fail (k, it, "%s", e && e->msg ? e->msg : "out of memory");
-      csr_error_free (e);
-      return;
-    }
-  it->pending = true;
-  cs.pending++;
-  if (keeper_watch (k, it->pipe, POLLOUT, on_feed, it) < 0)
-    item_fail (k, it, "the keeper watches too many descriptors");
+  int theirs = item_pipe (k, it);
+  if (theirs >= 0)
+    item_call (k, it, theirs, timeout_ms);
 }
 
 static int
