@@ -183,6 +183,7 @@ def _serve():
                 return super().find_class(module, name)
 
         blobs, modules, saved, skipped = {}, {}, [], []
+        plain = (bytes, bytearray, str, int, float, complex, bool, type(None))
         # The descriptor is closed on the way out, whatever happens (the
         # keeper reads it to its end).
         with open(fds[0], "wb") as f:
@@ -196,7 +197,9 @@ def _serve():
                         continue
                     try:
                         data = pickle.dumps(v, 4)
-                        if b"__main__" in data:  # a class or function of a cell, by reference?
+                        # A class or function of a cell, by reference?  (Not
+                        # in the plain types: their data need no search.)
+                        if type(v) not in plain and b"__main__" in data:
                             Probe(__import__("io").BytesIO(data)).load()
                     except MainRef:
                         skipped.append({"name": name, "why": "defined in a cell (pickled by reference): it can't be restored in another session"})
@@ -206,7 +209,8 @@ def _serve():
                         continue
                     blobs[name] = data
                     saved.append(name)
-                f.write(pickle.dumps({"csrun-session": 1, "globals": blobs, "modules": modules}, 4))
+                # Streamed: large values go to F without another copy.
+                pickle.Pickler(f, 4).dump({"csrun-session": 1, "globals": blobs, "modules": modules})
             finally:
                 state["interruptible"] = False
         return {"saved": saved, "modules": sorted(modules), "skipped": skipped}
