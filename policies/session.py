@@ -23,6 +23,8 @@
 #       {"saved": [...], "modules": [...], "skipped": [{"name", "why"}]}.
 #   {"op": "load"} with one descriptor: a save, read and put into the
 #       globals.  Reply {"loaded": [...], "skipped": [{"name", "why"}]}.
+#   Both replies stay under the keeper's 64 KiB line: long names and reasons
+#   are cut, and the names that do not fit are counted in "omitted".
 #
 # SIGINT raises KeyboardInterrupt in a running cell, save or load (the
 # keeper's timeout: the reply is then {"error": "interrupted"}) and is
@@ -169,6 +171,38 @@ def _serve():
         cpu = int((time.process_time() - t0) * 1000)
         return {"status": status, "interrupted": interrupted, "cpu_ms": cpu, "cell": n}
 
+    def bounded(report, limit=60000):
+        """REPORT (a save's or a load's) within LIMIT bytes, under the
+        keeper's 64 KiB line: names and reasons cut, the lists cut short,
+        the names left out counted in "omitted"."""
+        def size(v):
+            return len(gate["_json"](v).encode("utf-8", "replace")) + 1
+
+        def cut(text, n):
+            text = str(text)
+            return text if len(text) <= n else text[:n] + "..."
+
+        # What was not saved or loaded comes first: it is the news.
+        out, used, omitted = {}, 100, 0
+        for key in ("skipped", "modules", "saved", "loaded"):
+            if key not in report:
+                continue
+            out[key] = []
+            for x in report[key]:
+                if key == "skipped":
+                    x = {"name": cut(x["name"], 200), "why": cut(x["why"], 400)}
+                else:
+                    x = cut(x, 200)
+                n = size(x)
+                if used + n > limit:
+                    omitted += 1
+                    continue
+                used += n
+                out[key].append(x)
+        if omitted:
+            out["omitted"] = omitted
+        return out
+
     def save(fds):
         import pickle
         import types
@@ -213,7 +247,7 @@ def _serve():
                 pickle.Pickler(f, 4).dump({"csrun-session": 1, "globals": blobs, "modules": modules})
             finally:
                 state["interruptible"] = False
-        return {"saved": saved, "modules": sorted(modules), "skipped": skipped}
+        return bounded({"saved": saved, "modules": sorted(modules), "skipped": skipped})
 
     def load(fds):
         import importlib
@@ -239,7 +273,7 @@ def _serve():
                         skipped.append({"name": name, "why": "%s: %s" % (type(e).__name__, e)})
             finally:
                 state["interruptible"] = False
-        return {"loaded": loaded, "skipped": skipped}
+        return bounded({"loaded": loaded, "skipped": skipped})
 
     def receive():
         """Bytes and the descriptors with them (close-on-exec); 64 KiB at a

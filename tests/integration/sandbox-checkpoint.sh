@@ -621,6 +621,28 @@ started=$(cell ses2 nb 'pass' --json 2>/dev/null > "$T/st.json"; jget "$T/st.jso
   && ok "restore: each session is loaded into a new session of its name before the command returns; a cell sees its variables (two sessions, each its own)" \
   || not_ok "restore sessions" "exit $rc: $got" "$a" "$b" "started: $started" "$(cat "$T/rs.json" "$T/rs.err")" "$(tail -5 "$T/cells.err")"
 
+# A session with 3,000 long names and 300 values that don't pickle: its report is cut to fit (what
+# was not saved first, "omitted" counts the rest), the checkpoint stays readable, all come back.
+cell ses2 many 'g = globals()
+for i in range(3000):
+    g["v_%0150d" % i] = i
+class C:
+    pass
+for i in range(300):
+    g["c_%0150d" % i] = C()' 2>>"$T/cells.err"
+csrun sandbox checkpoint ses2 --leave-running --json > "$T/many.json" 2>"$T/many.err"
+rc=$?
+ckm=$(jget "$T/many.json" 'j["id"]')
+got=$(jget "$T/many.json" '[(len(s["skipped"]) > 10, len(s["skipped"]) + len(s["saved"]) + len(s["modules"]) + s["omitted"], len(json.dumps(s)) < 20000) for s in j["sessions"] if s["name"] == "many"]')
+listed=$(jget <(csrun sandbox checkpoint ls --json) '[c["id"] for c in j].count("'"$ckm"'")')
+rm_=$(csrun sandbox restore "$ckm" 2>>"$T/cells.err")
+back=$(cell "$rm_" many 'print(len([n for n in globals() if n.startswith("v_")]), v_'"$(printf '%0150d' 2999)"')' 2>>"$T/cells.err")
+[ $rc = 0 ] && [ "$got" = "[(True, 3303, True)]" ] && [ "$listed" = 1 ] && [ "$back" = "3000 2999" ] \
+  && ok "a session with 3,303 globals: its report cut to fit (the skipped first; omitted counts the rest), the checkpoint readable, all restored" \
+  || not_ok "long report" "exit $rc: $got, listed $listed, back '$back'" "$(head -c 600 "$T/many.json")" "$(cat "$T/many.err")" "$(tail -5 "$T/cells.err")"
+csrun sandbox rm --force "$rm_" > /dev/null 2>&1
+csrun sandbox session rm ses2 many > /dev/null 2>&1
+
 # A session busy with a cell: listed, the checkpoint not held up; the cell goes on.
 # (The cell runs until the test makes the file "go", after the checkpoint.)
 cell ses nb 'import os, time

@@ -29,9 +29,9 @@
 #define PIPE_BYTES (1024 * 1024)
 #define CHUNKS_PER_WAKE 16 /* then the poll loop again: other clients are served */
 #define CHUNKS_AFTER_REPLY 64
-#define NAME_CUT 200 /* bytes of a name from a session's report */
-#define WHY_CUT 400  /* bytes of a reason */
-#define LIST_MAX 2000
+#define NAME_CUT 200              /* bytes of a name from a session's report */
+#define WHY_CUT 400               /* bytes of a reason */
+#define REPORT_BUDGET (16 * 1024) /* bytes kept of a session's report */
 
 struct item
 {
@@ -107,6 +107,9 @@ item_fail (struct keeper *k, struct item *it, const char *fmt, ...)
         it->error = why ? why : strdup ("out of memory");
       else
         free (why);
+      /* The session's own words can be long. */
+      if (it->error && strlen (it->error) > WHY_CUT)
+        strcpy (it->error + WHY_CUT - 3, "...");
     }
   close_pipe (k, it);
   check_done (it);
@@ -174,68 +177,100 @@ item_call (struct keeper *k, struct item *it, int theirs, int timeout_ms)
 
 /* ------------------------------------------------------------ reports */
 
+/* A session's report, checked: what is kept of it fits REPORT_BUDGET
+ * bytes (so that checkpoint.json, with 32 sessions, stays readable); the
+ * names left out are counted in "omitted". */
+struct checker
+{
+  struct csr_jgen w;
+  size_t used;
+  long long omitted;
+};
+
 /* S cut to MAX bytes (a sequence cut in two is repaired by the generator). */
 static void
-gen_cut (struct csr_jgen *w, const char *s, size_t max)
+gen_cut (struct checker *c, const char *s, size_t max)
 {
   char buf[WHY_CUT + 4];
   size_t n = strnlen (s, max + 1);
+  c->used += (n <= max ? n : max + 3) + 8; /* and its quotes, escapes, comma: about */
   if (n <= max)
-    return csr_jgen_str (w, s);
+    return csr_jgen_str (&c->w, s);
   memcpy (buf, s, max);
   strcpy (buf + max, "...");
-  csr_jgen_str (w, buf);
+  csr_jgen_str (&c->w, buf);
 }
 
-/* KEY: the strings of the array A (others dropped), at most LIST_MAX. */
-static void
-gen_names (struct csr_jgen *w, const char *key, yajl_val a)
+static bool
+room (struct checker *c)
 {
-  csr_jgen_str (w, key);
-  csr_jgen_array_open (w);
-  for (size_t i = 0; a && YAJL_IS_ARRAY (a) && i < a->u.array.len && i < LIST_MAX; i++)
+  return c->used < REPORT_BUDGET;
+}
+
+/* KEY: the strings of the array A (others dropped), while there is room. */
+static void
+gen_names (struct checker *c, const char *key, yajl_val a)
+{
+  csr_jgen_str (&c->w, key);
+  csr_jgen_array_open (&c->w);
+  for (size_t i = 0; a && YAJL_IS_ARRAY (a) && i < a->u.array.len; i++)
     {
       const char *s = csr_json_str (a->u.array.values[i]);
-      if (s)
-        gen_cut (w, s, NAME_CUT);
+      if (s && room (c))
+        gen_cut (c, s, NAME_CUT);
+      else if (s)
+        c->omitted++;
     }
-  csr_jgen_array_close (w);
+  csr_jgen_array_close (&c->w);
 }
 
 /* The session's report R, checked: only the lists a report has. */
 static char *
 check_report (yajl_val r, bool load)
 {
-  struct csr_jgen w;
-  if (csr_jgen_init (&w, false, NULL) < 0)
+  struct checker c = { 0 };
+  if (csr_jgen_init (&c.w, false, NULL) < 0)
     return NULL;
-  csr_jgen_map_open (&w);
-  if (load)
-    gen_names (&w, "loaded", csr_json_get (r, "loaded"));
-  else
-    {
-      gen_names (&w, "saved", csr_json_get (r, "saved"));
-      gen_names (&w, "modules", csr_json_get (r, "modules"));
-    }
-  csr_jgen_str (&w, "skipped");
-  csr_jgen_array_open (&w);
+  csr_jgen_map_open (&c.w);
+  /* What was not saved or loaded first: it is the news. */
+  csr_jgen_str (&c.w, "skipped");
+  csr_jgen_array_open (&c.w);
   yajl_val sk = csr_json_get (r, "skipped");
-  for (size_t i = 0; sk && YAJL_IS_ARRAY (sk) && i < sk->u.array.len && i < LIST_MAX; i++)
+  for (size_t i = 0; sk && YAJL_IS_ARRAY (sk) && i < sk->u.array.len; i++)
     {
       const char *n = csr_json_str (csr_json_get (sk->u.array.values[i], "name"));
       const char *why = csr_json_str (csr_json_get (sk->u.array.values[i], "why"));
       if (n == NULL)
         continue;
-      csr_jgen_map_open (&w);
-      csr_jgen_str (&w, "name");
-      gen_cut (&w, n, NAME_CUT);
-      csr_jgen_str (&w, "why");
-      gen_cut (&w, why ? why : "?", WHY_CUT);
-      csr_jgen_map_close (&w);
+      if (!room (&c))
+        {
+          c.omitted++;
+          continue;
+        }
+      csr_jgen_map_open (&c.w);
+      csr_jgen_str (&c.w, "name");
+      gen_cut (&c, n, NAME_CUT);
+      csr_jgen_str (&c.w, "why");
+      gen_cut (&c, why ? why : "?", WHY_CUT);
+      csr_jgen_map_close (&c.w);
     }
-  csr_jgen_array_close (&w);
-  csr_jgen_map_close (&w);
-  return csr_jgen_finish (&w, "a session's report", NULL, NULL);
+  csr_jgen_array_close (&c.w);
+  if (load)
+    gen_names (&c, "loaded", csr_json_get (r, "loaded"));
+  else
+    {
+      gen_names (&c, "modules", csr_json_get (r, "modules"));
+      gen_names (&c, "saved", csr_json_get (r, "saved"));
+    }
+  /* And those the session left out of its report (it has 64 KiB). */
+  yajl_val om = csr_json_get (r, "omitted");
+  if (om && YAJL_IS_INTEGER (om) && YAJL_GET_INTEGER (om) > 0
+      && YAJL_GET_INTEGER (om) < (1LL << 40))
+    c.omitted += YAJL_GET_INTEGER (om);
+  if (c.omitted)
+    csr_jgen_kv_int (&c.w, "omitted", c.omitted);
+  csr_jgen_map_close (&c.w);
+  return csr_jgen_finish (&c.w, "a session's report", NULL, NULL);
 }
 
 char *
@@ -256,7 +291,7 @@ ckpt_sessions_json (void)
       if (r == NULL)
         {
           csr_jgen_str (&w, "error");
-          gen_cut (&w, it->error ? it->error : "no report", WHY_CUT);
+          csr_jgen_str (&w, it->error ? it->error : "no report");
         }
       else
         {
