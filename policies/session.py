@@ -19,13 +19,16 @@
 #       `python3 snippet.py` would exit with (0, 1 for an exception, the
 #       SystemExit code, 3 blocked by the gate, 4 the gate failed).
 #   {"op": "save"} with one descriptor: the picklable globals, pickled and
-#       written there.  Reply {"saved": [...], "modules": [...],
-#       "skipped": [{"name", "why"}]}.
+#       written there (the descriptor closed before the reply).  Reply
+#       {"saved": [...], "modules": [...], "skipped": [{"name", "why"}]}.
 #   {"op": "load"} with one descriptor: a save, read and put into the
 #       globals.  Reply {"loaded": [...], "skipped": [{"name", "why"}]}.
+#   Both replies stay under the keeper's 64 KiB line: long names and reasons
+#   are cut, and the names that do not fit are counted in "omitted".
 #
-# SIGINT raises KeyboardInterrupt in a running cell and is ignored between
-# cells.  The channel is the keeper's, but a cell runs in this process: a
+# SIGINT raises KeyboardInterrupt in a running cell, save or load (the
+# keeper's timeout: the reply is then {"error": "interrupted"}) and is
+# ignored between requests.  The channel is the keeper's, but a cell runs in this process: a
 # cell can do anything this server can (the sandbox is the boundary, not
 # this file), so the keeper checks every reply it reads.
 import sys
@@ -49,10 +52,10 @@ def _serve():
     sys.modules["__main__"] = main  # pickle looks classes of cells up there
     g = main.__dict__
     policies = {}
-    state = {"in_cell": False, "cells": 0}
+    state = {"interruptible": False, "cells": 0}
 
     def on_sigint(sig, frame):
-        if state["in_cell"]:
+        if state["interruptible"]:
             raise KeyboardInterrupt
 
     def parse(text):
@@ -98,10 +101,10 @@ def _serve():
         signal.signal(signal.SIGINT, on_sigint)
         try:
             try:
-                state["in_cell"] = True
+                state["interruptible"] = True
                 exec(code, g)
             finally:
-                state["in_cell"] = False
+                state["interruptible"] = False
             return 0, False
         except SystemExit as e:
             if e.code is None or type(e.code) is int:
@@ -168,6 +171,38 @@ def _serve():
         cpu = int((time.process_time() - t0) * 1000)
         return {"status": status, "interrupted": interrupted, "cpu_ms": cpu, "cell": n}
 
+    def bounded(report, limit=60000):
+        """REPORT (a save's or a load's) within LIMIT bytes, under the
+        keeper's 64 KiB line: names and reasons cut, the lists cut short,
+        the names left out counted in "omitted"."""
+        def size(v):
+            return len(gate["_json"](v).encode("utf-8", "replace")) + 1
+
+        def cut(text, n):
+            text = str(text)
+            return text if len(text) <= n else text[:n] + "..."
+
+        # What was not saved or loaded comes first: it is the news.
+        out, used, omitted = {}, 100, 0
+        for key in ("skipped", "modules", "saved", "loaded"):
+            if key not in report:
+                continue
+            out[key] = []
+            for x in report[key]:
+                if key == "skipped":
+                    x = {"name": cut(x["name"], 200), "why": cut(x["why"], 400)}
+                else:
+                    x = cut(x, 200)
+                n = size(x)
+                if used + n > limit:
+                    omitted += 1
+                    continue
+                used += n
+                out[key].append(x)
+        if omitted:
+            out["omitted"] = omitted
+        return out
+
     def save(fds):
         import pickle
         import types
@@ -182,50 +217,63 @@ def _serve():
                 return super().find_class(module, name)
 
         blobs, modules, saved, skipped = {}, {}, [], []
-        for name, v in list(g.items()):
-            if name[:2] == "__" == name[-2:]:
-                continue
-            if isinstance(v, types.ModuleType):
-                modules[name] = v.__name__
-                continue
-            try:
-                data = pickle.dumps(v, 4)
-                if b"__main__" in data:  # a class or function of a cell, by reference?
-                    Probe(__import__("io").BytesIO(data)).load()
-            except MainRef:
-                skipped.append({"name": name, "why": "defined in a cell (pickled by reference): it can't be restored in another session"})
-                continue
-            except Exception as e:
-                skipped.append({"name": name, "why": "%s: %s" % (type(e).__name__, e)})
-                continue
-            blobs[name] = data
-            saved.append(name)
-        doc = pickle.dumps({"csrun-session": 1, "globals": blobs, "modules": modules}, 4)
+        plain = (bytes, bytearray, str, int, float, complex, bool, type(None))
+        # The descriptor is closed on the way out, whatever happens (the
+        # keeper reads it to its end).
         with open(fds[0], "wb") as f:
-            f.write(doc)
-        return {"saved": saved, "modules": sorted(modules), "skipped": skipped}
+            state["interruptible"] = True
+            try:
+                for name, v in list(g.items()):
+                    if name[:2] == "__" == name[-2:]:
+                        continue
+                    if isinstance(v, types.ModuleType):
+                        modules[name] = v.__name__
+                        continue
+                    try:
+                        data = pickle.dumps(v, 4)
+                        # A class or function of a cell, by reference?  (Not
+                        # in the plain types: their data need no search.)
+                        if type(v) not in plain and b"__main__" in data:
+                            Probe(__import__("io").BytesIO(data)).load()
+                    except MainRef:
+                        skipped.append({"name": name, "why": "defined in a cell (pickled by reference): it can't be restored in another session"})
+                        continue
+                    except Exception as e:
+                        skipped.append({"name": name, "why": "%s: %s" % (type(e).__name__, e)})
+                        continue
+                    blobs[name] = data
+                    saved.append(name)
+                # Streamed: large values go to F without another copy.
+                pickle.Pickler(f, 4).dump({"csrun-session": 1, "globals": blobs, "modules": modules})
+            finally:
+                state["interruptible"] = False
+        return bounded({"saved": saved, "modules": sorted(modules), "skipped": skipped})
 
     def load(fds):
         import importlib
         import pickle
 
-        with open(fds[0], "rb") as f:
-            doc = pickle.load(f)
-        if type(doc) is not dict or doc.get("csrun-session") != 1:
-            return {"error": "not a csrun session save"}
         loaded, skipped = [], []
-        items = [(n, m, True) for n, m in dict(doc.get("modules") or {}).items()]
-        items += [(n, d, False) for n, d in dict(doc.get("globals") or {}).items()]
-        for name, v, is_module in items:
-            if type(name) is not str or not name.isidentifier() or name[:2] == "__" == name[-2:]:
-                skipped.append({"name": repr(name), "why": "not a name a save holds"})
-                continue
+        with open(fds[0], "rb") as f:
+            state["interruptible"] = True
             try:
-                g[name] = importlib.import_module(v) if is_module else pickle.loads(v)
-                loaded.append(name)
-            except Exception as e:
-                skipped.append({"name": name, "why": "%s: %s" % (type(e).__name__, e)})
-        return {"loaded": loaded, "skipped": skipped}
+                doc = pickle.load(f)
+                if type(doc) is not dict or doc.get("csrun-session") != 1:
+                    return {"error": "not a csrun session save"}
+                items = [(n, m, True) for n, m in dict(doc.get("modules") or {}).items()]
+                items += [(n, d, False) for n, d in dict(doc.get("globals") or {}).items()]
+                for name, v, is_module in items:
+                    if type(name) is not str or not name.isidentifier() or name[:2] == "__" == name[-2:]:
+                        skipped.append({"name": repr(name), "why": "not a name a save holds"})
+                        continue
+                    try:
+                        g[name] = importlib.import_module(v) if is_module else pickle.loads(v)
+                        loaded.append(name)
+                    except Exception as e:
+                        skipped.append({"name": name, "why": "%s: %s" % (type(e).__name__, e)})
+            finally:
+                state["interruptible"] = False
+        return bounded({"loaded": loaded, "skipped": skipped})
 
     def receive():
         """Bytes and the descriptors with them (close-on-exec); 64 KiB at a

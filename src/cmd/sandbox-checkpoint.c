@@ -23,6 +23,7 @@
 #include "util/json-gen.h"
 #include "util/json.h"
 #include "util/parse.h"
+#include "util/termsafe.h"
 #include "util/trust.h"
 
 enum
@@ -33,6 +34,7 @@ enum
   OPT_AFTER,
   OPT_NAME,
   OPT_JSON,
+  OPT_SESSION_TIMEOUT,
 };
 
 struct ckpt_opts
@@ -43,6 +45,7 @@ struct ckpt_opts
   bool leave_running, json;
   const char *hook; /* --before-checkpoint, --after-restore */
   const char *name;
+  double session_timeout_s; /* 0: the keeper's default */
 };
 
 /* ------------------------------------------------------------ shared */
@@ -193,6 +196,51 @@ print_line (const char *s)
   return fflush (stdout) == 0 ? 0 : CSR_EXIT_INTERNAL;
 }
 
+#define SESSION_WARNINGS 20 /* lines about sessions on stderr; the rest counted */
+
+/* On stderr: the sessions of the reply T (its "sessions") that were not
+ * saved or loaded (WHAT), and their globals left out.  Names and reasons
+ * come from the sandbox: shown inert. */
+static void
+warn_sessions (const char *cmd, yajl_val t, const char *what)
+{
+  yajl_val ss = csr_json_get (t, "sessions");
+  size_t shown = 0, more = 0;
+  for (size_t i = 0; ss && YAJL_IS_ARRAY (ss) && i < ss->u.array.len; i++)
+    {
+      yajl_val s = ss->u.array.values[i];
+      cleanup_free char *name = csr_termsafe_str (csr_json_str (csr_json_get (s, "name")));
+      const char *err = csr_json_str (csr_json_get (s, "error"));
+      if (err)
+        {
+          cleanup_free char *why = csr_termsafe_str (err);
+          if (shown++ < SESSION_WARNINGS)
+            fprintf (stderr, "csrun sandbox %s: warning: not %s: %s\n", cmd, what, why ? why : "?");
+          else
+            more++;
+          continue;
+        }
+      yajl_val sk = csr_json_get (s, "skipped");
+      for (size_t j = 0; sk && YAJL_IS_ARRAY (sk) && j < sk->u.array.len; j++)
+        {
+          if (shown++ >= SESSION_WARNINGS)
+            {
+              more++;
+              continue;
+            }
+          yajl_val x = sk->u.array.values[j];
+          cleanup_free char *g = csr_termsafe_str (csr_json_str (csr_json_get (x, "name")));
+          cleanup_free char *why = csr_termsafe_str (csr_json_str (csr_json_get (x, "why")));
+          fprintf (stderr, "csrun sandbox %s: warning: session %s: %s not %s: %s\n", cmd,
+                   name ? name : "?", g ? g : "?", what, why ? why : "?");
+        }
+    }
+  if (more)
+    fprintf (stderr,
+             "csrun sandbox %s: warning: %zu more sessions or globals not %s (see --json)\n", cmd,
+             more, what);
+}
+
 /* ------------------------------------------------------------ options */
 
 static struct argp_option checkpoint_options[] = {
@@ -202,6 +250,10 @@ static struct argp_option checkpoint_options[] = {
     "Let the sandbox go on afterwards (default: it is stopped once checkpointed)", 0 },
   { "before-checkpoint", OPT_BEFORE, "CMD", 0,
     "Run /bin/sh -c CMD in the sandbox first; if it fails, no checkpoint", 0 },
+  { "session-timeout", OPT_SESSION_TIMEOUT, "DURATION", 0,
+    "How long each session may take to save its globals (default 120s); a slower one is "
+    "interrupted and left out",
+    0 },
   { "json", OPT_JSON, NULL, 0, "Print the checkpoint as JSON", 0 },
   { NULL, 0, NULL, 0, NULL, 0 },
 };
@@ -210,6 +262,10 @@ static struct argp_option restore_options[] = {
   { "name", OPT_NAME, "NAME", 0, "A name for the new sandbox", 0 },
   { "after-restore", OPT_AFTER, "CMD", 0,
     "Run /bin/sh -c CMD in the new sandbox once it is ready; if it fails, the sandbox is removed",
+    0 },
+  { "session-timeout", OPT_SESSION_TIMEOUT, "DURATION", 0,
+    "How long each session may take to load its globals (default 120s); a slower one is "
+    "interrupted",
     0 },
   { "json", OPT_JSON, NULL, 0, "Print the new sandbox as JSON", 0 },
   { NULL, 0, NULL, 0, NULL, 0 },
@@ -233,6 +289,11 @@ parse_ckpt (int key, char *arg, struct argp_state *state)
       break;
     case OPT_LEAVE_RUNNING:
       o->leave_running = true;
+      break;
+    case OPT_SESSION_TIMEOUT:
+      if (csr_parse_duration (arg, 86400.0, &o->session_timeout_s, &e) < 0
+          || o->session_timeout_s < 0.001)
+        argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --session-timeout '%s'", arg);
       break;
     case OPT_BEFORE:
     case OPT_AFTER:
@@ -298,9 +359,12 @@ do_checkpoint (struct ckpt_opts *o)
           return SBX_EXIT_REFUSED;
         }
     }
-  char req[160];
-  snprintf (req, sizeof req, "{\"op\":\"checkpoint\",\"ttl_ms\":%lld,\"leave_running\":%s}",
-            (long long)(o->ttl_s * 1000), o->leave_running ? "true" : "false");
+  char req[200];
+  snprintf (req, sizeof req,
+            "{\"op\":\"checkpoint\",\"ttl_ms\":%lld,\"leave_running\":%s,"
+            "\"session_timeout_ms\":%lld}",
+            (long long)(o->ttl_s * 1000), o->leave_running ? "true" : "false",
+            (long long)(o->session_timeout_s * 1000));
   cleanup_yajl_val yajl_val t = long_request (d, req, ck, &e);
   if (t == NULL)
     return ckpt_fail ("checkpoint", e);
@@ -315,15 +379,15 @@ do_checkpoint (struct ckpt_opts *o)
              "--json)\n",
              (long long)YAJL_GET_INTEGER (total));
   if (!o->json)
-    return print_line (cid ? cid : "?");
+    {
+      warn_sessions ("checkpoint", t, "saved");
+      return print_line (cid ? cid : "?");
+    }
   struct csr_jgen w;
   if (csr_jgen_init (&w, false, &e) < 0)
     return sbx_fail ("checkpoint", e, CSR_EXIT_INTERNAL);
   csr_jgen_tree (&w, t);
-  cleanup_free char *doc = csr_jgen_finish (&w, "the checkpoint", NULL, &e);
-  if (doc == NULL)
-    return sbx_fail ("checkpoint", e, CSR_EXIT_INTERNAL);
-  return print_line (doc);
+  return sbx_print_doc (&w, "checkpoint");
 }
 
 /* ------------------------------------------------------------ restore */
@@ -411,7 +475,10 @@ print_restored (const struct ckpt_opts *o, const char *ckid, const char *new_id,
                 const char *warning)
 {
   if (!o->json)
-    return print_line (new_id);
+    {
+      warn_sessions ("restore", t, "loaded");
+      return print_line (new_id);
+    }
   struct csr_jgen w;
   csr_error *e = NULL;
   if (csr_jgen_init (&w, false, &e) < 0)
@@ -435,13 +502,19 @@ print_restored (const struct ckpt_opts *o, const char *ckid, const char *new_id,
       csr_jgen_array_open (&w);
       csr_jgen_array_close (&w);
     }
+  yajl_val ss = csr_json_get (t, "sessions");
+  csr_jgen_str (&w, "sessions");
+  if (ss && YAJL_IS_ARRAY (ss))
+    csr_jgen_tree (&w, ss);
+  else
+    {
+      csr_jgen_array_open (&w);
+      csr_jgen_array_close (&w);
+    }
   if (warning)
     csr_jgen_kv_str (&w, "warning", warning);
   csr_jgen_map_close (&w);
-  cleanup_free char *doc = csr_jgen_finish (&w, "the restore", NULL, &e);
-  if (doc == NULL)
-    return sbx_fail ("restore", e, CSR_EXIT_INTERNAL);
-  return print_line (doc);
+  return sbx_print_doc (&w, "restore");
 }
 
 static int
@@ -524,6 +597,7 @@ do_restore (struct ckpt_opts *o)
     {
       csr_jgen_map_open (&w);
       csr_jgen_kv_str (&w, "op", "restore");
+      csr_jgen_kv_int (&w, "session_timeout_ms", (long long)(o->session_timeout_s * 1000));
       if (c.rootfs_sha256)
         csr_jgen_kv_str (&w, "rootfs_sha256", c.rootfs_sha256);
       csr_jgen_map_close (&w);
@@ -603,10 +677,7 @@ do_ls (struct ckpt_opts *o)
   if (!o->json)
     return fflush (stdout) == 0 ? 0 : CSR_EXIT_INTERNAL;
   csr_jgen_array_close (&w);
-  cleanup_free char *doc = csr_jgen_finish (&w, "the listing", NULL, &e);
-  if (doc == NULL)
-    return sbx_fail ("checkpoint ls", e, CSR_EXIT_INTERNAL);
-  return print_line (doc);
+  return sbx_print_doc (&w, "checkpoint ls");
 }
 
 static int

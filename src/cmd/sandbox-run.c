@@ -26,6 +26,7 @@
 #include "util/fs.h"
 #include "util/json-gen.h"
 #include "util/json.h"
+#include "util/termsafe.h"
 
 /* The largest session save csrun moves (a pickle of a session's globals). */
 #define SESSION_SAVE_MAX (1ULL << 30)
@@ -446,6 +447,7 @@ print_report (FILE *f, const char *report, bool json)
   char ebuf[64];
   cleanup_yajl_val yajl_val t = yajl_tree_parse (report, ebuf, sizeof ebuf);
   static const char *const keys[] = { "saved", "loaded", "modules" };
+  /* Names and reasons from the sandbox: shown inert. */
   for (size_t k = 0; k < 3; k++)
     {
       yajl_val a = csr_json_get (t, keys[k]);
@@ -453,14 +455,24 @@ print_report (FILE *f, const char *report, bool json)
         continue;
       fprintf (f, "%s:", keys[k]);
       for (size_t i = 0; i < a->u.array.len; i++)
-        fprintf (f, " %s", csr_json_str (a->u.array.values[i]) ?: "?");
+        {
+          cleanup_free char *n = csr_termsafe_str (csr_json_str (a->u.array.values[i]) ?: "?");
+          fprintf (f, " %s", n ? n : "?");
+        }
       fprintf (f, "\n");
     }
   yajl_val sk = csr_json_get (t, "skipped");
   for (size_t i = 0; sk && YAJL_IS_ARRAY (sk) && i < sk->u.array.len; i++)
-    fprintf (f, "skipped: %s: %s\n",
-             csr_json_str (csr_json_get (sk->u.array.values[i], "name")) ?: "?",
-             csr_json_str (csr_json_get (sk->u.array.values[i], "why")) ?: "?");
+    {
+      cleanup_free char *n
+          = csr_termsafe_str (csr_json_str (csr_json_get (sk->u.array.values[i], "name")) ?: "?");
+      cleanup_free char *why
+          = csr_termsafe_str (csr_json_str (csr_json_get (sk->u.array.values[i], "why")) ?: "?");
+      fprintf (f, "skipped: %s: %s\n", n ? n : "?", why ? why : "?");
+    }
+  yajl_val om = csr_json_get (t, "omitted");
+  if (om && YAJL_IS_INTEGER (om) && YAJL_GET_INTEGER (om) > 0)
+    fprintf (f, "omitted: %lld more names (the report is cut)\n", (long long)YAJL_GET_INTEGER (om));
 }
 
 static int

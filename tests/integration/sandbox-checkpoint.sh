@@ -4,8 +4,10 @@
 # file of the rootfs (a whiteout) and a replaced directory (opaque), compared entry by entry; a
 # stopped sandbox; a running one kept still (freezer or SIGSTOP), then stopped or left running;
 # the hooks; --ttl expiry and collection; damaged, truncated and forged checkpoints refused with
-# nothing left; another rootfs refused; --name clash; checkpoint ls/rm; out of space;
-# --idle-action checkpoint.  Root and rootless.
+# nothing left; another rootfs refused; --name clash; checkpoint ls/rm; out of space; the
+# sessions' picklable globals (saved, listed, restored into sessions of the same names; busy,
+# slow, stubborn and dying sessions; --leave-running; forged sessions/ members; a forged save's
+# code runs only inside); --idle-action checkpoint.  Root and rootless.
 . "$CSRUN_SRCDIR/tests/lib/tap.sh"
 
 T=$(tmpdir)
@@ -338,7 +340,7 @@ def tar(members):
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as t:
         for name, typ, data, link in members:
             ti = tarfile.TarInfo(name)
-            ti.type, ti.mode, ti.linkname = typ, 0o644, link or ""
+            ti.type, ti.mode, ti.linkname = typ, 0o755 if typ == tarfile.DIRTYPE else 0o644, link or ""
             if typ == tarfile.CHRTYPE:
                 ti.devmajor, ti.devminor = 1, 3
             ti.size = len(data) if typ == tarfile.REGTYPE else 0
@@ -376,6 +378,48 @@ elif kind == "device":
     data = tar([S, U, ("upper/null", C, b"", None)])
 elif kind == "through-symlink":
     data = tar([S, U, ("upper/s", L, b"", outside), ("upper/s/escape", R, b"x", None)])
+elif kind == "session-dotdot":
+    data = tar([S, U, ("sessions/..", R, b"x", None)])
+elif kind == "session-nested":
+    data = tar([S, U, ("sessions/a/b", R, b"x", None)])
+elif kind == "session-bare":
+    data = tar([S, U, ("sessions", R, b"x", None)])
+elif kind == "session-dir":
+    data = tar([S, U, ("sessions/x", D, b"", None)])
+elif kind == "session-symlink":
+    data = tar([S, U, ("sessions/x", L, b"", outside)])
+elif kind == "session-hardlink":
+    data = tar([S, U, ("upper/f", R, b"f", None), ("sessions/x", H, b"", "upper/f")])
+elif kind == "session-duplicate":
+    data = tar([S, U, ("sessions/x", R, b"x", None), ("sessions/x", R, b"y", None)])
+elif kind == "session-33":
+    data = tar([S, U] + [("sessions/s%d" % i, R, b"x", None) for i in range(33)])
+elif kind == "session-huge":
+    # A header that claims 1 GiB + 1 byte (and no data: refused on sight).
+    buf = io.BytesIO()
+    t = tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT)
+    for name, typ, d, link in (S, U):
+        ti = tarfile.TarInfo(name)
+        ti.type, ti.mode, ti.size = typ, 0o644, len(d)
+        t.addfile(ti, io.BytesIO(d) if typ == R else None)
+    ti = tarfile.TarInfo("sessions/x")
+    ti.size = (1 << 30) + 1
+    raw = buf.getvalue() + ti.tobuf(tarfile.PAX_FORMAT, "utf-8", "surrogateescape")
+    data = subprocess.run(["zstd", "-q", "-c"], input=raw, stdout=subprocess.PIPE, check=True).stdout
+elif kind == "session-payload":
+    # Not damaged: a session's save whose unpickling opens files -- in the sandbox's session.
+    import pickle
+    class Opens:
+        def __init__(self, path):
+            self.path = path
+        def __reduce__(self):
+            return (open, (self.path, "w"))
+    save = pickle.dumps({"csrun-session": 1, "modules": {},
+                         "globals": {"host": pickle.dumps(Opens(outside + "/pwned"), 4),
+                                     "inside": pickle.dumps(Opens("pickle-ran"), 4)}}, 4)
+    wd = json.loads(spec)["workdir"].strip("/").split("/")
+    dirs = [("upper/" + "/".join(wd[: i + 1]), D, b"", None) for i in range(len(wd))]
+    data = tar([S, U] + dirs + [("sessions/evil", R, save, None)])
 else:
     sys.exit("unknown kind " + kind)
 new = secrets.token_hex(16)
@@ -393,7 +437,8 @@ print(new)
 EOF
 mkdir -p "$T/outside"
 for kind in flipped truncated truncated-fixed not-a-tar not-zstd no-spec dotdot absolute outside-layer \
-    hardlink-out hardlink-abs device through-symlink; do
+    hardlink-out hardlink-abs device through-symlink session-dotdot session-nested session-bare \
+    session-dir session-symlink session-hardlink session-duplicate session-33 session-huge; do
   f=$(python3 "$T/forge.py" "$CK" "$ck1" "$kind" "$T/spec.json" "$T/outside" 2>&1)
   nsb=$(n_sbx)
   out=$(csrun sandbox restore "$f" 2>&1)
@@ -525,9 +570,182 @@ crc=$?
   && ok "rm --force during a checkpoint: removed; the checkpoint fails (exit 125) and leaves nothing" \
   || not_ok "rm during checkpoint" "rm exit $rc ($out), checkpoint exit $crc" "$(cat "$T/cut.out")" "$(ls -A "$CK")"
 
+# ---------------------------------------------------------------- sessions: their picklable globals
+ses=$(csrun sandbox create --name ses --idle-timeout 0 2>"$T/ses.err")
+cell () { # cell SANDBOX SESSION CODE [OPTIONS...]: CODE as a cell of SESSION
+  local b=$1 s=$2 code=$3
+  shift 3
+  printf '%s\n' "$code" | csrun sandbox run "$@" --session "$s" "$b" -
+}
+pid_of () { # pid_of SANDBOX SESSION
+  csrun sandbox session ls --json "$1" 2>/dev/null | python3 -c 'import json,sys; print([s["pid"] for s in json.load(sys.stdin) if s["name"] == sys.argv[1]])' "$2" 2>&1
+}
+out=$(cell ses nb 'import json as J
+n = 41
+big = 10 ** 30
+d = {"k": [1, 2, {"deep": None}], "t": (1.5, "x")}
+def f():
+    return 1
+n += 1' 2>>"$T/cells.err"; cell ses other 'import math; word = "two"' 2>>"$T/cells.err")
+pid_nb=$(pid_of ses nb)
+csrun sandbox checkpoint ses --leave-running --json > "$T/cks.json" 2>"$T/cks.err"
+rc=$?
+cks=$(jget "$T/cks.json" 'j["id"]')
+got=$(jget "$T/cks.json" '[(s["name"], sorted(s["saved"]), s["modules"], [(x["name"], "defined in a cell" in x["why"]) for x in s["skipped"]], s["bytes"] > 0) for s in j["sessions"]]')
+want="[('nb', ['big', 'd', 'n'], ['J'], [('f', True)], True), ('other', ['word'], ['math'], [], True)]"
+[ ${#ses} = 32 ] && [ -z "$out" ] && [ $rc = 0 ] && [ "$got" = "$want" ] \
+  && ok "checkpoint --json: per session what was saved (ints, a dict, modules) and what was not (a cell's function, why)" \
+  || not_ok "checkpoint with sessions" "exit $rc: $got" "$out" "$(cat "$T/cks.json" "$T/cks.err" "$T/ses.err" "$T/cells.err")"
+members=$(tar --zstd -tf "$CK/$cks/layer.tar.zst" 2>&1)
+[ "$(echo "$members" | grep -v '^upper' | tr '\n' ' ')" = "spec.json sessions/nb sessions/other " ] \
+  && [ "$(echo "$members" | tail -2 | tr '\n' ' ')" = "sessions/nb sessions/other " ] \
+  && ok "the archive holds each session's save as sessions/NAME, after upper/" \
+  || not_ok "session members" "$members"
+got=$(cell ses nb 'n += 1; print(n, f())' 2>>"$T/cells.err")
+[ "$got" = "43 1" ] && [ "$(pid_of ses nb)" = "$pid_nb" ] && [ "$(status_of "$ses")" = running ] \
+  && ok "--leave-running: the sessions live on in the original (same interpreter, its globals, functions too)" \
+  || not_ok "sessions after --leave-running" "$got" "$pid_nb -> $(pid_of ses nb)" "$(tail -5 "$T/cells.err")"
+got=$(jget <(csrun sandbox checkpoint ls --json) '[[s["name"] for s in c["sessions"]] for c in j if c["id"] == "'"$cks"'"]')
+[ "$got" = "[['nb', 'other']]" ] && ok "checkpoint ls --json lists its sessions" || not_ok "ls sessions" "$got"
+
+csrun sandbox restore "$cks" --name ses2 --json > "$T/rs.json" 2>"$T/rs.err"
+rc=$?
+ses2=$(jget "$T/rs.json" 'j["id"]')
+got=$(jget "$T/rs.json" '[(s["name"], sorted(s["loaded"]), s["skipped"]) for s in j["sessions"]]')
+a=$(cell ses2 nb 'print(n, big, d["k"][2], J.dumps(d["t"]), "f" in globals(), "word" in globals())' 2>>"$T/cells.err")
+b=$(cell ses2 other 'print(word, math.floor(2.5), "n" in globals())' 2>>"$T/cells.err")
+started=$(cell ses2 nb 'pass' --json 2>/dev/null > "$T/st.json"; jget "$T/st.json" 'j["session"]["started"]')
+[ $rc = 0 ] && [ "$got" = "[('nb', ['J', 'big', 'd', 'n'], []), ('other', ['math', 'word'], [])]" ] \
+  && [ "$a" = '42 1000000000000000000000000000000 {'"'deep'"': None} [1.5, "x"] False False' ] \
+  && [ "$b" = "two 2 False" ] && [ "$started" = False ] \
+  && ok "restore: each session is loaded into a new session of its name before the command returns; a cell sees its variables (two sessions, each its own)" \
+  || not_ok "restore sessions" "exit $rc: $got" "$a" "$b" "started: $started" "$(cat "$T/rs.json" "$T/rs.err")" "$(tail -5 "$T/cells.err")"
+
+# A session with 3,000 long names and 300 values that don't pickle: its report is cut to fit (what
+# was not saved first, "omitted" counts the rest), the checkpoint stays readable, all come back.
+cell ses2 many 'g = globals()
+for i in range(3000):
+    g["v_%0150d" % i] = i
+class C:
+    pass
+for i in range(300):
+    g["c_%0150d" % i] = C()' 2>>"$T/cells.err"
+csrun sandbox checkpoint ses2 --leave-running --json > "$T/many.json" 2>"$T/many.err"
+rc=$?
+ckm=$(jget "$T/many.json" 'j["id"]')
+got=$(jget "$T/many.json" '[(len(s["skipped"]) > 10, len(s["skipped"]) + len(s["saved"]) + len(s["modules"]) + s["omitted"], len(json.dumps(s)) < 20000) for s in j["sessions"] if s["name"] == "many"]')
+listed=$(jget <(csrun sandbox checkpoint ls --json) '[c["id"] for c in j].count("'"$ckm"'")')
+rm_=$(csrun sandbox restore "$ckm" 2>>"$T/cells.err")
+back=$(cell "$rm_" many 'print(len([n for n in globals() if n.startswith("v_")]), v_'"$(printf '%0150d' 2999)"')' 2>>"$T/cells.err")
+[ $rc = 0 ] && [ "$got" = "[(True, 3303, True)]" ] && [ "$listed" = 1 ] && [ "$back" = "3000 2999" ] \
+  && ok "a session with 3,303 globals: its report cut to fit (the skipped first; omitted counts the rest), the checkpoint readable, all restored" \
+  || not_ok "long report" "exit $rc: $got, listed $listed, back '$back'" "$(head -c 600 "$T/many.json")" "$(cat "$T/many.err")" "$(tail -5 "$T/cells.err")"
+csrun sandbox rm --force "$rm_" > /dev/null 2>&1
+csrun sandbox session rm ses2 many > /dev/null 2>&1
+
+# A session busy with a cell: listed, the checkpoint not held up; the cell goes on.
+# (The cell runs until the test makes the file "go", after the checkpoint.)
+cell ses nb 'import os, time
+for i in range(1200):
+    if os.path.exists("go"):
+        break
+    time.sleep(0.05)
+print("went" if i < 1199 else "gave up")' > "$T/bc.out" 2>&1 &
+bc=$!
+nb_busy () { csrun sandbox session ls --json ses 2>/dev/null | grep -q '"busy"'; }
+wait_until 20 nb_busy
+csrun sandbox checkpoint ses --leave-running > "$T/ckb.out" 2>"$T/ckb.err"
+rc=$?
+ckb=$(cat "$T/ckb.out")
+still=no
+nb_busy && still=yes
+inpy ses 'open("go", "w")' > /dev/null
+wait $bc
+brc=$?
+got=$(jget "$CK/$ckb/checkpoint.json" '[(s["name"], "error" in s) for s in j["sessions"]]')
+[ $rc = 0 ] && [ "$still" = yes ] && [ "$got" = "[('nb', True), ('other', False)]" ] \
+  && grep -q "warning: not saved: session nb is busy: a cell is running" "$T/ckb.err" \
+  && [ $brc = 0 ] && [ "$(cat "$T/bc.out")" = went ] \
+  && ok "a session busy with a cell: not saved, said on stderr (and in checkpoint.json), the checkpoint done while the cell runs on" \
+  || not_ok "busy session" "exit $rc, busy after: $still, cell exit $brc: $(cat "$T/bc.out")" "$got" "$(cat "$T/ckb.err")"
+
+# Sessions whose save is slow (interrupted after --session-timeout: it lives on), ignores the
+# interrupt (killed) or dies: each listed, and the checkpoint goes on.
+cell ses slow 'import time
+class Slow:
+    def __reduce__(self):
+        time.sleep(60)
+s = Slow()
+keep = 7' > /dev/null 2>&1
+cell ses stubborn 'import signal, time
+class Stubborn:
+    def __reduce__(self):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        time.sleep(60)
+s = Stubborn()' > /dev/null 2>&1
+cell ses dies 'import os
+class Dies:
+    def __reduce__(self):
+        os._exit(3)
+s = Dies()' > /dev/null 2>&1
+timeout 100 "$CSRUN" sandbox checkpoint ses --leave-running --session-timeout 1s --json > "$T/cks2.json" 2>"$T/cks2.err"
+rc=$?
+got=$(jget "$T/cks2.json" '[(s["name"], s.get("error", "saved").replace("session " + s["name"], "").lstrip(": ").split(" (")[0]) for s in j["sessions"]]')
+want="[('nb', 'saved'), ('other', 'saved'), ('slow', 'no answer in 1000 ms: interrupted'), ('stubborn', 'no answer in 1000 ms, nor after its interrupt'), ('dies', 'ended')]"
+left=$(csrun sandbox session ls --json ses | python3 -c 'import json,sys; print(sorted(s["name"] for s in json.load(sys.stdin)))' 2>&1)
+keep=$(cell ses slow 'print(keep)' 2>>"$T/cells.err")
+[ $rc = 0 ] && [ "$got" = "$want" ] && [ "$left" = "['nb', 'other', 'slow']" ] && [ "$keep" = 7 ] \
+  && ok "--session-timeout: a slow save is interrupted (the session lives on), one that ignores it is killed, one that dies is listed; the others are saved" \
+  || not_ok "slow, stubborn, dead sessions" "exit $rc: $got" "$left" "$keep" "$(cat "$T/cks2.json" "$T/cks2.err")" "$(tail -5 "$T/cells.err")"
+csrun sandbox session rm ses slow > /dev/null 2>&1
+
+# A save whose load is slow: the restore interrupts it after --session-timeout, says so, and the
+# sandbox is restored all the same (the session lives on).
+cell ses lazy 'import time
+class Lazy:
+    def __reduce__(self):
+        return (time.sleep, (60,))
+z = Lazy()' > /dev/null 2>&1
+ckl=$(csrun sandbox checkpoint ses --leave-running 2>/dev/null)
+timeout 100 "$CSRUN" sandbox restore "$ckl" --session-timeout 1s > "$T/rl.out" 2>"$T/rl.err"
+rc=$?
+rl=$(cat "$T/rl.out")
+got=$(cell "$rl" lazy 'print("alive")' 2>>"$T/cells.err"; cell "$rl" nb 'print(n)' 2>>"$T/cells.err")
+[ $rc = 0 ] && [ ${#rl} = 32 ] && [ "$got" = "alive
+43" ] && grep -q "warning: not loaded: session lazy: no answer in 1000 ms: interrupted (it goes on)" "$T/rl.err" \
+  && ok "restore --session-timeout: a slow load is interrupted and said on stderr, the other sessions loaded, the sandbox restored" \
+  || not_ok "slow load" "exit $rc ($rl): $got" "$(cat "$T/rl.err")" "$(tail -5 "$T/cells.err")"
+csrun sandbox rm --force "$rl" > /dev/null 2>&1
+
+# Without --leave-running the sandbox is stopped after its sessions saved; the restore has them.
+ck_stop=$(csrun sandbox checkpoint ses 2>/dev/null)
+r3=$(csrun sandbox restore "$ck_stop" --session-timeout 1s 2>/dev/null)
+got=$(cell "$r3" nb 'print(n)' 2>>"$T/cells.err")
+[ "$(status_of "$ses")" = stopped ] && [ "$got" = 43 ] \
+  && ok "without --leave-running: the sessions saved, then the sandbox stopped; the restore has them" \
+  || not_ok "checkpoint and stop with sessions" "$(status_of "$ses")" "$got" "$(tail -5 "$T/cells.err")"
+csrun sandbox rm --force "$r3" > /dev/null 2>&1
+
+# A save is only ever unpickled by a session in the sandbox: a forged one's code runs there.
+f=$(python3 "$T/forge.py" "$CK" "$ck1" session-payload "$T/spec.json" "$T/outside" 2>&1)
+csrun sandbox restore "$f" --json > "$T/pay.json" 2>"$T/pay.err"
+rc=$?
+pay=$(jget "$T/pay.json" 'j["id"]')
+got=$(jget "$T/pay.json" '[(s["name"], s["loaded"], [x["name"] for x in s["skipped"]]) for s in j["sessions"]]')
+ran=$(inpy "$pay" 'import os; print(os.path.exists("pickle-ran"))')
+[ $rc = 0 ] && [ "$got" = "[('evil', ['inside'], ['host'])]" ] && [ "$ran" = True ] \
+  && [ -z "$(ls -A "$T/outside")" ] \
+  && ok "a forged save's code runs inside the restored sandbox's session (a file made there), never on the host" \
+  || not_ok "pickle payload" "exit $rc: $got, ran: $ran" "$(ls -A "$T/outside")" "$(cat "$T/pay.json" "$T/pay.err")"
+csrun sandbox rm --force "$pay" > /dev/null 2>&1
+csrun sandbox checkpoint rm "$f" > /dev/null 2>&1
+
 # ---------------------------------------------------------------- --idle-action checkpoint
 idl=$(csrun sandbox create --idle-timeout 2s --idle-action checkpoint 2>/dev/null)
 inpy "$idl" 'open("/work/kept.txt", "w").write("kept")' > /dev/null
+# One with a session: checkpointed while it still runs (a session must run to save its globals).
+idls=$(csrun sandbox create --idle-timeout 2s --idle-action checkpoint 2>/dev/null)
+cell "$idls" nb 'v = {"kept": 7}' 2>>"$T/cells.err"
 wait_until 30 no_dir "$SBX/$idl"
 gone=$?
 csrun sandbox checkpoint ls --json > "$T/ls2.json" 2>&1
@@ -536,6 +754,17 @@ cki=${cki//[\'\[\] ]/}
 [ $gone = 0 ] && [ ${#cki} = 32 ] && [ "$(tar --zstd -xOf "$CK/$cki/layer.tar.zst" upper/work/kept.txt 2>/dev/null)" = kept ] \
   && ok "--idle-action checkpoint: the idle sandbox is checkpointed (trigger idle, in checkpoint ls), then removed" \
   || not_ok "idle checkpoint" "gone $gone, '$cki'" "$(cat "$T/ls2.json")"
+wait_until 30 no_dir "$SBX/$idls"
+gone=$?
+csrun sandbox checkpoint ls --json > "$T/ls3.json" 2>&1
+got=$(jget "$T/ls3.json" '[(c["trigger"], [(x["name"], x.get("saved")) for x in c["sessions"]]) for c in j if c["sandbox"]["id"] == "'"$idls"'"]')
+ckis=$(jget "$T/ls3.json" '[c["id"] for c in j if c["sandbox"]["id"] == "'"$idls"'"][0]')
+ri=$(csrun sandbox restore "$ckis" 2>>"$T/cells.err")
+back=$(cell "$ri" nb 'print(v["kept"])' 2>>"$T/cells.err")
+[ $gone = 0 ] && [ "$got" = "[('idle', [('nb', ['v'])])]" ] && [ "$back" = 7 ] \
+  && ok "--idle-action checkpoint of a sandbox with a session: taken while it runs (the session's globals in it, one checkpoint), then removed; restored, the session has them" \
+  || not_ok "idle checkpoint with a session" "gone $gone: $got, '$back'" "$(cat "$T/ls3.json")" "$(tail -5 "$T/cells.err")"
+csrun sandbox rm --force "$ri" > /dev/null 2>&1
 out=$(csrun sandbox create --idle-action sleep 2>&1)
 rc=$?
 [ $rc = 2 ] && echo "$out" | grep -q "remove or checkpoint" && ok "--idle-action: a bad value is exit 2" \

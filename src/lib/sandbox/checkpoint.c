@@ -299,6 +299,7 @@ csr_ckpt_info_release (struct csr_ckpt_info *i)
   free (i->sandbox_name);
   free (i->rootfs_source);
   free (i->rootfs_sha256);
+  free (i->sessions);
   csr_ckpt_stats_release (&i->stats);
   memset (i, 0, sizeof *i);
 }
@@ -327,6 +328,18 @@ csr_ckpt_info_gen (struct csr_jgen *w, const struct csr_ckpt_info *i)
     yajl_gen_null (w->g);
   csr_jgen_map_close (w);
   csr_ckpt_stats_gen (w, &i->stats);
+  /* The sessions: text we wrote (a JSON array), written back as it is. */
+  char ebuf[64];
+  cleanup_yajl_val yajl_val ss
+      = i->sessions ? yajl_tree_parse (i->sessions, ebuf, sizeof ebuf) : NULL;
+  csr_jgen_str (w, "sessions");
+  if (ss && YAJL_IS_ARRAY (ss))
+    csr_jgen_tree (w, ss);
+  else
+    {
+      csr_jgen_array_open (w);
+      csr_jgen_array_close (w);
+    }
 }
 
 char *
@@ -368,6 +381,16 @@ info_parse (const char *text, size_t len, const char *id, struct csr_ckpt_info *
       || dup_opt (rfs, "sha256", &i->rootfs_sha256) < 0)
     return csr_error_set (err, ENOMEM, "%s", CSR_CKPT_META);
   csr_ckpt_stats_read (t, &i->stats);
+  yajl_val ss = csr_json_get (t, "sessions");
+  if (ss && YAJL_IS_ARRAY (ss) && ss->u.array.len > 0)
+    {
+      struct csr_jgen w;
+      if (csr_jgen_init (&w, false, err) < 0)
+        return -1;
+      csr_jgen_tree (&w, ss);
+      if ((i->sessions = csr_jgen_finish (&w, CSR_CKPT_META, NULL, err)) == NULL)
+        return -1;
+    }
   if (i->stats.sha256[0] == '\0')
     return csr_error_set (err, CSR_CKPT_E_DAMAGED, "checkpoint %s: %s has no digest", id,
                           CSR_CKPT_META);

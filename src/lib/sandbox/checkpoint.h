@@ -22,11 +22,13 @@
  *                      as the sandbox sees them (read and written inside a
  *                      user namespace with the sandbox's id maps), symlinks,
  *                      hard links, FIFOs
- *   sessions/NAME...   reserved for the sandbox's sessions' picklable globals
- *                      (not written yet; a restore lists them as not
- *                      restored)
+ *   sessions/NAME      the picklable globals of the sandbox's session NAME
+ *                      (a regular file: what the session's save wrote, a
+ *                      pickle, session.h), one per session saved
  * Restoring treats the archive as hostile: its digest first, then every
- * entry's name, type and link target. */
+ * entry's name, type, size and link target.  A session's pickle is only
+ * ever read by a session's interpreter inside the restored sandbox, never
+ * by csrun. */
 #ifndef CSRUN_SANDBOX_CHECKPOINT_H
 #define CSRUN_SANDBOX_CHECKPOINT_H
 
@@ -45,7 +47,9 @@
 #define CSR_CKPT_ID_LEN 32
 #define CSR_CKPT_ARCHIVE "layer.tar.zst"
 #define CSR_CKPT_META "checkpoint.json"
-#define CSR_CKPT_MAX_NOTES 32 /* "not saved" notes kept (the rest counted) */
+#define CSR_CKPT_MAX_NOTES 32                        /* "not saved" notes kept (the rest counted) */
+#define CSR_CKPT_MAX_SESSIONS 32                     /* sessions/ members (a keeper's sessions) */
+#define CSR_CKPT_SESSION_MAX (1024ULL * 1024 * 1024) /* bytes of one session's save */
 
 /* Errors with a meaning of their own (err->status), for exit codes. */
 #define CSR_CKPT_E_DAMAGED EBADMSG /* digest mismatch, truncated, not a tar, unsafe entry */
@@ -92,6 +96,10 @@ struct csr_ckpt_info
   char *rootfs_source; /* the rootfs (tarball or directory) */
   char *rootfs_sha256; /* NULL: a directory */
   struct csr_ckpt_stats stats;
+  /* What each session saved and did not: a JSON array of
+   * {"name", "bytes", "saved", "modules", "skipped": [{"name", "why"}]}
+   * or {"name", "error"}; NULL: none. */
+  char *sessions;
 };
 void csr_ckpt_info_release (struct csr_ckpt_info *i);
 char *csr_ckpt_info_json (const struct csr_ckpt_info *i, bool pretty, csr_error **err);
@@ -152,11 +160,21 @@ int csr_ckpt_open_for_restore (int ckfd, const char *id, int64_t now, struct csr
 
 /* ------------------------------------------------------------ the archive */
 
+/* A session's save, for the archive: NAME (a valid session name) and FD,
+ * a regular file read from its start. */
+struct csr_ckpt_session_file
+{
+  const char *name;
+  int fd;
+};
+
 /* ckpt-pack.c: write the archive of the layer UPPERFD (a directory) to
- * OUT_FD: SPEC_JSON as spec.json, then upper/.  Counts, digest and size in
- * *ST; OUT_FD is fsync'ed.  Runs inside the sandbox's user namespace. */
-int csr_ckpt_pack (int upperfd, int out_fd, const char *spec_json, struct csr_ckpt_stats *st,
-                   csr_error **err);
+ * OUT_FD: SPEC_JSON as spec.json, then upper/, then the N_SESSIONS
+ * SESSIONS as sessions/NAME.  Counts, digest and size in *ST; OUT_FD is
+ * fsync'ed.  Runs inside the sandbox's user namespace. */
+int csr_ckpt_pack (int upperfd, int out_fd, const char *spec_json,
+                   const struct csr_ckpt_session_file *sessions, size_t n_sessions,
+                   struct csr_ckpt_stats *st, csr_error **err);
 
 /* ckpt-unpack.c: the spec.json of the archive ARCHIVE_FD (read from its
  * start; CSR_CKPT_E_DAMAGED when it is not the first member or invalid). */
@@ -164,9 +182,12 @@ int csr_ckpt_read_spec (int archive_fd, struct csr_ckpt_spec *c, csr_error **err
 /* Empty the layer UPPERFD, then fill it from upper/ of the archive
  * ARCHIVE_FD (from its start), checking every entry (CSR_CKPT_E_DAMAGED:
  * a name that is absolute or has "..", a hard link out of the layer, a
- * device other than a whiteout, a truncated or invalid archive).  Counts
- * in *ST; the members under sessions/ are noted as not restored.  Runs
- * inside the new sandbox's user namespace. */
-int csr_ckpt_unpack (int archive_fd, int upperfd, struct csr_ckpt_stats *st, csr_error **err);
+ * device other than a whiteout, a truncated or invalid archive); each
+ * sessions/NAME is written to the file NAME of the directory SESSFD
+ * (CSR_CKPT_E_DAMAGED: not a regular file, not a session name, a duplicate,
+ * more than CSR_CKPT_MAX_SESSIONS, larger than CSR_CKPT_SESSION_MAX).
+ * Counts in *ST.  Runs inside the new sandbox's user namespace. */
+int csr_ckpt_unpack (int archive_fd, int upperfd, int sessfd, struct csr_ckpt_stats *st,
+                     csr_error **err);
 
 #endif

@@ -1,7 +1,7 @@
 /* csrun — a checkpoint's archive, the writing side (checkpoint.h): spec.json,
  * then the layer as overlayfs keeps it, walked without following anything,
- * as a zstd pax tar through libarchive (util/archive-lib.h); the digest and
- * the size are taken on the compressed bytes as they are written. */
+ * then the sessions' saves, as a zstd pax tar through libarchive (util/archive-lib.h); the digest
+ * and the size are taken on the compressed bytes as they are written. */
 #include "config.h"
 #include "checkpoint.h"
 
@@ -418,9 +418,39 @@ pack_spec (struct packer *p, const char *spec_json, csr_error **err)
   return 0;
 }
 
+/* Each session's save as sessions/NAME (0600, owned by the sandbox's root):
+ * exactly the size its file has. */
+static int
+pack_sessions (struct packer *p, const struct csr_ckpt_session_file *ss, size_t n, csr_error **err)
+{
+  time_t now = time (NULL);
+  for (size_t i = 0; i < n; i++)
+    {
+      struct stat st;
+      snprintf (p->path, sizeof p->path, "sessions/%s", ss[i].name);
+      if (fstat (ss[i].fd, &st) < 0 || !S_ISREG (st.st_mode))
+        return csr_error_set (err, EINVAL, "%s: not a file", p->path);
+      if ((uint64_t)st.st_size > CSR_CKPT_SESSION_MAX)
+        return csr_error_set (err, EFBIG, "%s: larger than %llu bytes", p->path,
+                              (unsigned long long)CSR_CKPT_SESSION_MAX);
+      csr_la.archive_entry_clear (p->e);
+      csr_la.archive_entry_set_pathname (p->e, p->path);
+      csr_la.archive_entry_set_filetype (p->e, AE_IFREG);
+      csr_la.archive_entry_set_perm (p->e, 0600);
+      csr_la.archive_entry_set_size (p->e, st.st_size);
+      csr_la.archive_entry_set_mtime (p->e, now, 0);
+      if (csr_la.archive_write_header (p->a, p->e) < ARCHIVE_WARN)
+        return la_fail (p, p->path, err);
+      if (feed (p, ss[i].fd, 0, (uint64_t)st.st_size, err) < 0)
+        return -1;
+    }
+  return 0;
+}
+
 int
-csr_ckpt_pack (int upperfd, int out_fd, const char *spec_json, struct csr_ckpt_stats *st,
-               csr_error **err)
+csr_ckpt_pack (int upperfd, int out_fd, const char *spec_json,
+               const struct csr_ckpt_session_file *sessions, size_t n_sessions,
+               struct csr_ckpt_stats *st, csr_error **err)
 {
   if (csr_la_load (err) < 0)
     return -1;
@@ -461,6 +491,8 @@ csr_ckpt_pack (int upperfd, int out_fd, const char *spec_json, struct csr_ckpt_s
     goto out;
   st->dirs++;
   if (pack_dir (&p, upperfd, strlen (p.path), 1, err) < 0)
+    goto out;
+  if (pack_sessions (&p, sessions, n_sessions, err) < 0)
     goto out;
   if (csr_la.archive_write_close (a) != ARCHIVE_OK)
     {

@@ -2,11 +2,14 @@
  * and the layer written back into a new sandbox's upper/.  The archive is
  * treated as hostile (its digest was checked, but a forged one can carry a
  * good digest): only zstd + tar, spec.json first, then names under upper/
- * (or the reserved sessions/) without "..", "." or an absolute start,
- * regular files, directories, symlinks, FIFOs, whiteouts (0/0 character
- * devices) and hard links to regular files already written, user.*
- * extended attributes only; every path is resolved beneath the layer
- * without following a symlink (util/pack.h csr_beneath_parent). */
+ * without "..", "." or an absolute start, regular files, directories,
+ * symlinks, FIFOs, whiteouts (0/0 character devices) and hard links to
+ * regular files already written, user.* extended attributes only; every
+ * path is resolved beneath the layer without following a symlink
+ * (util/pack.h csr_beneath_parent).  Then sessions/NAME: regular files
+ * named as sessions are, at most CSR_CKPT_MAX_SESSIONS of them, each at
+ * most CSR_CKPT_SESSION_MAX bytes, written (not read: they are pickles, for
+ * the sessions of the new sandbox) into a directory of the keeper's. */
 #include "config.h"
 #include "checkpoint.h"
 
@@ -26,6 +29,7 @@
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/pack.h"
+#include "run.h"
 
 #define SPEC_MAX (1 << 20)
 
@@ -138,6 +142,8 @@ struct unpacker
   int parent_fd;
   struct dir_time *dirs;
   size_t n_dirs, cap_dirs;
+  int sessfd; /* where sessions/NAME go */
+  size_t n_sessions;
 };
 
 /* The directory that holds REL (under the layer) and REL's last component. */
@@ -221,18 +227,20 @@ entry_mtime (struct archive_entry *e)
                             (long)csr_la.archive_entry_mtime_nsec (e) };
 }
 
+/* The entry's data into FD: exactly its size (holes left as holes). */
 static int
-write_contents (struct unpacker *u, int fd, const char *rel, csr_error **err)
+copy_data (struct unpacker *u, int fd, const char *rel, csr_error **err)
 {
   const void *buf;
   size_t len;
   la_int64_t off;
+  int64_t size = csr_la.archive_entry_size (u->e);
   for (;;)
     {
       int r = csr_la.archive_read_data_block (u->a, &buf, &len, &off);
       if (r == ARCHIVE_EOF)
         break;
-      if (r < ARCHIVE_WARN || off < 0)
+      if (r < ARCHIVE_WARN || off < 0 || size < 0 || (uint64_t)off + len > (uint64_t)size)
         return la_damaged (u->a, rel, err);
       for (size_t done = 0; done < len;)
         {
@@ -244,10 +252,42 @@ write_contents (struct unpacker *u, int fd, const char *rel, csr_error **err)
           done += (size_t)w;
         }
     }
-  int64_t size = csr_la.archive_entry_size (u->e);
-  if (size < 0 || ftruncate (fd, size) < 0)
+  if (ftruncate (fd, size) < 0)
     return csr_error_errno (err, "write %s", rel);
-  u->st->bytes += (uint64_t)size;
+  return 0;
+}
+
+static int
+write_contents (struct unpacker *u, int fd, const char *rel, csr_error **err)
+{
+  if (copy_data (u, fd, rel, err) < 0)
+    return -1;
+  u->st->bytes += (uint64_t)csr_la.archive_entry_size (u->e);
+  return 0;
+}
+
+/* sessions/NAME (NAME checked): a regular file, into the directory of the
+ * sessions' saves. */
+static int
+restore_session (struct unpacker *u, const char *name, const char *member, csr_error **err)
+{
+  int64_t size = csr_la.archive_entry_size (u->e);
+  if (csr_la.archive_entry_filetype (u->e) != AE_IFREG || csr_la.archive_entry_hardlink (u->e))
+    return damaged (err, "%s: a session's save that is not a file", member);
+  if (size < 0 || (uint64_t)size > CSR_CKPT_SESSION_MAX)
+    return damaged (err, "%s: a session's save larger than %llu bytes", member,
+                    (unsigned long long)CSR_CKPT_SESSION_MAX);
+  if (++u->n_sessions > CSR_CKPT_MAX_SESSIONS)
+    return damaged (err, "more than %d sessions", CSR_CKPT_MAX_SESSIONS);
+  cleanup_close int fd
+      = openat (u->sessfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return errno == EEXIST ? damaged (err, "%s: a duplicate entry", member)
+                           : csr_error_errno (err, "create %s", member);
+  if (copy_data (u, fd, member, err) < 0)
+    return -1;
+  if (close (steal_fd (&fd)) < 0)
+    return csr_error_errno (err, "close %s", member);
   return 0;
 }
 
@@ -383,7 +423,7 @@ restore_hardlink (struct unpacker *u, int pfd, const char *leaf, const char *rel
 }
 
 /* NAME (an archive name) checked: *REL its path in the layer ("" for the
- * top), or 1 for a member of sessions/. */
+ * top), or 1 for sessions/NAME (*REL the session's name). */
 static int
 check_name (const char *name, bool is_dir, char *buf, size_t bufsz, const char **rel,
             csr_error **err)
@@ -404,9 +444,11 @@ check_name (const char *name, bool is_dir, char *buf, size_t bufsz, const char *
       *rel = buf + 6;
       return 0;
     }
-  if ((strcmp (buf, "sessions") == 0 || strncmp (buf, "sessions/", 9) == 0)
-      && (strcmp (buf, "sessions") == 0 || csr_pack_path_ok (buf + 9)))
-    return 1;
+  if (strncmp (buf, "sessions/", 9) == 0 && csr_sbx_session_name_ok (buf + 9))
+    {
+      *rel = buf + 9;
+      return 1;
+    }
   return csr_error_set (err, CSR_CKPT_E_DAMAGED,
                         "the checkpoint is damaged: an entry outside the layer: '%.200s'", name);
 }
@@ -423,11 +465,7 @@ unpack_entry (struct unpacker *u, csr_error **err)
   if (c < 0)
     return -1;
   if (c == 1)
-    {
-      if (type == AE_IFREG)
-        csr_ckpt_stats_note (u->st, "%s: a session's state, not restored (no sessions here)", buf);
-      return 0;
-    }
+    return restore_session (u, rel, buf, err);
   if (*rel == '\0')
     return type == AE_IFDIR && !hl ? restore_dir (u, -1, NULL, "upper", err)
                                    : damaged (err, "upper is not a directory");
@@ -496,12 +534,13 @@ set_dir_times (struct unpacker *u, csr_error **err)
 }
 
 int
-csr_ckpt_unpack (int archive_fd, int upperfd, struct csr_ckpt_stats *st, csr_error **err)
+csr_ckpt_unpack (int archive_fd, int upperfd, int sessfd, struct csr_ckpt_stats *st,
+                 csr_error **err)
 {
   cleanup_la_read struct archive *a = open_reader (archive_fd, err);
   if (a == NULL)
     return -1;
-  struct unpacker u = { .a = a, .upperfd = upperfd, .st = st, .parent_fd = -1 };
+  struct unpacker u = { .a = a, .upperfd = upperfd, .st = st, .parent_fd = -1, .sessfd = sessfd };
   cleanup_free char *spec = NULL;
   size_t len;
   int rc = read_spec_member (a, &spec, &len, err);

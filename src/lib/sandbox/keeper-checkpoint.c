@@ -19,14 +19,15 @@
  * a CRIU checkpoint without --leave-running: what runs after the checkpoint
  * is not in it).  A failed checkpoint leaves the sandbox as it was.
  *
- * Sessions (issue 15, their own part): their picklable globals go into the
- * archive's sessions/ (checkpoint.h).  The hook is in start_checkpoint:
- * before the sandbox is made still (a session must run to pickle its
- * globals), each session saves into a file of the checkpoint's temporary
- * directory, which the worker then packs under sessions/; on restore,
- * after the jail started again (restore_done), each is loaded into a new
- * session.  Neither exists yet: a restore notes sessions/ members as not
- * restored. */
+ * Sessions (ckpt-sessions.h): their picklable globals go into the
+ * archive's sessions/ (checkpoint.h).  Before the sandbox is made still (a
+ * session must run to pickle its globals), each session saves into an
+ * unnamed file of the checkpoint's temporary directory, which the worker
+ * then packs after the layer (start_checkpoint, then pack_checkpoint once
+ * they are done); on restore, the worker writes them into a directory of
+ * the state directory, and after the jail started again (restore_done)
+ * each is loaded into a new session before the reply (restore_reply).
+ * Neither waits in the keeper. */
 #include "config.h"
 #include "keeper.h"
 
@@ -51,9 +52,12 @@
 #include "../util/json.h"
 #include "../util/syscalls.h"
 #include "checkpoint.h"
+#include "ckpt-sessions.h"
 #include "quiesce.h"
+#include "session.h"
 
 #define RESULT_MAX (1 << 20)
+#define SESSION_TIMEOUT_MS (120 * 1000) /* default of a session's save or load */
 
 enum job_kind
 {
@@ -79,15 +83,26 @@ static struct
   bool leave_running, was_running;
   int64_t ttl_s;
   char trigger[16];
+  int session_timeout_ms; /* each session's save or load */
+  bool idle;              /* --idle-action checkpoint of the running sandbox (ckpt_idle) */
   /* restore */
   int archive_fd;
-} job = {
-  .kind = JOB_NONE, .result_fd = -1, .client = -1, .upper_fd = -1, .ckfd = -1, .archive_fd = -1
-};
+  int sessdir;              /* where the worker writes the sessions' saves */
+  struct csr_ckpt_stats st; /* the worker's, while the sessions load */
+} job = { .kind = JOB_NONE,
+          .result_fd = -1,
+          .client = -1,
+          .upper_fd = -1,
+          .ckfd = -1,
+          .archive_fd = -1,
+          .sessdir = -1 };
 
 /* The checkpoint directory for --idle-action checkpoint, opened at set-up
  * (the keeper's environment is cleared afterwards). */
 static int idle_ckfd = -1;
+/* The idle sandbox was checkpointed while it ran (ckpt_idle): its removal
+ * takes no other. */
+static bool idle_done;
 
 /* What the worker needs (it is a fork: pointers into the keeper are fine). */
 struct worker_args
@@ -96,6 +111,9 @@ struct worker_args
   int archive_fd;   /* written (pack) or read (unpack) */
   int result_fd;    /* write end */
   const char *spec; /* pack: spec.json */
+  struct csr_ckpt_session_file sessions[CSR_CKPT_MAX_SESSIONS]; /* pack: the saves */
+  size_t n_sessions;
+  int sessdir; /* unpack: where sessions/NAME go */
 };
 
 /* An error reply: the message (without the errno's text: the client adds
@@ -166,8 +184,11 @@ worker_report (int fd, int rc, const struct csr_ckpt_stats *st, csr_error *e)
 static void
 keep_only (const struct worker_args *a)
 {
-  int keep[3] = { a->upper_fd, a->archive_fd, a->result_fd };
-  csr_close_all_but (keep, 3);
+  int keep[4 + CSR_CKPT_MAX_SESSIONS] = { a->upper_fd, a->archive_fd, a->result_fd, a->sessdir };
+  size_t n = 4;
+  for (size_t i = 0; i < a->n_sessions; i++)
+    keep[n++] = a->sessions[i].fd;
+  csr_close_all_but (keep, n);
 }
 
 static int
@@ -187,7 +208,8 @@ pack_worker (void *arg)
   csr_error *e = NULL;
   keep_only (a);
   int up = reopen_upper (a->upper_fd, &e);
-  int rc = up < 0 ? -1 : csr_ckpt_pack (up, a->archive_fd, a->spec, &st, &e);
+  int rc = up < 0 ? -1
+                  : csr_ckpt_pack (up, a->archive_fd, a->spec, a->sessions, a->n_sessions, &st, &e);
   return worker_report (a->result_fd, rc, &st, e);
 }
 
@@ -200,7 +222,7 @@ unpack_worker (void *arg)
   umask (0);
   keep_only (a);
   int up = reopen_upper (a->upper_fd, &e);
-  int rc = up < 0 ? -1 : csr_ckpt_unpack (a->archive_fd, up, &st, &e);
+  int rc = up < 0 ? -1 : csr_ckpt_unpack (a->archive_fd, up, a->sessdir, &st, &e);
   return worker_report (a->result_fd, rc, &st, e);
 }
 
@@ -289,10 +311,18 @@ job_clear (struct keeper *k)
       keeper_unwatch (k, job.client);
       close (job.client);
     }
+  ckpt_sessions_release (k);
+  if (job.sessdir >= 0)
+    {
+      close (job.sessdir);
+      ckpt_sessions_dir_remove (k);
+    }
+  csr_ckpt_stats_release (&job.st);
   free (job.result);
   job.result = NULL;
   job.len = 0;
-  job.result_fd = job.upper_fd = job.ckfd = job.archive_fd = job.client = -1;
+  job.result_fd = job.upper_fd = job.ckfd = job.archive_fd = job.client = job.sessdir = -1;
+  job.idle = false;
   if (job.kind != JOB_NONE)
     {
       k->n_busy--;
@@ -344,6 +374,7 @@ checkpoint_reply (const struct csr_ckpt_info *info, bool stopped, csr_error *tha
 static void
 checkpoint_done (struct keeper *k, int status)
 {
+  bool idle = job.idle;
   struct csr_ckpt_info info = { 0 };
   csr_error *e = NULL, *thaw = NULL;
   int rc = parse_report (job.result, status, &info.stats, &e);
@@ -363,7 +394,9 @@ checkpoint_done (struct keeper *k, int status)
       snprintf (info.trigger, sizeof info.trigger, "%s", job.trigger);
       info.rootfs_source = k->rootfs->source;
       info.rootfs_sha256 = k->rootfs->sha256;
-      rc = csr_ckpt_writer_commit (&job.w, &info, &e);
+      info.sessions = ckpt_sessions_json ();
+      rc = info.sessions ? csr_ckpt_writer_commit (&job.w, &info, &e)
+                         : csr_error_set (&e, ENOMEM, "the sessions' report");
     }
   int client = job.client;
   job.client = -1;
@@ -398,33 +431,40 @@ checkpoint_done (struct keeper *k, int status)
   free (reply);
   if (client >= 0)
     close (client);
+  if (idle)
+    {
+      idle_done = rc == 0;
+      keeper_finish (k, "idle timeout");
+    }
 }
 
+/* The restore's reply: the worker's counts, and the sessions loaded. */
 static void
-restore_done (struct keeper *k, int status)
+restore_reply (struct keeper *k, int rc, csr_error *e)
 {
-  struct csr_ckpt_stats st = { 0 };
-  csr_error *e = NULL;
-  int rc = parse_report (job.result, status, &st, &e);
-  if (rc == 0 && keeper_start (k, &e) < 0)
-    rc = csr_error_wrap (&e, "start the restored sandbox");
-  /* Here, once sessions exist: each sessions/NAME the worker set aside
-   * (csr_ckpt_unpack notes them today) is loaded into a new session of
-   * that name, before the reply says the sandbox is ready. */
   if (rc < 0)
-    {
-      reply_err (job.client, e);
-      csr_error_free (e);
-    }
+    reply_err (job.client, e);
   else if (job.client >= 0)
     {
       struct csr_jgen w;
+      cleanup_free char *sessions = ckpt_sessions_json ();
+      char ebuf[64];
+      cleanup_yajl_val yajl_val ss
+          = sessions ? yajl_tree_parse (sessions, ebuf, sizeof ebuf) : NULL;
       if (csr_jgen_init (&w, false, NULL) == 0)
         {
           csr_jgen_map_open (&w);
           csr_jgen_str (&w, "ok");
           csr_jgen_bool (&w, true);
-          csr_ckpt_stats_gen (&w, &st);
+          csr_ckpt_stats_gen (&w, &job.st);
+          csr_jgen_str (&w, "sessions");
+          if (ss)
+            csr_jgen_tree (&w, ss);
+          else
+            {
+              csr_jgen_array_open (&w);
+              csr_jgen_array_close (&w);
+            }
           csr_jgen_map_close (&w);
           char *s = csr_jgen_finish (&w, "reply", NULL, NULL);
           if (s)
@@ -432,8 +472,33 @@ restore_done (struct keeper *k, int status)
           free (s);
         }
     }
-  csr_ckpt_stats_release (&st);
+  csr_error_free (e);
   job_clear (k);
+}
+
+static void
+sessions_loaded (struct keeper *k)
+{
+  if (job.kind == JOB_RESTORE)
+    restore_reply (k, 0, NULL);
+}
+
+static void
+restore_done (struct keeper *k, int status)
+{
+  csr_error *e = NULL;
+  int rc = parse_report (job.result, status, &job.st, &e);
+  if (rc == 0 && keeper_start (k, &e) < 0)
+    rc = csr_error_wrap (&e, "start the restored sandbox");
+  /* Each sessions/NAME the worker wrote goes into a new session of that
+   * name, before the reply says the sandbox is ready. */
+  int n = 0;
+  if (rc == 0
+      && (n = ckpt_sessions_load (k, job.sessdir, job.session_timeout_ms, sessions_loaded, &e)) < 0)
+    rc = csr_error_wrap (&e, "load the sessions");
+  if (rc == 0 && n > 0)
+    return; /* sessions_loaded */
+  restore_reply (k, rc, e);
 }
 
 /* The worker's report is readable (or it ended). */
@@ -460,6 +525,9 @@ on_report (struct keeper *k, int fd, short revents, void *arg)
   if (r > 0)
     return;
   /* End of the report: the worker is done. */
+  keeper_unwatch (k, fd);
+  close (fd);
+  job.result_fd = -1;
   int status = reap_worker ();
   if (job.kind == JOB_CHECKPOINT)
     checkpoint_done (k, status);
@@ -488,6 +556,7 @@ begin_job (struct keeper *k, enum job_kind kind, int client, csr_error **err)
   job.kind = kind;
   job.client = client;
   job.worker = 0;
+  job.session_timeout_ms = SESSION_TIMEOUT_MS;
   job.w = (struct csr_ckpt_writer){ .ckfd = -1, .tmpfd = -1, .lockfd = -1, .archive_fd = -1 };
   job.q = (struct csr_quiesce){ .method = "none" };
   k->n_busy++;
@@ -509,7 +578,45 @@ spec_of (struct keeper *k, csr_error **err)
   return csr_ckpt_spec_json (&c, err);
 }
 
-/* Start a checkpoint into the checkpoint directory CKFD (taken). */
+/* The rest of a checkpoint once its sessions have saved: the sandbox kept
+ * still, the worker packs. */
+static int
+pack_checkpoint (struct keeper *k, csr_error **err)
+{
+  cleanup_free char *spec = spec_of (k, err);
+  if (spec == NULL)
+    return -1;
+  if (k->running && csr_quiesce (k->cg, k->jail.pid, &job.q, err) < 0)
+    return -1;
+  struct worker_args a
+      = { .upper_fd = job.upper_fd, .archive_fd = job.w.archive_fd, .spec = spec, .sessdir = -1 };
+  a.n_sessions = ckpt_sessions_files (a.sessions, CSR_CKPT_MAX_SESSIONS);
+  pid_t pid = spawn_worker (k, pack_worker, &a, &job.result_fd, err);
+  if (pid < 0)
+    return -1;
+  job.worker = pid;
+  if ((job.client >= 0 || job.idle) && keeper_watch (k, job.result_fd, POLLIN, on_report, NULL) < 0)
+    return csr_error_errno (err, "watch the checkpoint");
+  return 0;
+}
+
+static void
+sessions_saved (struct keeper *k)
+{
+  csr_error *e = NULL;
+  if (job.kind != JOB_CHECKPOINT || pack_checkpoint (k, &e) == 0)
+    return;
+  bool idle = job.idle;
+  reply_err (job.client, e);
+  fprintf (stderr, "csrun sandbox %s: checkpoint failed: %s\n", k->spec->id, csr_error_text (e));
+  csr_error_free (e);
+  job_abort (k, NULL);
+  if (idle)
+    keeper_finish (k, "idle timeout");
+}
+
+/* Start a checkpoint into the checkpoint directory CKFD (taken): the
+ * sessions save first (sessions_saved), then pack_checkpoint. */
 static int
 start_checkpoint (struct keeper *k, int ckfd, bool leave_running, int64_t ttl_s,
                   const char *trigger, csr_error **err)
@@ -521,33 +628,34 @@ start_checkpoint (struct keeper *k, int ckfd, bool leave_running, int64_t ttl_s,
   job.was_running = k->running;
   if (csr_ckpt_writer_open (ckfd, &job.w, err) < 0)
     return -1;
-  /* Here, once sessions exist: each saves its globals into
-   * .tmp-ID/sessions/NAME (job.w.tmpfd) while it still runs. */
-  cleanup_free char *spec = spec_of (k, err);
-  if (spec == NULL)
-    return -1;
-  if (k->running && csr_quiesce (k->cg, k->jail.pid, &job.q, err) < 0)
-    return -1;
-  struct worker_args a = { .upper_fd = job.upper_fd, .archive_fd = job.w.archive_fd, .spec = spec };
-  pid_t pid = spawn_worker (k, pack_worker, &a, &job.result_fd, err);
-  if (pid < 0)
-    return -1;
-  job.worker = pid;
-  if (job.client >= 0
-      && (keeper_watch (k, job.result_fd, POLLIN, on_report, NULL) < 0
-          || keeper_watch (k, job.client, POLLRDHUP, on_client_gone, NULL) < 0))
+  if (job.client >= 0 && keeper_watch (k, job.client, POLLRDHUP, on_client_gone, NULL) < 0)
     return csr_error_errno (err, "watch the checkpoint");
-  return 0;
+  /* While the sandbox runs: a session must run to pickle its globals. */
+  int n = ckpt_sessions_save (k, job.w.tmpfd, job.session_timeout_ms, sessions_saved, err);
+  if (n < 0)
+    return -1;
+  return n > 0 ? 0 : pack_checkpoint (k, err);
 }
 
 /* A request that failed to start: its error to FD, the job undone. */
 static void
 start_failed (struct keeper *k, int fd, csr_error *e)
 {
+  keeper_unwatch (k, fd);
   job.client = -1;
   reply_err (fd, e);
   csr_error_free (e);
   job_abort (k, NULL);
+}
+
+/* The request's session_timeout_ms, else the default. */
+static int
+session_timeout (yajl_val req)
+{
+  yajl_val t = csr_json_get (req, "session_timeout_ms");
+  return t && YAJL_IS_INTEGER (t) && YAJL_GET_INTEGER (t) > 0 && YAJL_GET_INTEGER (t) <= INT32_MAX
+             ? (int)YAJL_GET_INTEGER (t)
+             : SESSION_TIMEOUT_MS;
 }
 
 static void
@@ -568,6 +676,7 @@ op_checkpoint (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, b
       close (ckfd);
       return start_failed (k, fd, e);
     }
+  job.session_timeout_ms = session_timeout (req);
   if (start_checkpoint (k, ckfd, leave, ttl_ms > 0 ? (ttl_ms + 999) / 1000 : 0, "command", &e) < 0)
     return start_failed (k, fd, e);
   *keep = true;
@@ -591,9 +700,13 @@ op_restore (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, bool
   csr_error *e = NULL;
   if (begin_job (k, JOB_RESTORE, fd, &e) < 0)
     return start_failed (k, fd, e);
+  job.session_timeout_ms = session_timeout (req);
   job.archive_fd = fds[0];
   fds[0] = -1;
-  struct worker_args a = { .upper_fd = job.upper_fd, .archive_fd = job.archive_fd };
+  if ((job.sessdir = ckpt_sessions_dir (k, true, &e)) < 0)
+    return start_failed (k, fd, e);
+  struct worker_args a
+      = { .upper_fd = job.upper_fd, .archive_fd = job.archive_fd, .sessdir = job.sessdir };
   pid_t pid = spawn_worker (k, unpack_worker, &a, &job.result_fd, &e);
   if (pid < 0)
     return start_failed (k, fd, e);
@@ -609,6 +722,8 @@ op_restore (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, bool
 
 /* ------------------------------------------------------------ hooks */
 
+static bool ckpt_idle (struct keeper *k);
+
 static int
 ckpt_init (struct keeper *k, csr_error **err)
 {
@@ -617,6 +732,7 @@ ckpt_init (struct keeper *k, csr_error **err)
   idle_ckfd = csr_ckpt_root (true, NULL, err);
   if (idle_ckfd < 0)
     return csr_error_wrap (err, "--idle-action checkpoint");
+  k->on_idle = ckpt_idle;
   return 0;
 }
 
@@ -626,18 +742,31 @@ ckpt_stopping (struct keeper *k)
   job_abort (k, "the sandbox was stopped during the checkpoint");
 }
 
+/* The checkpoint of the idle sandbox started (trigger idle; while it runs,
+ * the keeper finishes when it is done: checkpoint_done); -1 with *ERR (the
+ * caller undoes the job). */
+static int
+start_idle_checkpoint (struct keeper *k, csr_error **err)
+{
+  int ckfd = fcntl (idle_ckfd, F_DUPFD_CLOEXEC, 3);
+  if (ckfd < 0)
+    return csr_error_errno (err, "dup");
+  if (begin_job (k, JOB_CHECKPOINT, -1, err) < 0)
+    {
+      close (ckfd);
+      return -1;
+    }
+  job.idle = k->running;
+  return start_checkpoint (k, ckfd, false, 0, "idle", err);
+}
+
 /* Before an idle sandbox is removed: its checkpoint, taken here and waited
  * for (the jail is already stopped: nothing writes the layer). */
 static void
 idle_checkpoint (struct keeper *k)
 {
   csr_error *e = NULL;
-  int ckfd = fcntl (idle_ckfd, F_DUPFD_CLOEXEC, 3);
-  if (ckfd < 0)
-    csr_error_errno (&e, "dup");
-  else if (begin_job (k, JOB_CHECKPOINT, -1, &e) < 0)
-    close (ckfd);
-  else if (start_checkpoint (k, ckfd, false, 0, "idle", &e) == 0)
+  if (start_idle_checkpoint (k, &e) == 0)
     {
       while (job.kind != JOB_NONE)
         {
@@ -662,8 +791,29 @@ static void
 ckpt_finish (struct keeper *k)
 {
   job_abort (k, "the sandbox was removed during the checkpoint");
-  if (k->idle_expired && k->spec->idle_checkpoint && idle_ckfd >= 0)
+  if (k->idle_expired && k->spec->idle_checkpoint && idle_ckfd >= 0 && !idle_done)
     idle_checkpoint (k);
+}
+
+/* The sandbox has been idle for its timeout: with --idle-action checkpoint
+ * and sessions, it is checkpointed while it still runs (its sessions must
+ * run to save their globals), then removed (checkpoint_done); without
+ * sessions, or when this can't start, ckpt_finish checkpoints it stopped. */
+static bool
+ckpt_idle (struct keeper *k)
+{
+  const char *names[1];
+  if (!k->spec->idle_checkpoint || idle_ckfd < 0 || !k->running || job.kind != JOB_NONE
+      || keeper_session_names (k, names, 1) == 0)
+    return false;
+  csr_error *e = NULL;
+  if (start_idle_checkpoint (k, &e) == 0)
+    return true;
+  fprintf (stderr, "csrun sandbox %s: idle: checkpoint with the sessions failed: %s\n", k->spec->id,
+           e ? csr_error_text (e) : "?");
+  csr_error_free (e);
+  job_abort (k, NULL);
+  return false;
 }
 
 static const struct keeper_op ckpt_ops[] = {

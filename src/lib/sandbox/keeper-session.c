@@ -47,6 +47,12 @@ struct session
   uint64_t last_ms;
   char *rbuf; /* REPLY_MAX + 1 */
   size_t rlen;
+  /* A save or load under way (keeper_session_save/load): its callback
+   * (NULL once forgotten), its timeout, whether it was interrupted. */
+  bool calling, interrupted;
+  keeper_session_done_fn done;
+  void *done_arg;
+  int call_timeout_ms;
 };
 static struct session sessions[KEEPER_MAX_SESSIONS];
 
@@ -107,6 +113,19 @@ static void
 lose (struct keeper *k, struct session *s, const char *why)
 {
   fprintf (stderr, "csrun sandbox %s: session %s ended: %s\n", k->spec->id, s->name, why);
+  /* A save or load waiting for it hears why, once the slot is free. */
+  keeper_session_done_fn done = s->calling ? s->done : NULL;
+  void *done_arg = s->done_arg;
+  csr_error *e = NULL;
+  if (done)
+    {
+      if (s->interrupted)
+        csr_error_set (&e, ETIMEDOUT,
+                       "session %s: no answer in %d ms, nor after its interrupt (it was killed)",
+                       s->name, s->call_timeout_ms);
+      else
+        csr_error_set (&e, EPIPE, "session %s ended (%s)", s->name, why);
+    }
   /* Its pid (the status pipe's first record), to kill its process group. */
   if (s->x.status_fd >= 0 && s->x.pid == 0)
     {
@@ -144,11 +163,15 @@ lose (struct keeper *k, struct session *s, const char *why)
   free (s->rbuf);
   memset (s, 0, sizeof *s);
   s->ctl = s->client = s->timer = -1;
+  if (done)
+    done (k, done_arg, NULL, e);
+  csr_error_free (e);
 }
 
 /* ------------------------------------------------------------ the interpreter's side */
 
 static void on_ctl (struct keeper *k, int fd, short revents, void *arg);
+static void call_reply (struct keeper *k, struct session *s);
 
 static void
 on_status (struct keeper *k, int fd, short revents, void *arg)
@@ -316,6 +339,8 @@ on_ctl (struct keeper *k, int fd, short revents, void *arg)
   int rc = read_reply (s, &len);
   if (rc == 0)
     return;
+  if (rc > 0 && s->calling)
+    return call_reply (k, s);
   if (rc < 0 || !s->busy || s->client < 0)
     {
       lose (k, s, rc < 0 ? "its control channel closed" : "it sent a report nobody asked for");
@@ -503,63 +528,100 @@ op_rm (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, bool *kee
 
 /* ------------------------------------------------------------ save and load */
 
-/* One request (OP, with FD) to session S, waiting for its reply here. */
+/* The reply to a save or load: its callback, with the report or the
+ * error, once the session is free again. */
+static void
+call_reply (struct keeper *k, struct session *s)
+{
+  keeper_session_done_fn done = s->done;
+  void *arg = s->done_arg;
+  s->done = NULL;
+  char ebuf[64];
+  cleanup_yajl_val yajl_val t = yajl_tree_parse (s->rbuf, ebuf, sizeof ebuf);
+  if (t == NULL || !YAJL_IS_OBJECT (t))
+    {
+      /* Its callback hears it from here (lose would say "ended"). */
+      csr_error *e = NULL;
+      csr_error_set (&e, EPROTO, "session %s: its report was not what csrun sends (it was killed)",
+                     s->name);
+      lose (k, s, "its report of a save or load was not what csrun sends");
+      if (done)
+        done (k, arg, NULL, e);
+      csr_error_free (e);
+      return;
+    }
+  const char *msg = csr_json_str (csr_json_get (t, "error"));
+  bool interrupted = s->interrupted;
+  int timeout_ms = s->call_timeout_ms;
+  csr_error *e = NULL;
+  /* (Done as the interrupt was sent: done all the same.) */
+  if (msg && interrupted)
+    csr_error_set (&e, ETIMEDOUT, "session %s: no answer in %d ms: interrupted (it goes on)",
+                   s->name, timeout_ms);
+  else if (msg)
+    csr_error_set (&e, 0, "session %s: %s", s->name, msg);
+  consume (s);
+  s->calling = s->interrupted = false;
+  request_done (k, s);
+  if (done)
+    done (k, arg, e ? NULL : t, e);
+  csr_error_free (e);
+}
+
+/* A save or load took too long: interrupted, then (the second time) killed. */
+static void
+on_call_timer (struct keeper *k, int fd, short revents, void *arg)
+{
+  (void)revents;
+  struct session *s = arg;
+  uint64_t ticks;
+  if (read (fd, &ticks, sizeof ticks) < 0 && errno == EAGAIN)
+    return;
+  if (s->interrupted)
+    return lose (k, s, "a save or load did not stop after its interrupt");
+  s->interrupted = true;
+  if (s->x.pid > 0)
+    kill (s->x.pid, SIGINT);
+  struct itimerspec its
+      = { .it_value = { INTERRUPT_GRACE_MS / 1000, (INTERRUPT_GRACE_MS % 1000) * 1000000L } };
+  if (timerfd_settime (s->timer, 0, &its, NULL) < 0)
+    lose (k, s, "a save or load was interrupted and no timer could be armed");
+}
+
+/* Send OP with FD to S, and come back when it replies (or not in time). */
 static int
-call_sync (struct keeper *k, struct session *s, const char *op, int fd, int timeout_ms,
-           char **report, csr_error **err)
+call_start (struct keeper *k, struct session *s, const char *op, int fd, int timeout_ms,
+            keeper_session_done_fn done, void *arg, csr_error **err)
 {
   char line[64];
   snprintf (line, sizeof line, "{\"op\":\"%s\"}\n", op);
+  if (timeout_ms <= 0)
+    timeout_ms = 1;
+  s->timer = timerfd_create (CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+  struct itimerspec its = { .it_value = { timeout_ms / 1000, (timeout_ms % 1000) * 1000000L } };
+  if (s->timer < 0 || timerfd_settime (s->timer, 0, &its, NULL) < 0
+      || keeper_watch (k, s->timer, POLLIN, on_call_timer, s) < 0)
+    {
+      csr_error_errno (err, "session %s: a timer", s->name);
+      if (s->timer >= 0)
+        close (s->timer);
+      s->timer = -1;
+      return -1;
+    }
   s->busy = true;
   k->n_busy++;
   if (send_request (s, line, &fd, 1) < 0)
     {
+      csr_error_set (err, EPIPE, "session %s: the interpreter is gone", s->name);
       lose (k, s, "a request could not be sent to it");
-      return csr_error_set (err, EPIPE, "session: the interpreter is gone");
-    }
-  uint64_t deadline = csr_mono_ms () + (uint64_t)(timeout_ms > 0 ? timeout_ms : 1);
-  size_t len = 0;
-  int rc;
-  while ((rc = read_reply (s, &len)) == 0)
-    {
-      uint64_t now = csr_mono_ms ();
-      if (now >= deadline)
-        {
-          lose (k, s, "a save or load took too long");
-          return csr_error_set (err, ETIMEDOUT, "session %s: no answer in %d ms (it was killed)",
-                                s->name, timeout_ms);
-        }
-      struct pollfd p = { s->ctl, POLLIN, 0 };
-      poll (&p, 1, (int)(deadline - now));
-    }
-  if (rc < 0)
-    {
-      lose (k, s, "its control channel closed");
-      return csr_error_set (err, EPIPE, "session: the interpreter is gone");
-    }
-  char ebuf[64];
-  cleanup_yajl_val yajl_val t = yajl_tree_parse (s->rbuf, ebuf, sizeof ebuf);
-  const char *msg = csr_json_str (csr_json_get (t, "error"));
-  if (t == NULL || !YAJL_IS_OBJECT (t))
-    {
-      csr_error_set (err, EPROTO,
-                     "session %s: its report was not what csrun sends (it was "
-                     "killed)",
-                     s->name);
-      lose (k, s, "its report of a save or load was not what csrun sends");
       return -1;
     }
-  if (msg)
-    {
-      csr_error_set (err, 0, "session %s: %s", s->name, msg);
-      consume (s);
-      request_done (k, s);
-      return -1;
-    }
-  *report = strdup (s->rbuf);
-  consume (s);
-  request_done (k, s);
-  return *report ? 0 : csr_error_set (err, ENOMEM, "out of memory");
+  s->calling = true;
+  s->interrupted = false;
+  s->done = done;
+  s->done_arg = arg;
+  s->call_timeout_ms = timeout_ms;
+  return 0;
 }
 
 static struct session *
@@ -576,30 +638,66 @@ ready_session (struct keeper *k, const char *name, bool create, csr_error **err)
   if (s == NULL && (s = get_session (k, -1, name, &started, err)) == NULL)
     return NULL;
   if (s->busy)
-    return csr_error_set (err, EBUSY, "session %s is busy: a cell is running", name), NULL;
+    return csr_error_set (err, EBUSY, "session %s is busy: %s", name,
+                          s->calling ? "a save or load is under way" : "a cell is running"),
+           NULL;
   return s;
 }
 
 int
-keeper_session_save (struct keeper *k, const char *name, int fd, int timeout_ms, char **report,
-                     csr_error **err)
+keeper_session_save (struct keeper *k, const char *name, int fd, int timeout_ms,
+                     keeper_session_done_fn done, void *arg, csr_error **err)
 {
-  *report = NULL;
   struct session *s = ready_session (k, name, false, err);
-  return s ? call_sync (k, s, "save", fd, timeout_ms, report, err) : -1;
+  return s ? call_start (k, s, "save", fd, timeout_ms, done, arg, err) : -1;
 }
 
 int
-keeper_session_load (struct keeper *k, const char *name, int fd, int timeout_ms, char **report,
-                     csr_error **err)
+keeper_session_load (struct keeper *k, const char *name, int fd, int timeout_ms,
+                     keeper_session_done_fn done, void *arg, csr_error **err)
 {
-  *report = NULL;
   struct session *s = ready_session (k, name, true, err);
-  return s ? call_sync (k, s, "load", fd, timeout_ms, report, err) : -1;
+  return s ? call_start (k, s, "load", fd, timeout_ms, done, arg, err) : -1;
+}
+
+void
+keeper_session_forget (struct keeper *k, void *arg)
+{
+  (void)k;
+  for (size_t i = 0; i < KEEPER_MAX_SESSIONS; i++)
+    if (sessions[i].used && sessions[i].calling && sessions[i].done_arg == arg)
+      sessions[i].done = NULL;
+}
+
+/* The CLI's session save and load: the reply goes to the caller's
+ * connection (ARG) when the session has answered. */
+static void
+reply_saved_loaded (struct keeper *k, void *arg, yajl_val report, const csr_error *err)
+{
+  (void)k;
+  int fd = (int)(intptr_t)arg;
+  if (report == NULL)
+    keeper_reply_error (fd, err && err->msg ? err->msg : "out of memory");
+  else
+    {
+      struct csr_jgen w;
+      char *doc = NULL;
+      if (csr_jgen_init (&w, false, NULL) == 0)
+        {
+          csr_jgen_tree (&w, report);
+          doc = csr_jgen_finish (&w, "reply", NULL, NULL);
+        }
+      if (doc)
+        keeper_reply (fd, doc);
+      else
+        keeper_reply_error (fd, "out of memory");
+      free (doc);
+    }
+  close (fd);
 }
 
 static void
-op_save_load (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, bool load)
+op_save_load (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, bool load, bool *keep)
 {
   const char *name = csr_json_str (csr_json_get (req, "name"));
   if (name == NULL || n_fds != 1)
@@ -608,30 +706,27 @@ op_save_load (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, bo
   int tmo = t && YAJL_IS_INTEGER (t) && YAJL_GET_INTEGER (t) > 0 && YAJL_GET_INTEGER (t) < INT32_MAX
                 ? (int)YAJL_GET_INTEGER (t)
                 : DEFAULT_SAVE_TIMEOUT_MS;
-  char *report = NULL;
   csr_error *e = NULL;
-  int rc = load ? keeper_session_load (k, name, fds[0], tmo, &report, &e)
-                : keeper_session_save (k, name, fds[0], tmo, &report, &e);
+  void *arg = (void *)(intptr_t)fd;
+  int rc = load ? keeper_session_load (k, name, fds[0], tmo, reply_saved_loaded, arg, &e)
+                : keeper_session_save (k, name, fds[0], tmo, reply_saved_loaded, arg, &e);
   if (rc < 0)
     keeper_reply_error (fd, e->msg); /* the caller's message; its errno is in the words */
   else
-    keeper_reply (fd, report);
+    *keep = true;
   csr_error_free (e);
-  free (report);
 }
 
 static void
 op_save (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, bool *keep)
 {
-  (void)keep;
-  op_save_load (k, fd, req, fds, n_fds, false);
+  op_save_load (k, fd, req, fds, n_fds, false, keep);
 }
 
 static void
 op_load (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, bool *keep)
 {
-  (void)keep;
-  op_save_load (k, fd, req, fds, n_fds, true);
+  op_save_load (k, fd, req, fds, n_fds, true, keep);
 }
 
 /* ------------------------------------------------------------ the part */

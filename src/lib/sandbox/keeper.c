@@ -781,7 +781,8 @@ loop (struct keeper *k)
           && now >= k->last_activity_ms + (uint64_t)(k->spec->idle_timeout_s * 1000))
         {
           k->idle_expired = true;
-          finish (k, "idle timeout");
+          if (!(k->on_idle && k->on_idle (k)))
+            finish (k, "idle timeout");
         }
       if (pr <= 0)
         goto deadlines;

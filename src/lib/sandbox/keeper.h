@@ -81,6 +81,11 @@ struct keeper
    * end what they do). */
   const char *busy_with;
   bool idle_expired; /* the keeper is finishing because the sandbox was idle */
+  /* Set by a part (at INIT) to take over a sandbox idle for its timeout
+   * (k->idle_expired set), e.g. to checkpoint it while it still runs:
+   * true, and it keeps the sandbox busy (n_busy) while it works, then calls
+   * keeper_finish; false: it is removed now (FINISH hooks as usual). */
+  bool (*on_idle) (struct keeper *k);
   struct keeper_watch watches[KEEPER_MAX_WATCHES];
   /* --disk (disk.c): the namespaces that hold its tmpfs and the tmpfs's
    * root (O_PATH), -1 without; the join paths the jail gets. */
