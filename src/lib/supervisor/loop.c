@@ -21,9 +21,10 @@
 #define JAIL_PYTHON "/usr/bin/python3"
 
 /* python3 -I -S -u -c BOOT GATE POLICY [ARGS...]: the bootstrap loads the
- * precompiled gate from fd 4, or compiles GATE. */
+ * precompiled gate from fd 4, or compiles its source (fd 4's; GATE is ""
+ * then, else the source). */
 static char **
-gate_argv (const char *policy_json, char **args, int n_args)
+gate_argv (const struct csr_loop_opts *o, const char *policy_json, char **args, int n_args)
 {
   char **argv = calloc ((size_t)n_args + 9, sizeof *argv);
   if (argv == NULL)
@@ -35,7 +36,7 @@ gate_argv (const char *policy_json, char **args, int n_args)
   argv[a++] = (char *)"-u";
   argv[a++] = (char *)"-c";
   argv[a++] = (char *)csr_gate_boot_py;
-  argv[a++] = (char *)csr_gate_py;
+  argv[a++] = (char *)(o->gate_code_fd >= 0 ? "" : csr_gate_py);
   argv[a++] = (char *)policy_json;
   for (int i = 0; i < n_args; i++)
     argv[a++] = args[i];
@@ -162,7 +163,7 @@ gate_check (const struct csr_loop_opts *o, const char *code, struct csr_gate_ver
   cleanup_free char *json = NULL;
   if (csr_gate_policy_to_json_ex (o->policy, false, NULL, 0, &json, err) < 0)
     return -1;
-  cleanup_free char **argv = gate_argv (json, NULL, 0);
+  cleanup_free char **argv = gate_argv (o, json, NULL, 0);
   if (argv == NULL)
     return csr_error_set (err, ENOMEM, "allocate argv");
   struct csr_file snippet;
@@ -347,7 +348,7 @@ heal_local_again (const struct csr_loop_opts *o, const char *code, struct csr_pa
   cleanup_free char *json = policy_json (o, true, err);
   if (json == NULL)
     return -1;
-  cleanup_free char **argv = gate_argv (json, NULL, 0);
+  cleanup_free char **argv = gate_argv (o, json, NULL, 0);
   if (argv == NULL)
     return csr_error_set (err, ENOMEM, "allocate argv");
   struct csr_file snippet;
@@ -667,7 +668,7 @@ csr_loop_run (struct csr_loop *l, const char *code, size_t len, const struct csr
       a->number = i + 1;
       csr_sha256_buf (cur, strlen (cur), a->code_sha256, NULL);
 
-      cleanup_free char **argv = gate_argv (pjson, o->args, o->n_args);
+      cleanup_free char **argv = gate_argv (o, pjson, o->args, o->n_args);
       if (argv == NULL)
         return csr_error_set (err, ENOMEM, "allocate argv");
       struct csr_file snippet;
