@@ -198,5 +198,6 @@ csr_snippet_entry (const struct jail_spec *jail, void *face, const struct csr_la
   struct csr_init_exit at_exit = { .fd = spec->has_outputs ? spec->out_fd : -1,
                                    .fn = csr_jail_pack_outputs,
                                    .arg = (void *)spec };
-  csr_init_run (syncfd, start_payload, (void *)spec, &at_exit);
+  /* A sandbox's holder (spec->hold) never execs: it gets its own copy. */
+  csr_init_run (syncfd, start_payload, (void *)spec, &at_exit, !spec->hold);
 }
