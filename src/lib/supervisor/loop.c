@@ -155,14 +155,12 @@ gated_spec (const struct csr_loop_opts *o, char **argv, const char *code, struct
   return spec;
 }
 
-/* Run only the gate on CODE, in a jail like an attempt's: *V gets the verdict. */
+/* Run only the gate on CODE with the policy JSON (its "run" false), in a
+ * jail like an attempt's: *V gets the verdict. */
 static int
-gate_check (const struct csr_loop_opts *o, const char *code, struct csr_gate_verdict *v,
-            csr_error **err)
+gate_check (const struct csr_loop_opts *o, const char *code, const char *json,
+            struct csr_gate_verdict *v, csr_error **err)
 {
-  cleanup_free char *json = NULL;
-  if (csr_gate_policy_to_json_ex (o->policy, false, NULL, 0, &json, err) < 0)
-    return -1;
   cleanup_free char **argv = gate_argv (o, json, NULL, 0);
   if (argv == NULL)
     return csr_error_set (err, ENOMEM, "allocate argv");
@@ -281,7 +279,9 @@ heal_llm (const struct csr_loop_opts *o, const char *code, const struct csr_diag
         bad = "the reply was the unchanged program";
       else if ((bad = csr_patch_problem (code, fixed, o->max_code)) == NULL)
         {
-          if (gate_check (o, fixed, &gv, err) < 0)
+          cleanup_free char *json = NULL;
+          if (csr_gate_policy_to_json_ex (o->policy, false, NULL, 0, &json, err) < 0
+              || gate_check (o, fixed, json, &gv, err) < 0)
             {
               free (fixed);
               return -1;
@@ -334,44 +334,34 @@ heal_llm (const struct csr_loop_opts *o, const char *code, const struct csr_diag
 }
 
 /* ---- local healing of code that did not parse (issue 16) */
-static char *policy_json (const struct csr_loop_opts *o, bool with_names, csr_error **err);
+static char *policy_json (const struct csr_loop_opts *o, bool with_names, bool run,
+                          csr_error **err);
 
 /* The local patch P of CODE fixed a syntax error (pasted code, Python 2):
- * the gate checks the patched code now, and the static fixes its verdict
- * allows (missing imports, one-edit typos, Python 2 builtins) join the same
- * patch -- one attempt instead of two.  A gate that can't run, or finds
- * nothing to heal, leaves P as it is.  -1 only on ENOMEM. */
+ * the gate checks the patched code now (it does not run it: the next
+ * attempt does), and the static fixes its verdict allows (missing imports,
+ * one-edit typos, Python 2 builtins) join the same patch -- one attempt
+ * instead of two.  A gate that can't run, or finds nothing to heal, leaves P
+ * as it is.  -1 only on ENOMEM. */
 static int
 heal_local_again (const struct csr_loop_opts *o, const char *code, struct csr_patch *p,
                   csr_error **err)
 {
-  cleanup_free char *json = policy_json (o, true, err);
+  cleanup_free char *json = policy_json (o, true, false, err);
   if (json == NULL)
     return -1;
-  cleanup_free char **argv = gate_argv (o, json, NULL, 0);
-  if (argv == NULL)
-    return csr_error_set (err, ENOMEM, "allocate argv");
-  struct csr_file snippet;
-  struct jail_snippet spec = gated_spec (o, argv, p->code, &snippet);
-  struct csr_attempt a;
-  memset (&a, 0, sizeof a);
-  cleanup_free char *vtext = NULL;
-  size_t vlen = 0;
+  struct csr_gate_verdict gv;
+  memset (&gv, 0, sizeof gv);
   csr_error *gerr = NULL;
-  int rc = csr_capture_run_gated (&spec, &o->capture, &a, &vtext, &vlen, &gerr);
-  csr_bbuf_release (&a.out);
-  csr_bbuf_release (&a.err);
-  if (rc < 0)
+  if (gate_check (o, p->code, json, &gv, &gerr) < 0)
     {
       csr_error_freep (&gerr);
       return 1;
     }
-  struct csr_gate_verdict gv;
-  csr_gate_verdict_parse (vtext, vlen, &gv);
   struct csr_patch q;
-  rc = gv.outcome == CSR_GATE_BLOCKED
-           ? csr_heal_local (p->code, NULL, &gv, o->heal, o->base->jail.rootfs_dir, &q, err)
-           : 0;
+  int rc = gv.outcome == CSR_GATE_BLOCKED
+               ? csr_heal_local (p->code, NULL, &gv, o->heal, o->base->jail.rootfs_dir, &q, err)
+               : 0;
   csr_gate_verdict_release (&gv);
   if (rc <= 0)
     return rc < 0 ? -1 : 1;
@@ -483,7 +473,7 @@ only_undefined_names (const struct csr_gate_verdict *v)
  * so the gate blocks on them before anything runs (pointless when no attempt
  * would follow). */
 static char *
-policy_json (const struct csr_loop_opts *o, bool with_names, csr_error **err)
+policy_json (const struct csr_loop_opts *o, bool with_names, bool run, csr_error **err)
 {
   const char *names[512];
   size_t n = 0;
@@ -508,7 +498,7 @@ policy_json (const struct csr_loop_opts *o, bool with_names, csr_error **err)
         names[n++] = roots[n_roots++];
       }
   char *json = NULL;
-  if (csr_gate_policy_to_json_ex (o->policy, !o->check_only, names, n, &json, err) < 0)
+  if (csr_gate_policy_to_json_ex (o->policy, run, names, n, &json, err) < 0)
     return NULL;
   return json;
 }
@@ -649,7 +639,7 @@ csr_loop_run (struct csr_loop *l, const char *code, size_t len, const struct csr
   struct csr_run_result *r = &l->result;
   r->attempts = l->attempts;
   r->max_attempts = o->check_only ? 1 : o->max_attempts;
-  cleanup_free char *pjson = policy_json (o, r->max_attempts > 1, err);
+  cleanup_free char *pjson = policy_json (o, r->max_attempts > 1, !o->check_only, err);
   if (pjson == NULL)
     return -1;
   l->codes[0] = strndup (code, len);
@@ -730,7 +720,7 @@ csr_loop_run (struct csr_loop *l, const char *code, size_t len, const struct csr
            * are used (or the module is not in the rootfs): run the code as
            * it is, with the gate no longer blocking on them. */
           free (pjson);
-          pjson = policy_json (o, false, err);
+          pjson = policy_json (o, false, !o->check_only, err);
           if (pjson == NULL)
             return -1;
           a->patch_none = "no heal.conf entry fits these names: the next attempt runs the code "
