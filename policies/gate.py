@@ -477,51 +477,138 @@ def _resolver():
     return ns["analyse"]
 
 
-def _send(verdict):
-    """Write the verdict on fd 3 and close it; False if that failed."""
+def _write(fd, data):
     import posix
 
-    data = (_json(verdict) + "\n").encode("utf-8", "replace")
+    while data:
+        data = data[posix.write(fd, data) :]
+
+
+def _send(verdict, keep=False):
+    """Write the verdict on fd 3 and close it (KEEP: leave it open for the
+    next attempt's); False if that failed."""
+    import posix
+
     try:
-        while data:
-            data = data[posix.write(3, data) :]
+        _write(3, (_json(verdict) + "\n").encode("utf-8", "replace"))
         return True
     except OSError as e:
         sys.stderr.write("csrun gate: can't write the verdict on fd 3: %s\n" % e)
+        keep = False
         return False
     finally:
-        try:
-            posix.close(3)
-        except OSError:
-            pass
+        if not keep:
+            try:
+                posix.close(3)
+            except OSError:
+                pass
+
+
+def _next(status):
+    """Nothing of the snippet ran and fd 5 is the supervisor's: say that this
+    attempt ended (fd 3: "end STATUS CPU_NS HWM_KIB", after the output), then
+    wait on fd 5 for the next code ("POLICY_LEN CODE_LEN\n" + policy + code),
+    which becomes snippet.py.  Returns the policy text; exits with STATUS
+    when fd 5 ends (no next attempt)."""
+    import posix
+    import time
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    hwm = 0
+    try:
+        with open("/proc/self/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"VmHWM:"):
+                    hwm = int(line.split()[1])
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        _write(3, b"end %d %d %d\n" % (status, time.process_time_ns(), hwm))
+    except OSError:
+        sys.exit(status)
+
+    def read(n):
+        out = b""
+        while len(out) < n:
+            b = posix.read(5, min(n - len(out), 1 << 20))
+            if not b:
+                sys.exit(status)
+            out += b
+        return out
+
+    head = b""
+    while not head.endswith(b"\n") and len(head) < 64:
+        head += read(1)
+    try:
+        plen, clen = [int(x) for x in head.split()]
+    except ValueError:
+        sys.exit(status)
+    body = read(plen + clen)
+    try:  # the next attempt's peak memory is its own (Linux 4.0+)
+        with open("/proc/self/clear_refs", "wb", buffering=0) as f:
+            f.write(b"5")
+    except OSError:
+        pass
+    try:
+        posix.unlink("snippet.py")
+    except FileNotFoundError:
+        pass
+    fd = posix.open("snippet.py", posix.O_WRONLY | posix.O_CREAT | posix.O_EXCL | posix.O_NOFOLLOW | posix.O_CLOEXEC, 0o444)
+    try:
+        _write(fd, body[plen:])
+    finally:
+        posix.close(fd)
+    return body[:plen].decode("utf-8", "replace")
 
 
 def _gate():
     """Everything before the snippet runs.  Return its code object when it
-    must run; otherwise exit."""
+    must run; otherwise exit (or, with fd 5, wait for the next code: see
+    _next)."""
+    import posix
+
     gc.disable()  # the gate makes many objects and frees them all: no GC passes
     try:
-        # argv was decoded with the locale's codec; the policy is UTF-8.
-        text = sys.argv.pop(1).encode(sys.getfilesystemencoding(), "surrogateescape").decode("utf-8", "replace")
-        p = _Policy(_literal(compile(text, "<policy>", "eval", 0x400).body))
-        verdict, code, syntax_error = _check(p)
-    except (IndexError, SyntaxError, ValueError, TypeError, KeyError, AttributeError, OSError) as e:
-        msg = "%s: %s" % (type(e).__name__, e)
-        sys.stderr.write("csrun gate: %s\n" % msg)
-        _send({"verdict": "error", "message": msg, "violations": [], "undefined_names": []})
-        sys.exit(4)
-    sys.argv[0] = "snippet.py"
-    sent = _send(verdict)
-    if syntax_error is not None:  # the report `python3 snippet.py` prints
-        sys.excepthook(SyntaxError, syntax_error.with_traceback(None), None)
-        sys.exit(1)
-    for v in verdict["violations"]:
-        sys.stderr.write("csrun gate: snippet.py:%d:%d: %s: %s\n" % (v["line"], v["col"], v["rule"], v["message"]))
-    if verdict["violations"] or not sent:
-        sys.exit(3 if sent else 4)
-    if not p.run:
-        sys.exit(0)
-    return code
+        posix.fstat(5)
+        more = True
+    except OSError:
+        more = False
+    text = None
+    while True:
+        try:
+            if text is None:
+                # argv was decoded with the locale's codec; the policy is UTF-8.
+                text = sys.argv.pop(1).encode(sys.getfilesystemencoding(), "surrogateescape").decode("utf-8", "replace")
+            p = _Policy(_literal(compile(text, "<policy>", "eval", 0x400).body))
+            verdict, code, syntax_error = _check(p)
+        except (IndexError, SyntaxError, ValueError, TypeError, KeyError, AttributeError, OSError) as e:
+            msg = "%s: %s" % (type(e).__name__, e)
+            sys.stderr.write("csrun gate: %s\n" % msg)
+            _send({"verdict": "error", "message": msg, "violations": [], "undefined_names": []})
+            sys.exit(4)
+        sys.argv[0] = "snippet.py"
+        runs = code is not None and p.run
+        sent = _send(verdict, keep=more and not runs)
+        if syntax_error is not None:  # the report `python3 snippet.py` prints
+            sys.excepthook(SyntaxError, syntax_error.with_traceback(None), None)
+            status = 1
+        else:
+            for v in verdict["violations"]:
+                sys.stderr.write("csrun gate: snippet.py:%d:%d: %s: %s\n" % (v["line"], v["col"], v["rule"], v["message"]))
+            status = (3 if sent else 4) if verdict["violations"] or not sent else 0
+        if runs and sent:
+            if more:
+                posix.close(5)
+            return code
+        if not more or not sent:
+            sys.exit(status)
+        try:
+            text = _next(status)
+        except OSError as e:
+            sys.stderr.write("csrun gate: the next attempt's code: %s\n" % e)
+            sys.exit(4)
 
 
 class _Quitter:

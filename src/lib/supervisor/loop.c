@@ -155,6 +155,47 @@ gated_spec (const struct csr_loop_opts *o, char **argv, const char *code, struct
   return spec;
 }
 
+/* ---- issue 17: the attempts whose code did not run share one jail */
+static void
+drop_kept (struct csr_gated_jail **g)
+{
+  csr_capture_drop (*g);
+  *g = NULL;
+}
+
+/* May attempt I's jail wait for the next attempt's code (capture.h)?  When
+ * one may follow and a fix can come, and not with --out: the gate writes
+ * the next code to snippet.py, which would then count as an output. */
+static bool
+may_keep (const struct csr_loop_opts *o, int i)
+{
+  return o->kept && !o->check_only && i + 1 < o->max_attempts && !o->base->has_outputs
+         && !o->no_heal_why && (o->heal || (o->llm && o->llm->provider) || o->patch_cmd);
+}
+
+/* The gate on CODE with POLICY (and CODE, if it passes and POLICY runs it)
+ * as attempt A: in the jail the last attempt left waiting, else in SPEC's
+ * new jail; KEEP: A's jail may wait too.  As csr_capture_run_gated. */
+static int
+run_gated (const struct csr_loop_opts *o, const struct jail_snippet *spec, const char *policy,
+           const char *code, const struct csr_capture_opts *co, bool keep, struct csr_attempt *a,
+           char **vtext, size_t *vlen, csr_error **err)
+{
+  struct csr_gated_jail **kept = keep ? o->kept : NULL;
+  if (o->kept && *o->kept)
+    {
+      struct csr_gated_jail *g = *o->kept;
+      *o->kept = NULL;
+      int rc = csr_capture_next (g, policy, code, co, a, vtext, vlen, kept, err);
+      if (rc != CSR_CAPTURE_GONE)
+        {
+          a->reused_jail = true;
+          return rc;
+        }
+    }
+  return csr_capture_run_kept (spec, co, a, vtext, vlen, kept, err);
+}
+
 /* Run only the gate on CODE with the policy JSON (its "run" false), in a
  * jail like an attempt's: *V gets the verdict. */
 static int
@@ -177,7 +218,10 @@ gate_check (const struct csr_loop_opts *o, const char *code, const char *json,
   struct csr_capture_opts co = o->capture; /* nothing runs: no stdin, nothing live */
   co.stdin_store = NULL;
   co.passthrough_out = co.passthrough_err = -1;
-  int rc = csr_capture_run_gated (&spec, &co, &a, &vtext, &vlen, err);
+  /* In the jail the last attempt left waiting, which waits again; a new
+   * jail for a check has no --in, --mount or --out: it is not kept. */
+  bool keep = o->kept && *o->kept;
+  int rc = run_gated (o, &spec, json, code, &co, keep, &a, &vtext, &vlen, err);
   csr_bbuf_release (&a.out);
   csr_bbuf_release (&a.err);
   csr_outseq_release (&a.seq);
@@ -633,9 +677,14 @@ interrupted_before (struct csr_loop *l, const struct csr_loop_opts *o)
 }
 
 int
-csr_loop_run (struct csr_loop *l, const char *code, size_t len, const struct csr_loop_opts *o,
-              csr_error **err)
+csr_loop_run (struct csr_loop *l, const char *code, size_t len,
+              const struct csr_loop_opts *caller_o, csr_error **err)
 {
+  /* The jail an attempt whose code did not run left waiting (issue 17). */
+  __attribute__ ((cleanup (drop_kept))) struct csr_gated_jail *kept = NULL;
+  struct csr_loop_opts own = *caller_o;
+  own.kept = &kept;
+  const struct csr_loop_opts *o = &own;
   struct csr_run_result *r = &l->result;
   r->attempts = l->attempts;
   r->max_attempts = o->check_only ? 1 : o->max_attempts;
@@ -665,7 +714,7 @@ csr_loop_run (struct csr_loop *l, const char *code, size_t len, const struct csr
       struct jail_snippet spec = gated_spec (o, argv, cur, &snippet);
       cleanup_free char *vtext = NULL;
       size_t vlen = 0;
-      if (csr_capture_run_gated (&spec, &o->capture, a, &vtext, &vlen, err) < 0)
+      if (run_gated (o, &spec, pjson, cur, &o->capture, may_keep (o, i), a, &vtext, &vlen, err) < 0)
         {
           csr_bbuf_release (&a->out);
           csr_bbuf_release (&a->err);
