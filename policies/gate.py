@@ -11,6 +11,10 @@
 #     forge it;
 #  5. only on "pass" with "run": true, runs the snippet as __main__ from
 #     snippet.py, as `python3 snippet.py` would.
+#  With fd 5 (a socket from the supervisor), a verdict that stops the code
+#  before it runs does not end the gate: it says so on fd 3 and waits on fd 5
+#  for the next attempt's policy and code (_next), since nothing of the
+#  snippet ran.  fds 3 and 5 are closed before any snippet code runs.
 #
 # Verdict schema and rules: csrun-policy(5).  The exit status is only
 # informational (fd 3 is the truth): the snippet's own, 1 syntax error or
