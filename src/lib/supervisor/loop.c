@@ -175,25 +175,26 @@ may_keep (const struct csr_loop_opts *o, int i)
 
 /* The gate on CODE with POLICY (and CODE, if it passes and POLICY runs it)
  * as attempt A: in the jail the last attempt left waiting, else in SPEC's
- * new jail; KEEP: A's jail may wait too.  As csr_capture_run_gated. */
+ * new jail.  A's jail may wait in turn when it is the reused one and
+ * KEEP_REUSED, or a new one and KEEP_NEW.  As csr_capture_run_gated. */
 static int
 run_gated (const struct csr_loop_opts *o, const struct jail_snippet *spec, const char *policy,
-           const char *code, const struct csr_capture_opts *co, bool keep, struct csr_attempt *a,
-           char **vtext, size_t *vlen, csr_error **err)
+           const char *code, const struct csr_capture_opts *co, bool keep_reused, bool keep_new,
+           struct csr_attempt *a, char **vtext, size_t *vlen, csr_error **err)
 {
-  struct csr_gated_jail **kept = keep ? o->kept : NULL;
   if (o->kept && *o->kept)
     {
       struct csr_gated_jail *g = *o->kept;
       *o->kept = NULL;
-      int rc = csr_capture_next (g, policy, code, co, a, vtext, vlen, kept, err);
+      int rc = csr_capture_next (g, policy, code, co, a, vtext, vlen, keep_reused ? o->kept : NULL,
+                                 err);
       if (rc != CSR_CAPTURE_GONE)
         {
           a->reused_jail = true;
           return rc;
         }
     }
-  return csr_capture_run_kept (spec, co, a, vtext, vlen, kept, err);
+  return csr_capture_run_kept (spec, co, a, vtext, vlen, keep_new ? o->kept : NULL, err);
 }
 
 /* Run only the gate on CODE with the policy JSON (its "run" false), in a
@@ -220,8 +221,7 @@ gate_check (const struct csr_loop_opts *o, const char *code, const char *json,
   co.passthrough_out = co.passthrough_err = -1;
   /* In the jail the last attempt left waiting, which waits again; a new
    * jail for a check has no --in, --mount or --out: it is not kept. */
-  bool keep = o->kept && *o->kept;
-  int rc = run_gated (o, &spec, json, code, &co, keep, &a, &vtext, &vlen, err);
+  int rc = run_gated (o, &spec, json, code, &co, true, false, &a, &vtext, &vlen, err);
   csr_bbuf_release (&a.out);
   csr_bbuf_release (&a.err);
   csr_outseq_release (&a.seq);
@@ -714,7 +714,8 @@ csr_loop_run (struct csr_loop *l, const char *code, size_t len,
       struct jail_snippet spec = gated_spec (o, argv, cur, &snippet);
       cleanup_free char *vtext = NULL;
       size_t vlen = 0;
-      if (run_gated (o, &spec, pjson, cur, &o->capture, may_keep (o, i), a, &vtext, &vlen, err) < 0)
+      bool keep = may_keep (o, i);
+      if (run_gated (o, &spec, pjson, cur, &o->capture, keep, keep, a, &vtext, &vlen, err) < 0)
         {
           csr_bbuf_release (&a->out);
           csr_bbuf_release (&a->err);
