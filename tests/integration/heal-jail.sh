@@ -15,14 +15,7 @@ run_case () { # run_case NAME CODE [csrun run options...]: $T/NAME.json, $rc
   rc=$?
 }
 expect () { # expect NAME DESC EXPECTED-RC PYTHON-EXPR EXPECTED-VALUE
-  local name=$1 desc=$2 want_rc=$3 expr=$4 want=$5 got
-  got=$(json_get "$T/$name.json" "$expr" 2>&1)
-  if [ "$rc" = "$want_rc" ] && [ "$got" = "$want" ]; then
-    ok "$desc"
-  else
-    not_ok "$desc" "exit $rc (want $want_rc)" "got:  $got" "want: $want" \
-      "$(head -c 3000 "$T/$name.json")" "$(cat "$T/$name.err")"
-  fi
+  expect_json "$T/$1.json" "$2" "$3" "$4" "$5" "$T/$1.err"
 }
 
 # A Python 2 print: attempt 1 is the gate's syntax error (exit 1, the
