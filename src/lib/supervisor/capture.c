@@ -676,6 +676,9 @@ csr_capture_drop (struct csr_gated_jail *g)
   free (g);
 }
 
+_Static_assert(CSR_LAUNCH_FD_NEXT - 3 < CSR_MAX_EXTRA_FDS,
+               "a jail's extra fds reach the next attempt's socket");
+
 /* The pipes of a gated attempt and SPEC's copy *S with them: stdout,
  * stderr, the verdict (fd 3, if WITH_VERDICT) and, if KEEP, the next
  * attempt's socket (fd 6; launcher.h has the layout). */
