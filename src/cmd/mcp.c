@@ -55,7 +55,9 @@ static struct argp_option mcp_options[] = {
   { "max-request", OPT_MAX_REQUEST, "SIZE", 0,
     "The largest message read from the client; a longer one is refused (default 16M)", 0 },
   { "max-sandboxes", OPT_MAX_SANDBOXES, "N", 0,
-    "At most N sandboxes made by sandbox_create at once in this session (default 4)", 0 },
+    "At most N sandboxes made by sandbox_create and sandbox_restore at once in this session "
+    "(default 4)",
+    0 },
   { "keep-sandboxes", OPT_KEEP_SANDBOXES, NULL, 0,
     "Leave the session's sandboxes when it ends (by default they are removed)", 0 },
   { "progress-interval", OPT_PROGRESS_INTERVAL, "DURATION", 0,
@@ -72,12 +74,14 @@ static struct argp_option mcp_options[] = {
 static const char mcp_doc[]
     = "Serve the Model Context Protocol on standard input and output: the tools "
       "execute_python_code, sandbox_create, sandbox_exec, sandbox_write_file, "
-      "sandbox_read_file, sandbox_list_files and sandbox_terminate.\v"
+      "sandbox_read_file, sandbox_list_files, sandbox_run, sandbox_checkpoint, sandbox_restore "
+      "and sandbox_terminate.\v"
       "JSON-RPC 2.0, one message per line; standard output carries the protocol only, "
       "messages go to standard error; the server ends when its input does. Every option of "
       "csrun run but --json, --label, --stdin, --live and --out applies to every call of "
       "execute_python_code (--timeout is also the longest a call may ask; --max-output "
-      "defaults to 64K here).\n\n"
+      "defaults to 64K here); those of the pipeline (policy, healing, LLM, silent-failure "
+      "scan) apply to sandbox_run too.\n\n"
       "Exit status: 0 the input ended, 2 usage error, 125 csrun itself failed (the rootfs, "
       "the policies), 129/130/143 stopped by SIGHUP/SIGINT/SIGTERM. See csrun-mcp(1).";
 
@@ -206,6 +210,7 @@ cmd_mcp (struct csr_global *g, int argc, char **argv)
   struct mcp_opts o;
   memset (&o, 0, sizeof o);
   run_opts_defaults (&o.run);
+  o.run.note = true;                 /* the pipeline's options go to sandbox_run too */
   o.run.req.max_output = UINT64_MAX; /* not given: this command's default */
   struct csr_mcp_config *c = &o.cfg;
   c->jobs = 8;
@@ -217,6 +222,18 @@ cmd_mcp (struct csr_global *g, int argc, char **argv)
   argp_parse (&mcp_argp, argc, argv, ARGP_IN_ORDER, NULL, &o);
   if (o.run.req.max_output == UINT64_MAX)
     o.run.req.max_output = 64u << 10;
+  /* sandbox_run: the options of the pipeline (policy, healing, LLM,
+   * silent-failure scan); the server gives each call its timeout and
+   * output cap, and a sandbox has its own environment. */
+  static const char *const not_forwarded[]
+      = { "timeout",     "max-output", "env",  "quiet",   "raw-output", "stdin",
+          "interactive", "stdin-max",  "live", "no-live", NULL };
+  cleanup_free const char **run_args = run_opts_sandbox_args (&o.run, not_forwarded);
+  if (run_args == NULL)
+    {
+      fprintf (stderr, "csrun mcp: out of memory\n");
+      return CSR_EXIT_INTERNAL;
+    }
 
   /* Standard output is the protocol's alone: it moves to a descriptor of
    * its own, and whatever else would write to fd 1 writes to stderr. */
@@ -251,6 +268,7 @@ cmd_mcp (struct csr_global *g, int argc, char **argv)
   c->limits.sandbox_args = (const char *const *)o.sandbox_args;
   c->limits.upstream_ports = o.upstream_ports;
   c->limits.n_upstream_ports = o.n_upstreams;
+  c->limits.run_args = run_args;
   c->self_exe = "/proc/self/exe";
   c->self_args = g->debug ? debug_args : NULL;
   c->version = PACKAGE_VERSION;
@@ -265,6 +283,7 @@ cmd_mcp (struct csr_global *g, int argc, char **argv)
   csr_snippet_result_release (&pre);
   for (size_t i = 0; i < o.n_upstreams; i++)
     free (o.sandbox_args[i]);
+  run_opts_release_noted (&o.run);
   if (rc < 0)
     return CSR_EXIT_INTERNAL;
   return sig ? 128 + sig : CSR_EXIT_OK;

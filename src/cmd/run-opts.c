@@ -2,6 +2,7 @@
 #include "run-opts.h"
 
 #include <argp.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -683,6 +684,68 @@ static struct argp run_argp
     = { run_options, parse_run, "FILE|- [ARGS...]", run_doc, run_children, NULL, NULL };
 static struct argp check_argp = { NULL, parse_check, "FILE|-", check_doc, children, NULL, NULL };
 
+/* ---------------------------------------------------------------- issue 18: noted options */
+/* Keep the option KEY of TABLE (ARG its value) in O's NOTED. */
+static void
+note_option (struct argp_state *state, const struct argp_option *table, int key, const char *arg)
+{
+  struct run_opts *o = state->input;
+  const struct argp_option *x = table;
+  while ((x->name || x->key) && x->key != key)
+    x++;
+  if (!o->note || x->name == NULL)
+    return;
+  char **nv = realloc (o->noted, (o->n_noted + 1) * sizeof *nv);
+  if (nv == NULL)
+    argp_failure (state, CSR_EXIT_INTERNAL, ENOMEM, "--%s", x->name);
+  o->noted = nv;
+  if ((arg ? asprintf (&nv[o->n_noted], "--%s=%s", x->name, arg)
+           : asprintf (&nv[o->n_noted], "--%s", x->name))
+      < 0)
+    argp_failure (state, CSR_EXIT_INTERNAL, ENOMEM, "--%s", x->name);
+  o->n_noted++;
+}
+
+/* The option named by S ("--name=value" or "--name") is NAME. */
+static bool
+noted_is (const char *s, const char *name)
+{
+  size_t n = strlen (name);
+  return strncmp (s + 2, name, n) == 0 && (s[2 + n] == '\0' || s[2 + n] == '=');
+}
+
+const char **
+run_opts_sandbox_args (const struct run_opts *o, const char *const *skip)
+{
+  const char **v = calloc (o->n_noted + 1, sizeof *v);
+  if (v == NULL)
+    return NULL;
+  const struct argp *sa = run_opts_sandbox_argp ();
+  size_t n = 0;
+  for (size_t i = 0; i < o->n_noted; i++)
+    {
+      bool take = false;
+      for (const struct argp_option *x = sa->options; x->name || x->key; x++)
+        take = take || (x->name && noted_is (o->noted[i], x->name));
+      for (const char *const *k = skip; k && *k && take; k++)
+        take = !noted_is (o->noted[i], *k);
+      if (take)
+        v[n++] = o->noted[i];
+    }
+  return v;
+}
+
+void
+run_opts_release_noted (struct run_opts *o)
+{
+  for (size_t i = 0; i < o->n_noted; i++)
+    free (o->noted[i]);
+  free (o->noted);
+  o->noted = NULL;
+  o->n_noted = 0;
+}
+/* ---------------------------------------------------------------- end of noted options */
+
 /* ---------------------------------------------------------------- issue 17: csrun batch */
 /* The options of `csrun run` but FILE, --json and --label, as an argp child
  * (its input: the struct run_opts). */
@@ -695,10 +758,25 @@ parse_run_batch (int key, char *arg, struct argp_state *state)
       state->child_inputs[1] = state->input; /* files in and out */
       return 0;
     }
-  return parse_run (key, arg, state);
+  error_t r = parse_run (key, arg, state);
+  if (r == 0)
+    note_option (state, run_options, key, arg);
+  return r;
 }
 
-static struct argp_child batch_run_children[] = { { &common_argp, 0, NULL, 0 },
+/* The options shared with check, noted too (issue 18). */
+static error_t
+parse_common_batch (int key, char *arg, struct argp_state *state)
+{
+  error_t r = parse_common_jail (key, arg, state);
+  if (r == 0)
+    note_option (state, common_options, key, arg);
+  return r;
+}
+
+static struct argp common_batch_argp
+    = { common_options, parse_common_batch, NULL, NULL, NULL, NULL, NULL };
+static struct argp_child batch_run_children[] = { { &common_batch_argp, 0, NULL, 0 },
                                                   { &files_argp, 0, "Files in and out:", 0 },
                                                   { NULL, 0, NULL, 0 } };
 const struct argp run_opts_batch_argp

@@ -49,6 +49,12 @@ struct run_opts
   void (*after_print) (struct run_opts *o, const struct csr_run_result *r); /* not --json */
   const struct csr_sandbox_report *sandbox;
   void *hook_data;
+  /* issue 18: with NOTE set, run_opts_batch_argp also keeps every option
+   * it parses as "--name=value" (or "--name") in NOTED (malloc'ed, N_NOTED
+   * of them): csrun mcp hands the pipeline's to csrun sandbox run. */
+  bool note;
+  char **noted;
+  size_t n_noted;
 };
 
 /* Parse ARGV (ARGV[0] is "csrun run" or "csrun check").  Prints --help and
@@ -69,6 +75,14 @@ extern const struct argp run_opts_batch_argp;
  * limits, seccomp, network, ids, files), without FILE, as an argp child
  * whose input is a struct run_opts. */
 const struct argp *run_opts_sandbox_argp (void);
+
+/* issue 18: the options noted (NOTE) that csrun sandbox run takes too
+ * (those of the pipeline, not of the jail), but those named in SKIP
+ * ("timeout", ...; NULL-terminated): a NULL-terminated array of O's
+ * strings (free the array, not them), NULL when out of memory. */
+const char **run_opts_sandbox_args (const struct run_opts *o, const char *const *skip);
+/* Free what NOTE kept. */
+void run_opts_release_noted (struct run_opts *o);
 
 #define CSR_LABEL_MAX 256
 /* Why TEXT is not a valid --label, or NULL. */

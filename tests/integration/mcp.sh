@@ -2,14 +2,17 @@
 # csrun mcp (csrun-mcp(1)) driven by the official MCP TypeScript SDK (tests/mcp/client.mjs:
 # initialize, tools/list, a healing case, a blocked case, a timeout, progress, invalid
 # arguments, files, a 5 MiB output, concurrent calls, a cancellation, the sandbox tools: files
-# written and read back (binary), listed, searched, paths out of the sandbox, publish), then
-# malformed and edge-case frames written raw to its stdin (tests/mcp/raw.py), version
-# negotiation, --sandbox-upstream, SIGTERM; csrun tool-schema in every format.  Root and
+# written and read back (binary), listed, searched, paths out of the sandbox, publish;
+# sandbox_run with a file, healing, a session, a blocked snippet, a cancellation; checkpoint
+# and restore), then malformed and edge-case frames written raw to its stdin
+# (tests/mcp/raw.py), version negotiation, the server's options in sandbox_run, a cut run
+# document, --sandbox-upstream, SIGTERM; csrun tool-schema in every format.  Root and
 # rootless.
 . "$CSRUN_SRCDIR/tests/lib/tap.sh"
 
 T=$(tmpdir)
 export CSRUN_SANDBOX_DIR="$T/sbx"
+export CSRUN_CHECKPOINT_DIR="$T/ck"
 SHARED=$T/shared
 mkdir -p "$SHARED"
 chmod 777 "$SHARED" # as root the jail's uid 0 is the host's nobody: it writes here too
@@ -131,11 +134,24 @@ assert set(ls["inputSchema"]["properties"]) == {"sandbox", "path", "recursive", 
 assert ls["inputSchema"]["properties"]["recursive"]["type"] == "boolean"
 pub = tools["sandbox_create"]["inputSchema"]["properties"]["publish"]
 assert pub["type"] == "array" and pub["items"] == {"type": "integer", "minimum": 1, "maximum": 65535}
+run, ck, rs = (tools["sandbox_%s" % n] for n in ("run", "checkpoint", "restore"))
+assert run["inputSchema"]["required"] == ["sandbox", "code"]
+assert set(run["inputSchema"]["properties"]) == {"sandbox", "code", "session", "timeout"}
+assert run["inputSchema"]["properties"]["timeout"]["maximum"] == 60
+assert set(run["outputSchema"]["required"]) == {"version", "status", "attempts"}
+assert "session" in run["outputSchema"]["properties"]
+assert ck["inputSchema"]["required"] == ["sandbox"]
+assert set(ck["inputSchema"]["properties"]) == {"sandbox", "ttl", "leave_running"}
+assert ck["inputSchema"]["properties"]["leave_running"]["type"] == "boolean"
+assert ck["annotations"]["destructiveHint"] and not ck["annotations"]["readOnlyHint"]
+assert rs["inputSchema"]["required"] == ["checkpoint"]
+assert set(rs["inputSchema"]["properties"]) == {"checkpoint", "name"}
+assert set(rs["outputSchema"]["required"]) == {"id", "checkpoint"}
 print(",".join(names))
 PY
 )
-[ "$got" = "execute_python_code,sandbox_create,sandbox_exec,sandbox_write_file,sandbox_read_file,sandbox_list_files,sandbox_terminate" ] \
-  && ok "tool-schema: the same seven tools and parameters in mcp, openai, anthropic and gemini form (gemini without additionalProperties)" \
+[ "$got" = "execute_python_code,sandbox_create,sandbox_exec,sandbox_write_file,sandbox_read_file,sandbox_list_files,sandbox_run,sandbox_checkpoint,sandbox_restore,sandbox_terminate" ] \
+  && ok "tool-schema: the same ten tools and parameters in mcp, openai, anthropic and gemini form (gemini without additionalProperties); sandbox_run's, sandbox_checkpoint's and sandbox_restore's schemas" \
   || not_ok "tool-schema formats" "$got"
 csrun tool-schema --timeout 5m --compact >"$T/s5.json" 2>&1
 got=$(json_get "$T/s5.json" 'j["tools"][0]["inputSchema"]["properties"]["timeout"]["maximum"] == 300' 2>&1)

@@ -7,6 +7,7 @@
 
 T=$(tmpdir)
 export CSRUN_SANDBOX_DIR="$T/sbx"
+export CSRUN_CHECKPOINT_DIR="$T/ck"
 _py_cleanup () {
   local d
   for d in "$CSRUN_SANDBOX_DIR"/*/; do

@@ -51,7 +51,7 @@ function descendants (pid) {
 
 const env = {};
 for (const k of ['PATH', 'HOME', 'USER', 'LOGNAME', 'XDG_RUNTIME_DIR', 'CSRUN_CACHE_DIR',
-                 'CSRUN_ROOTFS', 'CSRUN_SANDBOX_DIR', 'TMPDIR'])
+                 'CSRUN_ROOTFS', 'CSRUN_SANDBOX_DIR', 'CSRUN_CHECKPOINT_DIR', 'TMPDIR'])
   if (process.env[k] !== undefined) env[k] = process.env[k];
 const transport = new StdioClientTransport ({ command: csrun, args: ['mcp', ...serverArgs],
                                               env, stderr: 'pipe' });
@@ -87,15 +87,26 @@ await step ('tools/list', async () => {
   const py = tools.find ((t) => t.name === 'execute_python_code');
   const rd = tools.find ((t) => t.name === 'sandbox_read_file');
   const wr = tools.find ((t) => t.name === 'sandbox_write_file');
-  report (names === 'execute_python_code,sandbox_create,sandbox_exec,sandbox_list_files,'
-          + 'sandbox_read_file,sandbox_terminate,sandbox_write_file'
+  const run = tools.find ((t) => t.name === 'sandbox_run');
+  const ck = tools.find ((t) => t.name === 'sandbox_checkpoint');
+  const rs = tools.find ((t) => t.name === 'sandbox_restore');
+  report (names === 'execute_python_code,sandbox_checkpoint,sandbox_create,sandbox_exec,'
+          + 'sandbox_list_files,sandbox_read_file,sandbox_restore,sandbox_run,sandbox_terminate,'
+          + 'sandbox_write_file'
+          && run.inputSchema.required.join () === 'sandbox,code'
+          && run.inputSchema.properties.session.type === 'string'
+          && run.outputSchema.required.includes ('status')
+          && ck.inputSchema.properties.leave_running.type === 'boolean'
+          && ck.outputSchema.required.includes ('id')
+          && rs.inputSchema.required.join () === 'checkpoint' && rs.outputSchema.required.includes ('id')
           && py.inputSchema.required.join () === 'code' && py.outputSchema
           && py.outputSchema.required.includes ('status') && py.annotations && py.title
           && rd.annotations.readOnlyHint === true && rd.outputSchema.required.includes ('encoding')
           && rd.inputSchema.properties.max_bytes.maximum === 131072
           && wr.annotations.readOnlyHint === false && wr.inputSchema.properties.content_base64,
-          'tools/list: the seven tools, execute_python_code with inputSchema (code required), '
-          + 'outputSchema, title and annotations; the file tools\' schemas and hints', names);
+          'tools/list: the ten tools, execute_python_code with inputSchema (code required), '
+          + 'outputSchema, title and annotations; the file tools\', sandbox_run\'s, '
+          + 'sandbox_checkpoint\'s and sandbox_restore\'s schemas and hints', names);
 });
 
 await step ('a healing case', async () => {
@@ -329,6 +340,96 @@ await step ('sandbox files and ports', async () => {
   report (!d.isError, 'the files sandbox is removed', text (d));
 });
 
+let restoredId = null;
+await step ('sandbox_run, checkpoint and restore', async () => {
+  const c = await client.callTool ({ name: 'sandbox_create', arguments: { idle_timeout: 600 } });
+  const id = c.structuredContent && c.structuredContent.id;
+  const run = (args, opts) => client.callTool ({ name: 'sandbox_run', arguments: { sandbox: id, ...args } },
+                                               undefined, opts);
+  const w = await client.callTool ({ name: 'sandbox_write_file', arguments: {
+    sandbox: id, path: 'data/in.csv', content: 'a,b\n1,2\n3,4\n' } });
+  const r = await run ({ code: 'import csv\nrows = list(csv.reader(open("data/in.csv")))\n'
+                         + 'print(len(rows), sum(int(r[1]) for r in rows[1:]))\n' });
+  report (!c.isError && !w.isError && text (r) === '3 6' && r.isError === false
+          && r.structuredContent.status === 'ok' && r.structuredContent.sandbox === id,
+          'sandbox_run: the code runs in the sandbox and reads a file written by '
+          + 'sandbox_write_file (text: its stdout; structuredContent: the run\'s document)',
+          JSON.stringify (r).slice (0, 1500));
+  const h = await run ({ code: 'print(math.sqrt(16))\n' });
+  const hs = h.structuredContent;
+  report (text (h) === '4.0' && h.isError === false && hs && hs.status === 'healed'
+          && hs.attempts.length === 2 && /import math/.test (hs.final_code),
+          'sandbox_run: a healing case in the sandbox (text "4.0", status healed in 2 attempts, '
+          + 'validated by the SDK against outputSchema)', JSON.stringify (h).slice (0, 1500));
+  const s1 = await run ({ code: 'import json\ntotal = 41\nnotes = {"seen": ["a"]}\n', session: 'work' });
+  const s2 = await run ({ code: 'total += 1\nnotes["seen"].append("b")\nprint(total, json.dumps(notes))\n',
+                          session: 'work' });
+  const s3 = await run ({ code: 'print(total)\n' });
+  report (!s1.isError && text (s2) === '42 {"seen": ["a", "b"]}' && s2.isError === false
+          && s2.structuredContent.session && s2.structuredContent.session.name === 'work'
+          && s2.structuredContent.session.cell === 2 && s2.structuredContent.session.started === false
+          && s3.isError === true && /error_type: (NameError|StaticSafetyViolation)/.test (text (s3)),
+          'sandbox_run with a session: a variable and an import of one call are there in the next '
+          + '(cell 2 of session "work"); a run without the session does not see them',
+          `${text (s1)} | ${text (s2)} | ${JSON.stringify (s2.structuredContent.session)} | ${text (s3)}`);
+  const b = await run ({ code: 'import subprocess\nsubprocess.run(["id"])\n' });
+  const bt = text (b);
+  report (b.isError === true && b.structuredContent.status === 'blocked'
+          && bt.startsWith ('The Python script did not execute successfully.\n')
+          && /^error_type: StaticSafetyViolation$/m.test (bt) && /^root_cause_line: 2$/m.test (bt)
+          && /^message: dangerous-call: subprocess\.run/m.test (bt) && /^stderr: csrun gate:/m.test (bt),
+          'sandbox_run: a blocked snippet is a tool error with the gate\'s message in CodeShield\'s '
+          + 'lines', bt);
+  // cancellation: a long cell of the session is stopped, the session lives on
+  const ac = new AbortController ();
+  const long = run ({ code: 'import time\nopen("/work/c1", "w").close()\ntime.sleep(5)\n'
+                      + 'open("/work/c2", "w").close()\nprint("not cancelled")\n', session: 'work' },
+                    { signal: ac.signal });
+  const started = await waitFor (async () => {
+    const l = await client.callTool ({ name: 'sandbox_list_files', arguments: { sandbox: id } });
+    return !l.isError && l.structuredContent.entries.some ((e) => e.name === 'c1');
+  }, 30000);
+  ac.abort ('the test cancels the run');
+  let longErr = null;
+  try { await long; } catch (e) { longErr = e; }
+  await sleep (6500);
+  const after = await client.callTool ({ name: 'sandbox_exec', arguments: { sandbox: id,
+    argv: ['python3', '-c', 'import os; print(os.path.exists("/work/c1"), os.path.exists("/work/c2"))'] } });
+  const alive = await run ({ code: 'print(total)\n', session: 'work' });
+  report (started && longErr && text (after) === 'True False\n' && text (alive) === '42',
+          'sandbox_run cancelled: the cell is stopped in the sandbox (its second marker never '
+          + 'appears) and the session lives on with its variables',
+          `started ${started}, ${longErr}, ${text (after)}, ${text (alive)}`);
+  // checkpoint, then restore: the file is in the new sandbox
+  const k = await client.callTool ({ name: 'sandbox_checkpoint', arguments: { sandbox: id, ttl: 3600 } });
+  const ks = k.structuredContent || {};
+  const stopped = await run ({ code: 'print(1)\n' });
+  report (!k.isError && /^[0-9a-f]{32}$/.test (ks.id) && ks.sandbox.id === id && ks.stopped === true
+          && ks.layer.files >= 1 && ks.expires > ks.created && text (k).includes (ks.id)
+          && /sandbox_restore/.test (text (k)) && stopped.isError && /stopped/.test (text (stopped)),
+          'sandbox_checkpoint: the checkpoint\'s id and what was saved; the sandbox is stopped '
+          + 'afterwards (without leave_running)', `${text (k)} | ${text (stopped)}`);
+  const rs = await client.callTool ({ name: 'sandbox_restore', arguments: {
+    checkpoint: ks.id, name: 'restored-box' } });
+  restoredId = rs.structuredContent && rs.structuredContent.id;
+  const again = await client.callTool ({ name: 'sandbox_run', arguments: {
+    sandbox: 'restored-box', code: 'print(open("/work/data/in.csv").read().count(","))\n' } });
+  report (!rs.isError && /^[0-9a-f]{32}$/.test (restoredId) && restoredId !== id
+          && rs.structuredContent.checkpoint === ks.id && rs.structuredContent.name === 'restored-box'
+          && text (rs).includes (restoredId) && text (again) === '3' && !again.isError,
+          'sandbox_restore: a new sandbox (its id, named) where sandbox_run reads the file written '
+          + 'before the checkpoint', `${text (rs)} | ${text (again)}`);
+  const bad = await client.callTool ({ name: 'sandbox_restore', arguments: {
+    checkpoint: '0123456789abcdef0123456789abcdef' } });
+  const bad2 = await client.callTool ({ name: 'sandbox_restore', arguments: { checkpoint: '../x' } });
+  report (bad.isError && /no such checkpoint: '0123456789abcdef0123456789abcdef'/.test (text (bad))
+          && bad2.isError && /arguments\.checkpoint: '\.\.\/x' is not valid/.test (text (bad2)),
+          'sandbox_restore of an unknown checkpoint, and of an invalid id: tool errors naming them',
+          `${text (bad)} | ${text (bad2)}`);
+  const d = await client.callTool ({ name: 'sandbox_terminate', arguments: { sandbox: id } });
+  report (!d.isError, 'the checkpointed sandbox is removed', text (d));
+});
+
 let sandboxId = null;
 await step ('sandboxes', async () => {
   const c = await client.callTool ({ name: 'sandbox_create', arguments: { idle_timeout: 600 } });
@@ -385,8 +486,10 @@ await step ('sandboxes', async () => {
 
 await client.close ();
 const dir = process.env.CSRUN_SANDBOX_DIR;
-const cleaned = await waitFor (() => !sandboxId || !existsSync (`${dir}/${sandboxId}`), 20000);
-report (cleaned, 'the session\'s open sandbox is removed when the session ends',
-        existsSync (dir) ? readdirSync (dir).join (' ') : '');
+const cleaned = await waitFor (() => (!sandboxId || !existsSync (`${dir}/${sandboxId}`))
+                               && (!restoredId || !existsSync (`${dir}/${restoredId}`)), 20000);
+report (cleaned && sandboxId && restoredId,
+        'the session\'s open sandboxes (one made by sandbox_create, one by sandbox_restore) are '
+        + 'removed when the session ends', existsSync (dir) ? readdirSync (dir).join (' ') : '');
 report (!/error: /.test (stderr), 'the server logged no error on stderr', stderr.slice (-2000));
 process.exit (0);

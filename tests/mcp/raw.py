@@ -276,6 +276,102 @@ def main():
                "the input ends during sandbox_create: it ends, and the sandbox goes with the session",
                "%s %s %s" % (rc, sorted(after - before), err[-500:]))
 
+    # sandbox_run: the server's pipeline options apply to it (no healing, an allowed call), and
+    # a run document larger than a message is cut as execute_python_code's.
+    if sbx:
+        s = Server("--no-heal", "--allow", "broad-except", "--max-output", "4M",
+                   "--max-frame", "256K")
+        init(s)
+        c = s.call({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "sandbox_create", "arguments": {}}}, 60)
+        sid = ((c or {}).get("result", {}).get("structuredContent") or {}).get("id", "")
+
+        def run(i, code):
+            r = s.call({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {
+                "name": "sandbox_run", "arguments": {"sandbox": sid, "code": code}}}, 120)
+            return (r or {}).get("result", {}), len(s.lines[-1]) if s.lines else 0
+        h, _ = run(2, "print(math.sqrt(16))\n")
+        a, _ = run(3, "try:\n    n = 1\nexcept Exception:\n    n = 0\nprint(n == 1)\n")
+        big, size = run(4, "import sys\nsys.stdout.write('x' * (5 << 20))\nprint('END')\n")
+        bt = (big.get("content") or [{}])[0].get("text", "")
+        s.close(60)
+        report(sid and h.get("isError") is True
+               and h.get("structuredContent", {}).get("status") == "failed"
+               and len(h["structuredContent"]["attempts"]) == 1
+               and (a.get("content") or [{}])[0].get("text") == "True",
+               "sandbox_run under csrun mcp --no-heal --allow broad-except: the missing import "
+               "is not healed (1 attempt) and the allowed broad except runs",
+               [h.get("structuredContent", {}).get("status"), a.get("content")])
+        report(size <= 256 * 1024 and "bytes cut to fit the response" in bt and bt.endswith("END")
+               and big.get("structuredContent", {}).get("status") == "ok"
+               and big.get("isError") is False,
+               "sandbox_run printing 5 MiB under --max-output 4M --max-frame 256K: the message is "
+               "%d bytes, cut (head and tail kept), still ok" % size, bt[:200] + " ... " + bt[-200:])
+
+    # The input ends while sandbox_restore runs: the restored sandbox goes with the session.
+    if sbx and os.environ.get("CSRUN_CHECKPOINT_DIR"):
+        made = subprocess.run([CSRUN, "sandbox", "create"], capture_output=True, text=True)
+        src = made.stdout.strip()
+        ck = subprocess.run([CSRUN, "sandbox", "checkpoint", src], capture_output=True, text=True)
+        ckid = ck.stdout.strip()
+        subprocess.run([CSRUN, "sandbox", "rm", "--force", src], capture_output=True)
+        before = set(os.listdir(sbx))
+        s = Server()
+        init(s)
+        s.msg({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+               "params": {"name": "sandbox_restore", "arguments": {"checkpoint": ckid}}})
+        rc, err = s.close(60)
+        after = set(os.listdir(sbx))
+        answered = any(b'"Restored checkpoint' in line for line in s.lines)
+        subprocess.run([CSRUN, "sandbox", "checkpoint", "rm", ckid], capture_output=True)
+        report(made.returncode == 0 and ck.returncode == 0 and rc == 0 and answered
+               and not [d for d in after - before if not d.startswith(".")],
+               "the input ends during sandbox_restore: it ends, and the new sandbox goes with "
+               "the session", "%s %s %s %s" % (ck.stderr, rc, sorted(after - before), err[-500:]))
+
+    # A call cancelled after its command made the sandbox (the server stopped meanwhile, so that
+    # the cancellation is read before the command's end): the sandbox is still the session's,
+    # removed when it ends, and the call gets no response.
+    if sbx:
+        before = set(os.listdir(sbx))
+        s = Server()
+        init(s)
+        s.msg({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+               "params": {"name": "sandbox_create", "arguments": {}}})
+
+        def children():
+            out = []
+            for d in os.listdir("/proc"):
+                try:
+                    with open("/proc/%s/stat" % d) as f:
+                        st = f.read()
+                except OSError:
+                    continue
+                fields = st[st.rfind(")") + 2:].split()
+                if d.isdigit() and int(fields[1]) == s.p.pid:
+                    out.append((int(d), fields[0]))
+            return out
+        end = time.time() + 60
+        while time.time() < end and not children():
+            time.sleep(0.005)
+        os.kill(s.p.pid, 19)  # SIGSTOP: the server reads and reaps nothing until SIGCONT
+        made = False
+        while time.time() < end and children() and not made:
+            made = all(state == "Z" for _, state in children())
+            time.sleep(0.05)
+        new = [d for d in set(os.listdir(sbx)) - before if not d.startswith(".")]
+        s.msg({"jsonrpc": "2.0", "method": "notifications/cancelled",
+               "params": {"requestId": 7, "reason": "the test cancels it late"}})
+        os.kill(s.p.pid, 18)  # SIGCONT
+        time.sleep(1)
+        rc, err = s.close(60)
+        left = [d for d in set(os.listdir(sbx)) - before if not d.startswith(".")]
+        answered = any(b'"id":7' in line for line in s.lines)
+        report(made and len(new) == 1 and rc == 0 and not left and not answered,
+               "sandbox_create cancelled after its command made the sandbox: no response, and "
+               "the sandbox goes with the session all the same",
+               "%s %s %s %s %s" % (made, new, rc, left, err[-800:]))
+
     # --sandbox-upstream: every sandbox the session makes reaches the operator's endpoint (a
     # server of this script's, on a port the kernel chose), and a publish of its port is refused.
     if sbx:

@@ -248,6 +248,33 @@ Test (mcp_args, checked_against_the_table)
                "arguments.recursive: expected a boolean, got a number");
   expect_args (ls, "{\"sandbox\":\"b\",\"max_entries\":2049}",
                "arguments.max_entries: 2049 is above the maximum (2048");
+  const char *run = "sandbox_run";
+  expect_args (run, "{\"sandbox\":\"b\",\"code\":\"print(1)\",\"session\":\"s-1.x\"}", NULL);
+  expect_args (run, "{\"code\":\"print(1)\"}", "arguments.sandbox: required");
+  expect_args (run, "{\"sandbox\":\"b\"}", "arguments.code: required");
+  expect_args (run, "{\"sandbox\":\"b\",\"code\":\" \\n\"}", "arguments.code: ");
+  char bigrun[1100 + 64];
+  snprintf (bigrun, sizeof bigrun, "{\"sandbox\":\"b\",\"code\":\"%01100d\"}", 0);
+  expect_args (run, bigrun, "arguments.code: 1100 bytes: larger than the server's --max-code-size");
+  expect_args (run, "{\"sandbox\":\"b\",\"code\":\"x\",\"session\":\"a/b\"}",
+               "arguments.session: 'a/b' is not valid");
+  expect_args (run, "{\"sandbox\":\"b\",\"code\":\"x\",\"timeout\":61}",
+               "arguments.timeout: 61 is above the maximum (60 s: the server's --timeout)");
+  expect_args (run, "{\"sandbox\":\"b\",\"code\":\"x\",\"files\":[]}",
+               "arguments.files: unknown argument (sandbox_run takes sandbox, code, session, "
+               "timeout)");
+  const char *ck = "sandbox_checkpoint";
+  expect_args (ck, "{\"sandbox\":\"b\",\"ttl\":60,\"leave_running\":true}", NULL);
+  expect_args (ck, "{\"sandbox\":\"b\",\"ttl\":0}", "arguments.ttl: 0 is below");
+  expect_args (ck, "{\"sandbox\":\"b\",\"leave_running\":\"yes\"}",
+               "arguments.leave_running: expected a boolean, got a string");
+  const char *rs = "sandbox_restore";
+  expect_args (rs, "{\"checkpoint\":\"0a1b\",\"name\":\"n\"}", NULL);
+  expect_args (rs, "{\"checkpoint\":\"0a1\"}", "arguments.checkpoint: '0a1' is not valid");
+  expect_args (rs, "{\"checkpoint\":\"0A1B\"}", "arguments.checkpoint: '0A1B' is not valid");
+  expect_args (rs, "{\"name\":\"n\"}", "arguments.checkpoint: required");
+  expect_args (rs, "{\"checkpoint\":\"0a1b\",\"name\":\"-n\"}",
+               "arguments.name: '-n' is not valid");
 }
 
 /* Every entry of the table is one the server can list and run: a
@@ -269,6 +296,7 @@ Test (mcp_table, every_entry_is_complete)
           yajl_tree_free (v);
         }
       cr_assert (t->command == NULL || t->render, "%s: a command tool renders", t->name);
+      cr_assert (!t->run_document || t->command, "%s: a run document is a command's", t->name);
       cr_assert (t->pick_command == NULL || t->command, "%s: COMMAND marks a command tool",
                  t->name);
       for (const struct csr_mcp_param *p = t->params; p->name; p++)
@@ -282,7 +310,7 @@ Test (mcp_table, every_entry_is_complete)
           cr_assert (t->command || p->pass == CSR_MCP_PASS_NONE, "%s.%s", t->name, p->name);
         }
     }
-  cr_assert_eq (n, 7);
+  cr_assert_eq (n, 10);
   static const enum csr_mcp_format formats[] = { CSR_MCP_FORMAT_MCP, CSR_MCP_FORMAT_OPENAI,
                                                  CSR_MCP_FORMAT_ANTHROPIC, CSR_MCP_FORMAT_GEMINI };
   for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
@@ -482,6 +510,46 @@ Test (mcp_argv, fixed_arguments_after_the_positional_ones)
   yajl_tree_free (v);
 }
 
+/* sandbox_run, sandbox_checkpoint and sandbox_restore: the code on standard
+ * input after "-", the server's timeout, output cap and pipeline options. */
+Test (mcp_argv, run_checkpoint_restore)
+{
+  static const char *const run_args[] = { "--no-heal", "--policy=p.conf", NULL };
+  struct csr_mcp_limits l = lim;
+  l.run_args = run_args;
+  const struct csr_mcp_tool *t = csr_mcp_tool_find ("sandbox_run");
+  yajl_val v = parse ("{\"code\":\"print(1)\\n\",\"session\":\"s1\",\"sandbox\":\"box\","
+                      "\"timeout\":2.5}");
+  csr_error *e = NULL;
+  struct csr_mcp_argv av = { 0 };
+  struct csr_mcp_input in;
+  cr_assert_eq (csr_mcp_command_argv (t, v, &l, &av, &in, &e), 0);
+  char s[512] = "";
+  for (size_t i = 0; i < av.n; i++)
+    snprintf (s + strlen (s), sizeof s - strlen (s), "%s%s", i ? "|" : "", av.v[i]);
+  cr_assert_str_eq (s, "sandbox|run|--json|--timeout=2.500s|--max-output=65536|--no-heal|"
+                       "--policy=p.conf|--session=s1|box|-");
+  cr_assert (in.len == 9 && memcmp (in.data, "print(1)\n", 9) == 0);
+  csr_mcp_argv_release (&av);
+  csr_mcp_input_release (&in);
+  yajl_tree_free (v);
+  char *j = joined_argv ("sandbox_run", "{\"code\":\"x\",\"sandbox\":\"box\"}", &in);
+  cr_assert_str_eq (j, "sandbox|run|--json|--timeout=60.000s|--max-output=65536|box|-");
+  free (j);
+  j = joined_argv ("sandbox_checkpoint",
+                   "{\"sandbox\":\"box\",\"ttl\":3600,\"leave_running\":true}", &in);
+  cr_assert_str_eq (j, "sandbox|checkpoint|--json|--ttl=3600s|--leave-running|box");
+  free (j);
+  j = joined_argv ("sandbox_checkpoint", "{\"sandbox\":\"box\",\"leave_running\":false}", &in);
+  cr_assert_str_eq (j, "sandbox|checkpoint|--json|box");
+  free (j);
+  j = joined_argv ("sandbox_restore", "{\"checkpoint\":\"0a1b\",\"name\":\"n1\"}", &in);
+  cr_assert_str_eq (j, "sandbox|restore|--json|--name=n1|0a1b");
+  cr_assert_null (in.data);
+  free (j);
+  csr_mcp_input_release (&in);
+}
+
 /* ------------------------------------------------------------ what a command did, as a result */
 
 /* RENDER of TOOL for a command with ARGS that printed OUT (OUT_LEN bytes)
@@ -618,6 +686,98 @@ Test (mcp_render, write_file_and_create_with_ports)
   cr_assert (strstr (t, "\nIn the sandbox, tcp://127.0.0.1:9000 leads to tcp://127.0.0.1:22 on the "
                         "host (and nothing else does)."),
              "%s", t);
+  free (t);
+}
+
+Test (mcp_render, run_checkpoint_restore)
+{
+  bool err = false;
+  yajl_val st = NULL;
+  const char *ok = "{\"version\":1,\"status\":\"healed\",\"sandbox\":\"b\",\"attempts\":[{"
+                   "\"stdout\":\"\"},{\"stdout\":\"4.0\\n\"}]}";
+  char *t = render ("sandbox_run", "{}", ok, strlen (ok), 0, "", &err, &st);
+  cr_assert_str_eq (t, "4.0");
+  cr_assert (!err);
+  cr_assert_null (st, "the structured result is the document itself");
+  free (t);
+  const char *lost
+      = "{\"version\":1,\"status\":\"timeout\",\"session\":{\"name\":\"s1\",\"lost\":true},"
+        "\"diagnosis\":{\"error_type\":\"Timeout\"},\"attempts\":[{\"timed_out\":true}]}";
+  t = render ("sandbox_run", "{}", lost, strlen (lost), 31 << 8, "", &err, &st);
+  cr_assert (err);
+  cr_assert_str_eq (t, "The Python script did not execute successfully.\nerror_type: Timeout\n"
+                       "timed_out: true\nsession_lost: true (the session 's1' was ended: its "
+                       "variables are gone, the next call with it starts a new interpreter)");
+  free (t);
+  t = render ("sandbox_run", "{}", "", 0, 2 << 8, "csrun sandbox run: no such sandbox: 'x'\n", &err,
+              &st);
+  cr_assert (err);
+  cr_assert_str_eq (t, "csrun sandbox run failed (exit status 2): csrun sandbox run: no such "
+                       "sandbox: 'x'");
+  free (t);
+  const char *ck
+      = "{\"version\":1,\"id\":\"c0ffee\",\"created\":1700000000,\"expires\":1700003600,"
+        "\"sandbox\":{\"id\":\"b0\",\"name\":\"box\"},\"layer\":{\"files\":2,\"dirs\":1,"
+        "\"symlinks\":0,\"whiteouts\":1,\"bytes\":10},\"not_saved\":[\"/work/s: a socket\"],"
+        "\"not_saved_total\":3,\"stopped\":true}";
+  t = render ("sandbox_checkpoint", "{}", ck, strlen (ck), 0, "", &err, &st);
+  cr_assert (!err);
+  cr_assert_str_eq (t, "Checkpoint c0ffee saved what was written in sandbox b0 (box): 2 files, 1 "
+                       "directory, 1 deleted file of the rootfs (10 bytes); not its running "
+                       "processes, nor /tmp. It expires at 2023-11-14T23:13:20Z. The sandbox is "
+                       "stopped now (its processes ended, its files kept; it runs no more "
+                       "commands): make a new running sandbox from the checkpoint with "
+                       "sandbox_restore (checkpoint: \"c0ffee\").\nNot saved (3): /work/s: a "
+                       "socket; ...");
+  free (t);
+  const char *ck2 = "{\"id\":\"c1\",\"expires\":0,\"sandbox\":{\"id\":\"b1\"},\"layer\":{},"
+                    "\"not_saved\":[],\"stopped\":false}";
+  t = render ("sandbox_checkpoint", "{}", ck2, strlen (ck2), 0, "", &err, &st);
+  cr_assert (strstr (t, "in sandbox b1: 0 files (0 bytes);"), "%s", t);
+  cr_assert (strstr (t, "It does not expire. The sandbox goes on running."), "%s", t);
+  cr_assert_null (strstr (t, "Not saved"));
+  free (t);
+  t = render ("sandbox_checkpoint", "{}", "", 0, 1 << 8,
+              "csrun sandbox checkpoint: the sandbox is busy with a checkpoint\n", &err, &st);
+  cr_assert (err);
+  cr_assert (strstr (t, "exit status 1): csrun sandbox checkpoint: the sandbox is busy"), "%s", t);
+  free (t);
+  const char *rs = "{\"id\":\"n0\",\"name\":\"again\",\"checkpoint\":\"c0ffee\",\"layer\":{"
+                   "\"files\":1,\"dirs\":0,\"bytes\":3},\"not_restored\":[\"sessions/x\"],"
+                   "\"warning\":\"a directory rootfs\"}";
+  t = render ("sandbox_restore", "{}", rs, strlen (rs), 0, "", &err, &st);
+  cr_assert (!err);
+  cr_assert_str_eq (t, "Restored checkpoint c0ffee as a new sandbox n0 (name again), running: 1 "
+                       "file (3 bytes). The processes of the checkpointed sandbox do not run in "
+                       "it. Use it as any sandbox (sandbox: \"again\") and remove it with "
+                       "sandbox_terminate.\nNot restored (1): sessions/x\nWarning: a directory "
+                       "rootfs");
+  free (t);
+  /* the sessions' globals, when csrun saves them (checkpoint and restore) */
+  const char *cks
+      = "{\"id\":\"c2\",\"sandbox\":{\"id\":\"b2\"},\"layer\":{\"files\":0},\"sessions\":["
+        "{\"name\":\"nb\",\"bytes\":90,\"saved\":[\"x\",\"df\"],\"modules\":[\"json\"],"
+        "\"skipped\":[{\"name\":\"f\",\"why\":\"a function of a cell\"}]},"
+        "{\"name\":\"slow\",\"error\":\"interrupted\"}]}";
+  t = render ("sandbox_checkpoint", "{}", cks, strlen (cks), 0, "", &err, &st);
+  cr_assert (!err);
+  cr_assert (strstr (t, "\nThe sessions' variables saved with it (sandbox_restore loads them into "
+                        "sessions of the same names):\n- session 'nb': 2 globals (x, df); not: "
+                        "f\n- session 'slow': failed (interrupted)"),
+             "%s", t);
+  free (t);
+  const char *rss = "{\"id\":\"n3\",\"checkpoint\":\"c2\",\"layer\":{},\"not_restored\":[],"
+                    "\"sessions\":[{\"name\":\"nb\",\"loaded\":[\"json\",\"x\"],\"skipped\":[]}]}";
+  t = render ("sandbox_restore", "{}", rss, strlen (rss), 0, "", &err, &st);
+  cr_assert (!err);
+  cr_assert (strstr (t, "\nSessions started again with their saved variables (sandbox_run with "
+                        "the same session):\n- session 'nb': 2 globals (json, x)"),
+             "%s", t);
+  free (t);
+  t = render ("sandbox_restore", "{}", "", 0, 4 << 8,
+              "csrun sandbox restore: the checkpoint is damaged\n", &err, &st);
+  cr_assert (err);
+  cr_assert (strstr (t, "exit status 4"), "%s", t);
   free (t);
 }
 

@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <argp.h>
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
@@ -267,4 +268,56 @@ Test (run_opts, bad_stdin_max_is_usage_error, .exit_code = 2)
   struct run_opts o;
   const char *argv[] = { "csrun run", "--stdin-max", "lots", "x.py", NULL };
   parse (&o, 4, argv);
+}
+
+/* issue 18: csrun mcp notes the run options it was given; those of the
+ * pipeline go to csrun sandbox run (not the jail's, nor those skipped). */
+static error_t
+parse_outer (int key, char *arg, struct argp_state *state)
+{
+  (void)arg;
+  if (key == ARGP_KEY_INIT)
+    state->child_inputs[0] = state->input;
+  return key == ARGP_KEY_INIT ? 0 : ARGP_ERR_UNKNOWN;
+}
+
+Test (run_opts, noted_for_sandbox_run)
+{
+  static struct run_opts o;
+  run_opts_defaults (&o);
+  o.note = true;
+  struct argp_child kids[] = { { &run_opts_batch_argp, 0, NULL, 0 }, { NULL, 0, NULL, 0 } };
+  struct argp outer = { NULL, parse_outer, NULL, NULL, kids, NULL, NULL };
+  const char *argv[] = { "csrun mcp",
+                         "--allow=broad-except",
+                         "--no-heal",
+                         "--memory",
+                         "1G",
+                         "--timeout",
+                         "5s",
+                         "-e",
+                         "A=1",
+                         "--silent-pattern",
+                         "x  y",
+                         "--max-attempts",
+                         "2",
+                         "--allow",
+                         "call:eval",
+                         "--no-silent-scan",
+                         "--max-output",
+                         "1K",
+                         NULL };
+  cr_assert_eq (argp_parse (&outer, 18, (char **)argv, ARGP_IN_ORDER, NULL, &o), 0);
+  cr_assert_eq (o.n_noted, 10, "every option noted");
+  static const char *const skip[] = { "timeout", "env", "max-output", NULL };
+  const char **v = run_opts_sandbox_args (&o, skip);
+  cr_assert_not_null (v);
+  char s[512] = "";
+  for (size_t i = 0; v[i]; i++)
+    snprintf (s + strlen (s), sizeof s - strlen (s), "%s%s", i ? "|" : "", v[i]);
+  cr_assert_str_eq (s, "--allow=broad-except|--no-heal|--silent-pattern=x  y|--max-attempts=2|"
+                       "--allow=call:eval|--no-silent-scan");
+  free (v);
+  run_opts_release_noted (&o);
+  cr_assert_eq (o.n_noted, 0);
 }

@@ -75,6 +75,123 @@ def format_listing(doc) -> str:
     return "\n".join(lines)
 
 
+def _layer_counts(layer):
+    kinds = (("files", "file", "files"), ("dirs", "directory", "directories"),
+             ("symlinks", "symbolic link", "symbolic links"),
+             ("whiteouts", "deleted file of the rootfs", "deleted files of the rootfs"))
+    parts = []
+    for i, (key, one, many) in enumerate(kinds):
+        n = (layer or {}).get(key) or 0
+        if n or i == 0:
+            parts.append("%d %s" % (n, one if n == 1 else many))
+    return "%s (%d bytes)" % (", ".join(parts), (layer or {}).get("bytes") or 0)
+
+
+def _list_line(title, items, total=0):
+    items = items or []
+    if not items and not total:
+        return ""
+    text = "\n%s (%d): %s" % (title, max(total, len(items)), "; ".join(items[:20]))
+    return text + ("; ..." if len(items) > 20 or total > len(items) else "")
+
+
+def _sessions_lines(sessions, key, title):
+    """The sessions' globals a checkpoint saved (KEY "saved") or a restore
+    loaded ("loaded"), when csrun's document has them."""
+    if not sessions:
+        return ""
+    def names(items):
+        items = [i if isinstance(i, str) else (i or {}).get("name", "?") for i in items or []]
+        return ", ".join(items[:20]) + (", ..." if len(items) > 20 else "")
+    text = "\n%s:" % title
+    for x in sessions[:32]:
+        text += "\n- session '%s': " % x.get("name", "?")
+        if x.get("error"):
+            text += "failed (%s)" % x["error"]
+            continue
+        done = x.get(key) or []
+        text += "%d global%s" % (len(done), "" if len(done) == 1 else "s")
+        text += " (%s)" % names(done) if done else ""
+        text += "; not: %s" % names(x["skipped"]) if x.get("skipped") else ""
+    return text + ("\n- ..." if len(sessions) > 32 else "")
+
+
+def format_checkpoint(doc) -> str:
+    """The text of ``csrun sandbox checkpoint --json``'s document, as the MCP
+    server's sandbox_checkpoint gives it."""
+    import time
+    sbx = doc.get("sandbox") or {}
+    text = "Checkpoint %s saved what was written in sandbox %s%s: %s; not its running " \
+        "processes, nor /tmp." % (doc["id"], sbx.get("id"),
+                                  " (%s)" % sbx["name"] if sbx.get("name") else "",
+                                  _layer_counts(doc.get("layer")))
+    if doc.get("expires"):
+        text += " It expires at %s." % time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                                    time.gmtime(doc["expires"]))
+    else:
+        text += " It does not expire."
+    if doc.get("stopped"):
+        text += (" The sandbox is stopped now (its processes ended, its files kept; it runs no "
+                 "more commands): make a new running sandbox from the checkpoint with "
+                 "sandbox_restore (checkpoint: \"%s\")." % doc["id"])
+    else:
+        text += (" The sandbox goes on running. sandbox_restore (checkpoint: \"%s\") makes a "
+                 "new sandbox with these files." % doc["id"])
+    text += _list_line("Not saved", doc.get("not_saved"), doc.get("not_saved_total") or 0)
+    return text + _sessions_lines(doc.get("sessions"), "saved",
+                                  "The sessions' variables saved with it (sandbox_restore loads "
+                                  "them into sessions of the same names)")
+
+
+def format_restore(doc) -> str:
+    """The text of ``csrun sandbox restore --json``'s document, as the MCP
+    server's sandbox_restore gives it."""
+    name = doc.get("name")
+    text = ("Restored checkpoint %s as a new sandbox %s%s, running: %s. The processes of the "
+            "checkpointed sandbox do not run in it. Use it as any sandbox (sandbox: \"%s\") and "
+            "remove it with sandbox_terminate." % (doc.get("checkpoint"), doc["id"],
+                                                   " (name %s)" % name if name else "",
+                                                   _layer_counts(doc.get("layer")),
+                                                   name or doc["id"]))
+    text += _list_line("Not restored", doc.get("not_restored"))
+    text += _sessions_lines(doc.get("sessions"), "loaded",
+                            "Sessions started again with their saved variables (sandbox_run "
+                            "with the same session)")
+    if doc.get("warning"):
+        text += "\nWarning: %s" % doc["warning"]
+    return text
+
+
+# The options of csrun run that csrun sandbox run takes too (the pipeline's),
+# those of them that take a value, and the others that take one (the jail's).
+_PIPELINE_FLAGS = {"--no-heal", "--no-llm", "--no-silent-scan"}
+_PIPELINE_VALUED = {"--policy", "--allow", "--max-code-size", "--max-attempts", "--heal-conf",
+                    "--patch-cmd", "--patch-timeout", "--llm", "--llm-base-url", "--llm-ca-file",
+                    "--env-file", "--llm-retries", "--llm-max-calls", "--llm-timeout",
+                    "--silent-pattern", "--silent-conf"}
+_JAIL_VALUED = {"--timeout", "-t", "--rootfs", "--cache-dir", "--with", "--memory", "-m",
+                "--pids", "--cpus", "--cpu", "--seccomp", "--net", "--user", "--max-output",
+                "--env", "-e", "--tmp-size", "--stdin", "--stdin-max", "--label", "--in",
+                "--in-max", "--mount", "--out", "--out-max", "--out-path"}
+
+
+def _pipeline_options(options):
+    """Of csrun run's OPTIONS (a list of arguments), those of the pipeline,
+    which csrun sandbox run takes too: a sandbox has its own jail."""
+    out, it = [], iter(options)
+    for a in it:
+        name = a.split("=", 1)[0]
+        if name in _PIPELINE_FLAGS:
+            out.append(a)
+        elif name in _PIPELINE_VALUED:
+            out.append(a)
+            if "=" not in a:
+                out.append(next(it, ""))
+        elif name in _JAIL_VALUED and "=" not in a:
+            next(it, None)
+    return out
+
+
 def create_code_execution_tool(timeout: Optional[float] = None, options=(),
                                binary: Optional[str] = None) -> Callable[[str], str]:
     """Return CodeShield's drop-in ``execute_python_code(code: str) -> str``,
@@ -122,11 +239,14 @@ class ToolRunner:
     runner.close()                              # removes the sandboxes it made
 
     A call's failure (bad arguments, failed code) is an answer the model
-    reads (is_error), never an exception.
+    reads (is_error), never an exception.  OPTIONS (csrun run's) apply to
+    execute_python_code; those of the pipeline among them (--policy,
+    --allow, --no-heal, --llm, ...) apply to sandbox_run too.
     """
 
     ALL = ("execute_python_code", "sandbox_create", "sandbox_exec", "sandbox_write_file",
-           "sandbox_read_file", "sandbox_list_files", "sandbox_terminate")
+           "sandbox_read_file", "sandbox_list_files", "sandbox_run", "sandbox_checkpoint",
+           "sandbox_restore", "sandbox_terminate")
 
     def __init__(self, tools=("execute_python_code",), timeout: Optional[float] = None,
                  options=(), binary: Optional[str] = None):
@@ -208,8 +328,9 @@ class ToolRunner:
         self.sandboxes[sb.id] = sb
         if sb.name:
             self.sandboxes[sb.name] = sb
-        text = ("Created sandbox %s. Run commands in it with sandbox_exec, move files with "
-                "sandbox_write_file, sandbox_read_file and sandbox_list_files." % sb.id)
+        text = ("Created sandbox %s. Run Python in it with sandbox_run and commands with "
+                "sandbox_exec, move files with sandbox_write_file, sandbox_read_file and "
+                "sandbox_list_files, save it with sandbox_checkpoint." % sb.id)
         for p in sb.ports() if publish else []:
             text += ("\nPort %s of the sandbox (a server there listens on it) is reached from "
                      "the host at %s." % (p["sandbox_url"], p["host_url"]))
@@ -268,6 +389,31 @@ class ToolRunner:
                 + (["--recursive"] if a.get("recursive") else []) + [sb.id, path]
         doc, _ = run_json(argv, self.binary)
         return format_listing(doc), False
+
+    def _sandbox_run(self, a):
+        code = a.get("code")
+        if not isinstance(code, str):
+            return "Invalid arguments for sandbox_run: arguments.code: expected a string", True
+        r = self._sandbox(a["sandbox"]).run(code, session=a.get("session"),
+                                            timeout=a.get("timeout", self.timeout),
+                                            options=_pipeline_options(self.options))
+        text = format_report(r)
+        if (r.session or {}).get("lost"):
+            text += ("\nsession_lost: true (the session '%s' was ended: its variables are gone, "
+                     "the next call with it starts a new interpreter)" % r.session.get("name"))
+        return text, not r.ok
+
+    def _sandbox_checkpoint(self, a):
+        sb = self._sandbox(a["sandbox"])
+        sb.checkpoint(ttl=a.get("ttl", -1), leave_running=bool(a.get("leave_running")))
+        return format_checkpoint(sb.last_checkpoint), False
+
+    def _sandbox_restore(self, a):
+        sb = Sandbox.restore(a["checkpoint"], name=a.get("name"), binary=self.binary)
+        self.sandboxes[sb.id] = sb
+        if sb.name:
+            self.sandboxes[sb.name] = sb
+        return format_restore(sb.restored), False
 
     def _sandbox_terminate(self, a):
         sb = self._sandbox(a["sandbox"])
@@ -336,4 +482,5 @@ class ToolRunner:
         return False
 
 
-__all__ = ["create_code_execution_tool", "format_report", "format_listing", "ToolRunner"]
+__all__ = ["create_code_execution_tool", "format_report", "format_listing", "format_checkpoint",
+           "format_restore", "ToolRunner"]

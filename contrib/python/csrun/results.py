@@ -77,6 +77,16 @@ class RunResult:
         """CodeShield's name for ``duration``."""
         return self.duration
 
+    @property
+    def sandbox(self):
+        """The sandbox's id when the run was in one (``Sandbox.run``), else None."""
+        return self.raw.get("sandbox")
+
+    @property
+    def session(self):
+        """A cell's session: {name, cell, started, lost}, else None."""
+        return self.raw.get("session")
+
     @classmethod
     def from_json(cls, doc):
         attempts = doc.get("attempts") or []

@@ -1,13 +1,14 @@
 """``Sandbox``: a long-lived jail (``csrun sandbox``), with openYuanrong
-yr.sandbox's methods where csrun has the command: create (with ports),
-exec, exec_async, terminate, the context manager, files (``sb.files.read``,
-``write``, ``list``, ``exists``, ``copy_from_local``, ``copy_to_local``, as
-yr.sandbox's Filesystem) and ``get_port_url``; plus inspect, stop, start,
-find, ports and shorter names for the files (``read``, ``write``, ``ls``,
-``find``, ``upload``, ``download``).
-
-Not here yet, because ``csrun sandbox`` has no command for them in this
-build: checkpoint/restore, sessions.
+yr.sandbox's methods: create (with ports), exec, exec_async, terminate, the
+context manager, files (``sb.files.read``, ``write``, ``list``, ``exists``,
+``copy_from_local``, ``copy_to_local``, as yr.sandbox's Filesystem),
+``get_port_url``, ``checkpoint(ttl=-1, leave_running=False)`` and
+``Sandbox.restore(ckpt_id)``; plus inspect, stop, start, find, ports,
+shorter names for the files (``read``, ``write``, ``ls``, ``find``,
+``upload``, ``download``), Python through csrun's pipeline in the sandbox
+(``run``) and persistent interpreters (``session(name).run(code)``,
+``sessions``, ``remove_session``), and the checkpoints (``checkpoints``,
+``remove_checkpoint``).
 """
 
 import json
@@ -15,7 +16,7 @@ import os
 import subprocess
 
 from ._binary import CsrunError, find_binary, last_line, run_json
-from .results import ExecResult, FileEntry
+from .results import ExecResult, FileEntry, RunResult
 
 
 def _secs(value, what):
@@ -37,6 +38,14 @@ def _port_spec(p, what):
             raise ValueError("%s: port %d is not between 1 and 65535" % (what, p))
         return "127.0.0.1:0:%d" % p
     return p
+
+
+def _code(code):
+    if isinstance(code, str):
+        return code.encode("utf-8")
+    if isinstance(code, (bytes, bytearray, memoryview)):
+        return bytes(code)
+    raise TypeError("code must be str or bytes, not %s" % type(code).__name__)
 
 
 def _local(path):
@@ -328,12 +337,148 @@ class Sandbox:
                              % ("" if port is None else " at port %r" % (port,)))
         return ups[0]["sandbox_url"]
 
+    # ---- Python through the pipeline (csrun sandbox run), sessions
+
+    def run(self, code, session=None, *, timeout=None, options=()):
+        """Run CODE (a Python program, str or bytes) in the sandbox through
+        csrun's pipeline -- the gate, the silent-failure scan, the diagnosis
+        and the healing of ``csrun.run`` -- every attempt inside the
+        sandbox, in its working directory, seeing and changing its files.
+        With SESSION (a name), CODE is a cell of that persistent interpreter
+        (see :meth:`session`).  Returns a :class:`RunResult`, as
+        ``csrun.run`` does (``result.session``: the cell's session).
+
+        timeout -- seconds per attempt (csrun's default: 60); the sandbox and
+                   a session live on after it
+        options -- more csrun sandbox run options (the pipeline's: --policy,
+                   --allow, --no-heal, --llm, ...)
+
+        A usage error, an unknown or stopped sandbox, a busy session raise
+        :class:`CsrunError`."""
+        argv = ["sandbox", "run", "--json"]
+        if timeout is not None:
+            if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+                raise ValueError("timeout must be a positive number of seconds, not %r"
+                                 % (timeout,))
+            argv += ["--timeout", "%gs" % timeout]
+        if session is not None:
+            argv += ["--session", str(session)]
+        argv += list(options) + [self.id, "-"]
+        doc, _ = run_json(argv, self._binary, input=_code(code))
+        return RunResult.from_json(doc)
+
+    def session(self, name):
+        """The session NAME of this sandbox: a Python interpreter that lives
+        between runs (like a notebook's kernel).  ``session.run(code)`` runs a
+        cell in it (started by the first cell); its globals stay for the next
+        cells."""
+        return Session(self, name)
+
+    def sessions(self):
+        """The sandbox's sessions (``csrun sandbox session ls --json``): dicts
+        with name, pid, state (idle, busy), cells, created, idle_ms."""
+        doc, _ = run_json(["sandbox", "session", "ls", "--json", self.id], self._binary)
+        return doc
+
+    def remove_session(self, name):
+        """End the session NAME (a cell running in it is reported lost).  An
+        unknown session raises :class:`CsrunError`."""
+        run_json(["sandbox", "session", "rm", "--json", self.id, str(name)], self._binary)
+
+    # ---- checkpoints (csrun sandbox checkpoint/restore)
+
+    def checkpoint(self, ttl=-1, leave_running=False):
+        """Save the sandbox's files (its writable layer and spec; not its
+        processes' memory, nor /tmp) as a checkpoint and return its id, as
+        yr.sandbox does.  TTL: seconds the checkpoint is kept (-1 or None:
+        until it is removed).  Without LEAVE_RUNNING the sandbox is stopped
+        afterwards (``start`` brings it back).  The whole description
+        (counts, what was not saved) is in ``last_checkpoint``."""
+        argv = ["sandbox", "checkpoint", "--json"]
+        if ttl is not None and ttl != -1:
+            if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or ttl <= 0:
+                raise ValueError("ttl must be a positive number of seconds, or -1, not %r"
+                                 % (ttl,))
+            argv += ["--ttl", "%gs" % ttl]
+        if leave_running:
+            argv.append("--leave-running")
+        doc, _ = run_json(argv + [self.id], self._binary)
+        self.last_checkpoint = doc
+        return doc["id"]
+
+    @classmethod
+    def restore(cls, ckpt_id, name=None, *, binary=None):
+        """A new sandbox made from the checkpoint CKPT_ID (its id or a unique
+        prefix), running once this returns: the checkpoint's files, the
+        limits and environment of the sandbox it came from, no process.
+        NAME: a name for the new sandbox.  A damaged, expired or unknown
+        checkpoint raises :class:`CsrunError`.  ``restored`` holds csrun's
+        report (layer counts, not_restored)."""
+        self = cls.__new__(cls)
+        self._binary = find_binary(binary)
+        argv = ["sandbox", "restore", "--json"]
+        if name is not None:
+            argv += ["--name", name]
+        doc, _ = run_json(argv + [ckpt_id], self._binary)
+        self.id = doc["id"]
+        self.name = doc.get("name")
+        self.restored = doc
+        self._terminated = False
+        return self
+
+    @staticmethod
+    def checkpoints(*, binary=None):
+        """Every checkpoint of this user (``csrun sandbox checkpoint ls --json``):
+        dicts with id, created, expires, sandbox {id, name}, layer, archive..."""
+        doc, _ = run_json(["sandbox", "checkpoint", "ls", "--json"], find_binary(binary))
+        return doc
+
+    @staticmethod
+    def remove_checkpoint(ckpt_id, *, binary=None):
+        """Remove the checkpoint CKPT_ID.  An unknown one raises :class:`CsrunError`."""
+        run_json(["sandbox", "checkpoint", "rm", "--json", ckpt_id], find_binary(binary))
+
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         self.terminate()
         return False
+
+
+class Session:
+    """A session of a sandbox (``Sandbox.session(name)``): a persistent
+    Python interpreter whose globals survive between cells.  A cell that
+    raises leaves it alive; a timeout interrupts the cell, not the session."""
+
+    def __init__(self, sandbox, name):
+        self.sandbox = sandbox
+        self.name = name
+
+    def __repr__(self):
+        return "Session(sandbox=%r, name=%r)" % (self.sandbox.id, self.name)
+
+    def run(self, code, *, timeout=None, options=()):
+        """Run CODE as the next cell: a :class:`RunResult` (``sandbox.run``)."""
+        return self.sandbox.run(code, session=self.name, timeout=timeout, options=options)
+
+    def remove(self):
+        """End the session (its globals are gone)."""
+        self.sandbox.remove_session(self.name)
+
+    def save(self, path):
+        """Write the session's picklable globals to the host file PATH;
+        returns csrun's report of what was saved and what was not."""
+        doc, _ = run_json(["sandbox", "session", "save", "--json", self.sandbox.id, self.name,
+                           _local(path)], self.sandbox._binary)
+        return doc
+
+    def load(self, path):
+        """Put a save (``save``) into this session (started if needed).
+        Unpickling runs the save's code in the session: load only your own."""
+        doc, _ = run_json(["sandbox", "session", "load", "--json", self.sandbox.id, self.name,
+                           _local(path)], self.sandbox._binary)
+        return doc
 
 
 class SandboxFiles:
@@ -393,4 +538,4 @@ class AsyncExec:
         self._proc.terminate()
 
 
-__all__ = ["Sandbox", "SandboxFiles", "AsyncExec"]
+__all__ = ["Sandbox", "Session", "SandboxFiles", "AsyncExec"]

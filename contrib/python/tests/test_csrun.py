@@ -13,7 +13,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from csrun import (CheckResult, CsrunError, ErrorDiagnosis, RunResult, Sandbox,  # noqa: E402
-                   ToolRunner, check, create_code_execution_tool, run)
+                   Session, ToolRunner, check, create_code_execution_tool, run)
 
 BIN = os.environ.get("CSRUN")
 
@@ -23,6 +23,8 @@ def setUpModule():
         raise unittest.SkipTest("CSRUN does not name the csrun binary")
     if not os.environ.get("CSRUN_SANDBOX_DIR"):
         os.environ["CSRUN_SANDBOX_DIR"] = tempfile.mkdtemp(prefix="csrun-py-sbx.")
+    if not os.environ.get("CSRUN_CHECKPOINT_DIR"):
+        os.environ["CSRUN_CHECKPOINT_DIR"] = tempfile.mkdtemp(prefix="csrun-py-ck.")
 
 
 def tearDownModule():
@@ -365,6 +367,142 @@ class TestSandboxPorts(unittest.TestCase):
         self.assertEqual(e.exception.returncode, 2)
 
 
+class TestSandboxRun(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.sb = Sandbox(idle_timeout=300)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.sb.terminate()
+
+    def test_run_in_the_sandbox(self):
+        sb = self.sb
+        sb.write("data/in.csv", "a,b\n1,2\n3,4\n")
+        r = sb.run("import csv\nrows = list(csv.reader(open('data/in.csv')))\n"
+                   "print(len(rows), sum(int(x[1]) for x in rows[1:]))\n")
+        self.assertIsInstance(r, RunResult)
+        self.assertEqual((r.status, r.ok, r.stdout), ("ok", True, "3 6\n"))
+        self.assertEqual(r.sandbox, sb.id)
+        self.assertIsNone(r.session)
+        r = sb.run(b"open('out.txt', 'w').write('from run')\n")
+        self.assertTrue(r.ok)
+        self.assertEqual(sb.read("out.txt"), "from run", "the run changed the sandbox's files")
+        r = sb.run("print(math.sqrt(16))\n")
+        self.assertEqual((r.status, r.stdout), ("healed", "4.0\n"))
+        self.assertEqual(r.patches[0].rules, "missing-import")
+        r = sb.run("import os\nos.system('id')\n")
+        self.assertEqual((r.status, r.ok), ("blocked", False))
+        self.assertEqual(r.diagnosis.error_type, "StaticSafetyViolation")
+        self.assertEqual(r.diagnosis.root_cause_line, 2)
+        self.assertIn("os.system", r.diagnosis.message)
+        r = sb.run("while True:\n    pass\n", timeout=1)
+        self.assertEqual((r.status, r.timed_out), ("timeout", True))
+        r = sb.run("print(math.sqrt(16))\n", options=["--no-heal"])
+        self.assertEqual((r.status, len(r.attempts)), ("failed", 1))
+        with self.assertRaises(TypeError):
+            sb.run(42)
+        with self.assertRaises(ValueError):
+            sb.run("print(1)", timeout=0)
+        with self.assertRaises(CsrunError) as e:
+            Sandbox.attach(sb.id).run("   \n")
+        self.assertEqual(e.exception.returncode, 2)
+        gone = Sandbox(idle_timeout=60)
+        gone.terminate()
+        with self.assertRaises(CsrunError) as e:
+            gone.run("print(1)")
+        self.assertIn("no such sandbox", str(e.exception))
+
+    def test_sessions(self):
+        sb = self.sb
+        s = sb.session("nb")
+        self.assertIsInstance(s, Session)
+        r = s.run("import json\nx = 41\n")
+        self.assertTrue(r.ok)
+        self.assertEqual((r.session["name"], r.session["cell"], r.session["started"]),
+                         ("nb", 1, True))
+        r = s.run("x += 1\nprint(json.dumps({'x': x}))\n")
+        self.assertEqual(r.stdout, '{"x": 42}\n')
+        self.assertEqual((r.session["cell"], r.session["started"]), (2, False))
+        r = s.run("1 / 0\n")
+        self.assertEqual((r.status, r.diagnosis.error_type), ("failed", "ZeroDivisionError"))
+        self.assertEqual(s.run("print(x)").stdout, "42\n", "the session lives on after a raise")
+        r = sb.run("print(x)\n")
+        self.assertFalse(r.ok, "a run without the session does not see x")
+        self.assertIn("'x'", r.diagnosis.message)
+        info = [i for i in sb.sessions() if i["name"] == "nb"]
+        self.assertEqual(len(info), 1)
+        self.assertEqual(info[0]["state"], "idle")
+        self.assertGreaterEqual(info[0]["cells"], 4)
+        tmp = tempfile.mkdtemp(prefix="csrun-py-save.")
+        try:
+            saved = s.save(os.path.join(tmp, "nb.pickle"))
+            self.assertIn("x", saved["saved"])
+            other = sb.session("other")
+            loaded = other.load(os.path.join(tmp, "nb.pickle"))
+            self.assertIn("x", loaded["loaded"])
+            self.assertEqual(other.run("print(x, json.dumps(1))").stdout, "42 1\n")
+            other.remove()
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        s.remove()
+        self.assertEqual([i["name"] for i in sb.sessions() if i["name"] in ("nb", "other")], [])
+        with self.assertRaises(CsrunError):
+            s.remove()
+        r = s.run("print('again')")
+        self.assertEqual((r.stdout, r.session["started"]), ("again\n", True),
+                         "a removed session starts anew")
+        s.remove()
+
+
+class TestCheckpoints(unittest.TestCase):
+    def test_checkpoint_and_restore(self):
+        with Sandbox(idle_timeout=300) as sb:
+            sb.write("keep/notes.txt", "kept across\n")
+            sb.write("keep/blob.bin", bytes(range(256)))
+            cid = sb.checkpoint(ttl=600, leave_running=True)
+            self.assertRegex(cid, "^[0-9a-f]{32}$")
+            info = sb.last_checkpoint
+            self.assertEqual((info["id"], info["sandbox"]["id"]), (cid, sb.id))
+            self.assertEqual(info["layer"]["files"], 2)
+            self.assertGreater(info["expires"], info["created"])
+            self.assertEqual(sb.status, "running", "leave_running")
+            listed = {c["id"]: c for c in Sandbox.checkpoints()}
+            self.assertIn(cid, listed)
+            self.assertEqual(listed[cid]["sandbox"]["id"], sb.id)
+            with Sandbox.restore(cid, name="pyrestored") as again:
+                self.assertNotEqual(again.id, sb.id)
+                self.assertEqual(again.name, "pyrestored")
+                self.assertEqual(again.restored["checkpoint"], cid)
+                self.assertEqual(again.status, "running")
+                self.assertEqual(again.read("keep/notes.txt"), "kept across\n")
+                self.assertEqual(again.read("keep/blob.bin", format="bytes"), bytes(range(256)))
+                self.assertEqual(again.run("print(open('keep/notes.txt').read().strip())").stdout,
+                                 "kept across\n")
+                rid = again.id
+            self.assertFalse(os.path.exists(os.path.join(os.environ["CSRUN_SANDBOX_DIR"], rid)))
+            cid2 = sb.checkpoint()
+            self.assertEqual(sb.status, "stopped", "without leave_running the sandbox stops")
+            self.assertTrue(sb.last_checkpoint["stopped"])
+            self.assertEqual(sb.last_checkpoint["expires"], 0, "ttl=-1: it does not expire")
+            with self.assertRaises(CsrunError):
+                sb.run("print(1)")
+            with self.assertRaises(ValueError):
+                sb.checkpoint(ttl=0)
+        Sandbox.remove_checkpoint(cid)
+        Sandbox.remove_checkpoint(cid2[:8])
+        ids = [c["id"] for c in Sandbox.checkpoints()]
+        self.assertNotIn(cid, ids)
+        self.assertNotIn(cid2, ids)
+        with self.assertRaises(CsrunError) as e:
+            Sandbox.remove_checkpoint(cid)
+        self.assertEqual(e.exception.returncode, 2)
+        with self.assertRaises(CsrunError) as e:
+            Sandbox.restore(cid)
+        self.assertEqual(e.exception.returncode, 2)
+        self.assertIn("no such checkpoint", str(e.exception))
+
+
 class TestToolRunner(unittest.TestCase):
     def test_schemas_are_csrun_tool_schema(self):
         runner = ToolRunner(tools="all")
@@ -373,7 +511,7 @@ class TestToolRunner(unittest.TestCase):
         an = ToolRunner().anthropic_tools()
         self.assertEqual([t["name"] for t in an], ["execute_python_code"])
         self.assertEqual(an[0]["input_schema"]["required"], ["code"])
-        self.assertEqual(len(runner.gemini_tools()["functionDeclarations"]), 7)
+        self.assertEqual(len(runner.gemini_tools()["functionDeclarations"]), 10)
         with self.assertRaises(ValueError):
             ToolRunner(tools=["rm_rf"])
 
@@ -451,6 +589,82 @@ class TestToolRunner(unittest.TestCase):
             sid = runner.sandboxes["agentbox"].id
         self.assertFalse(os.path.exists(os.path.join(os.environ["CSRUN_SANDBOX_DIR"], sid)),
                          "close() removes the runner's sandboxes")
+
+    def test_run_checkpoint_restore_tools(self):
+        sbx = os.environ["CSRUN_SANDBOX_DIR"]
+        with ToolRunner(tools="all", timeout=20, options=["--memory", "256M", "--no-heal"]) as runner:
+            text, err = runner.call("sandbox_create", {"name": "runbox"})
+            self.assertFalse(err, text)
+            runner.call("sandbox_write_file", {"sandbox": "runbox", "path": "in.txt",
+                                               "content": "hello\n"})
+            text, err = runner.call("sandbox_run", {"sandbox": "runbox",
+                                                    "code": "print(open('in.txt').read().strip())"})
+            self.assertEqual((text, err), ("hello", False))
+            text, err = runner.call("sandbox_run", {"sandbox": "runbox",
+                                                    "code": "print(math.sqrt(4))"})
+            self.assertTrue(err, "--no-heal applies to sandbox_run (--memory, the jail's, not)")
+            self.assertIn("error_type: NameError", text)
+            runner.call("sandbox_run", {"sandbox": "runbox", "code": "y = 7", "session": "s"})
+            text, err = runner.call("sandbox_run", {"sandbox": "runbox", "code": "print(y * 6)",
+                                                    "session": "s"})
+            self.assertEqual((text, err), ("42", False))
+            text, err = runner.call("sandbox_run", {"sandbox": "runbox",
+                                                    "code": "import subprocess\nsubprocess.run(['id'])"})
+            self.assertTrue(err)
+            self.assertIn("error_type: StaticSafetyViolation", text)
+            text, err = runner.call("sandbox_checkpoint", {"sandbox": "runbox", "ttl": 600})
+            self.assertFalse(err, text)
+            cid = runner.sandboxes["runbox"].last_checkpoint["id"]
+            self.assertRegex(text, r"^Checkpoint %s saved what was written in sandbox \S+ \(runbox\): "
+                                   r"1 file, .* It expires at .*The sandbox is stopped now" % cid)
+            text, err = runner.call("sandbox_restore", {"checkpoint": cid, "name": "runbox2"})
+            self.assertFalse(err, text)
+            self.assertIn("(name runbox2), running: 1 file", text)
+            text, err = runner.call("sandbox_run", {"sandbox": "runbox2",
+                                                    "code": "print(open('in.txt').read().strip())"})
+            self.assertEqual((text, err), ("hello", False))
+            rid = runner.sandboxes["runbox2"].id
+            text, err = runner.call("sandbox_restore", {"checkpoint": "0" * 32})
+            self.assertTrue(err)
+            self.assertIn("no such checkpoint", text)
+        self.assertFalse(os.path.exists(os.path.join(sbx, rid)),
+                         "close() removes a restored sandbox too")
+        Sandbox.remove_checkpoint(cid)
+
+
+class TestTexts(unittest.TestCase):
+    """ToolRunner's texts are the MCP server's (tests/unit/test-mcp.c has the same cases)."""
+
+    def test_checkpoint_and_restore(self):
+        from csrun.agents import format_checkpoint, format_restore
+        ck = {"id": "c0ffee", "created": 1700000000, "expires": 1700003600,
+              "sandbox": {"id": "b0", "name": "box"},
+              "layer": {"files": 2, "dirs": 1, "symlinks": 0, "whiteouts": 1, "bytes": 10},
+              "not_saved": ["/work/s: a socket"], "not_saved_total": 3, "stopped": True}
+        self.assertEqual(format_checkpoint(ck),
+                         "Checkpoint c0ffee saved what was written in sandbox b0 (box): 2 files, "
+                         "1 directory, 1 deleted file of the rootfs (10 bytes); not its running "
+                         "processes, nor /tmp. It expires at 2023-11-14T23:13:20Z. The sandbox "
+                         "is stopped now (its processes ended, its files kept; it runs no more "
+                         "commands): make a new running sandbox from the checkpoint with "
+                         "sandbox_restore (checkpoint: \"c0ffee\").\nNot saved (3): /work/s: a "
+                         "socket; ...")
+        ck = {"id": "c2", "sandbox": {"id": "b2"}, "layer": {"files": 0}, "sessions": [
+            {"name": "nb", "bytes": 90, "saved": ["x", "df"], "modules": ["json"],
+             "skipped": [{"name": "f", "why": "a function of a cell"}]},
+            {"name": "slow", "error": "interrupted"}]}
+        self.assertIn("\nThe sessions' variables saved with it (sandbox_restore loads them into "
+                      "sessions of the same names):\n- session 'nb': 2 globals (x, df); not: "
+                      "f\n- session 'slow': failed (interrupted)", format_checkpoint(ck))
+        rs = {"id": "n0", "name": "again", "checkpoint": "c0ffee",
+              "layer": {"files": 1, "dirs": 0, "bytes": 3}, "not_restored": ["sessions/x"],
+              "warning": "a directory rootfs"}
+        self.assertEqual(format_restore(rs),
+                         "Restored checkpoint c0ffee as a new sandbox n0 (name again), running: 1 "
+                         "file (3 bytes). The processes of the checkpointed sandbox do not run in "
+                         "it. Use it as any sandbox (sandbox: \"again\") and remove it with "
+                         "sandbox_terminate.\nNot restored (1): sessions/x\nWarning: a directory "
+                         "rootfs")
 
 
 class TestPackaging(unittest.TestCase):

@@ -27,6 +27,10 @@
 #include "../util/log.h"
 #include "tool-impl.h"
 
+/* The largest run document read beyond a message's size (tool-run.c
+ * says so when it is larger). */
+#define RUN_DOCUMENT_MAX ((size_t)64 << 20)
+
 /* The whole command line: SELF_EXE, the global options, then ARGS. */
 static char **
 full_argv (const struct csr_mcp_config *cfg, char *const *args)
@@ -143,7 +147,9 @@ mcp_command_start (struct csr_mcp_session *s, struct mcp_job *j, csr_error **err
   j->fd_main = po[0];
   j->fd_err = pe[0];
   po[0] = pe[0] = -1;
-  j->main.max = s->cfg->max_frame;
+  /* A run document is cut to fit when it is done (mcp_run_result_fit):
+   * it may come larger than a message (every attempt's output, twice). */
+  j->main.max = j->tool->run_document ? s->cfg->max_frame + RUN_DOCUMENT_MAX : s->cfg->max_frame;
   j->err.max = 16384;
   rc = 0;
 out:
@@ -161,25 +167,49 @@ out:
   return rc;
 }
 
-void
-mcp_command_finish (struct csr_mcp_session *s, struct mcp_job *j)
+/* The document J's command printed (one object, whole), or NULL; its
+ * output and stderr NUL-terminated.  -1: out of memory. */
+static int
+command_doc (struct mcp_job *j, yajl_val *doc)
 {
+  *doc = NULL;
   j->main.data = j->main.data ? j->main.data : strdup ("");
   j->err.data = j->err.data ? j->err.data : strdup ("");
   if (j->main.data == NULL || j->err.data == NULL)
+    return -1;
+  j->main.data[j->main.len] = '\0';
+  j->err.data[j->err.len] = '\0';
+  char yerr[128];
+  if (!j->main.overflow && csr_json_prescan (j->main.data, j->main.len, NULL) == 0)
+    *doc = yajl_tree_parse (j->main.data, yerr, sizeof yerr);
+  if (*doc && !YAJL_IS_OBJECT (*doc))
+    csr_json_freep (doc);
+  return 0;
+}
+
+void
+mcp_command_adopt (struct csr_mcp_session *s, struct mcp_job *j)
+{
+  cleanup_yajl_val yajl_val doc = NULL;
+  if (!j->tool->after || !WIFEXITED (j->status) || WEXITSTATUS (j->status) != 0
+      || command_doc (j, &doc) < 0 || doc == NULL)
+    return;
+  csr_log (CSR_LOG_INFO,
+           "mcp: call %s (%s) was cancelled after its command ended: its result "
+           "is kept by the session",
+           j->id, j->tool->name);
+  j->tool->after (doc, s);
+}
+
+void
+mcp_command_finish (struct csr_mcp_session *s, struct mcp_job *j)
+{
+  cleanup_yajl_val yajl_val doc = NULL;
+  if (command_doc (j, &doc) < 0)
     {
       mcp_send_text_result (s, j->id, "error_type: CsrunError\nmessage: out of memory", true);
       return;
     }
-  j->main.data[j->main.len] = '\0';
-  j->err.data[j->err.len] = '\0';
-  char yerr[128];
-  /* A document only when the command printed one object, whole. */
-  cleanup_yajl_val yajl_val doc = NULL;
-  if (!j->main.overflow && csr_json_prescan (j->main.data, j->main.len, NULL) == 0)
-    doc = yajl_tree_parse (j->main.data, yerr, sizeof yerr);
-  if (doc && !YAJL_IS_OBJECT (doc))
-    csr_json_freep (&doc);
   bool is_error = true;
   struct csr_mcp_output o = { .args = j->args,
                               .doc = doc,
@@ -200,9 +230,13 @@ mcp_command_finish (struct csr_mcp_session *s, struct mcp_job *j)
   if (doc == NULL && is_error)
     csr_log (CSR_LOG_WARNING, "mcp: call %s (%s): %s", j->id, j->tool->name, text ? text : "?");
   size_t len = 0;
-  cleanup_free char *r
-      = text ? mcp_tool_result (text, made ? made : doc, mcp_structured (s), is_error, &len) : NULL;
-  if (r == NULL || len > s->cfg->max_frame - 1024)
+  size_t max = s->cfg->max_frame - 1024;
+  cleanup_free char *r = NULL;
+  if (text && doc && j->tool->run_document && !made)
+    r = mcp_run_result_fit (steal_pointer (&text), doc, mcp_structured (s), is_error, max, &len);
+  else if (text)
+    r = mcp_tool_result (text, made ? made : doc, mcp_structured (s), is_error, &len);
+  if (r == NULL || len > max)
     mcp_send_text_result (s, j->id,
                           "error_type: CsrunError\nmessage: the result is larger than the "
                           "largest message (csrun mcp --max-frame)",

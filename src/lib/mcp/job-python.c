@@ -83,7 +83,7 @@ file_bytes (yajl_val f, char **data, size_t *len, struct csr_jpath *x)
 }
 
 int
-csr_mcp_python_check (yajl_val args, const struct csr_mcp_limits *lim, struct csr_jpath *x)
+csr_mcp_code_check (yajl_val args, const struct csr_mcp_limits *lim, struct csr_jpath *x)
 {
   const char *code = csr_json_str (csr_json_get (args, "code"));
   size_t saved = csr_jpath_push_key (x, "code");
@@ -99,6 +99,15 @@ csr_mcp_python_check (yajl_val args, const struct csr_mcp_limits *lim, struct cs
       return rc;
     }
   csr_jpath_pop (x, saved);
+  return 0;
+}
+
+int
+csr_mcp_python_check (yajl_val args, const struct csr_mcp_limits *lim, struct csr_jpath *x)
+{
+  if (csr_mcp_code_check (args, lim, x) < 0)
+    return -1;
+  size_t saved;
   yajl_val files = csr_json_get (args, "files");
   size_t n = files && YAJL_IS_ARRAY (files) ? files->u.array.len : 0;
   uint64_t total = 0;
@@ -313,9 +322,17 @@ char *
 mcp_python_tool_result (yajl_val doc, bool structured, size_t max, size_t *len)
 {
   bool is_error = true;
-  cleanup_free char *text = mcp_python_text (doc, &is_error);
+  char *text = mcp_python_text (doc, &is_error);
   if (text == NULL)
     return NULL;
+  return mcp_run_result_fit (text, doc, structured, is_error, max, len);
+}
+
+char *
+mcp_run_result_fit (char *text_in, yajl_val doc, bool structured, bool is_error, size_t max,
+                    size_t *len)
+{
+  cleanup_free char *text = text_in;
   size_t limit = 0; /* 0: nothing cut yet */
   for (;;)
     {

@@ -92,6 +92,9 @@ void mcp_python_cancel (struct mcp_job *j);
 int mcp_command_start (struct csr_mcp_session *s, struct mcp_job *j, csr_error **err);
 void mcp_command_finish (struct csr_mcp_session *s, struct mcp_job *j);
 void mcp_command_cancel (struct mcp_job *j);
+/* A cancelled call's command ended: what the session must remember of it
+ * all the same (a sandbox made just before the cancellation came). */
+void mcp_command_adopt (struct csr_mcp_session *s, struct mcp_job *j);
 /* Run csrun with ARGV (after the binary) to its end, at most TIMEOUT_MS (a
  * session's clean-up: removing its sandboxes).  Its wait status, -1. */
 int mcp_command_run_sync (const struct csr_mcp_config *cfg, const char *const *argv,
@@ -102,6 +105,10 @@ int mcp_command_run_sync (const struct csr_mcp_config *cfg, const char *const *a
  * CodeShield's report), structuredContent when STRUCTURED, isError; cut
  * so that the whole is at most MAX bytes.  malloc'ed JSON text. */
 char *mcp_python_tool_result (yajl_val doc, bool structured, size_t max, size_t *len);
+/* The same for a run document DOC whose text TEXT (malloc'ed, taken) was
+ * made already (sandbox_run's), with IS_ERROR. */
+char *mcp_run_result_fit (char *text, yajl_val doc, bool structured, bool is_error, size_t max,
+                          size_t *len);
 /* {"content":[{"type":"text","text":TEXT}],"structuredContent":DOC,"isError":..}
  * (DOC only when STRUCTURED and not NULL).  malloc'ed. */
 char *mcp_tool_result (const char *text, yajl_val doc, bool structured, bool is_error, size_t *len);

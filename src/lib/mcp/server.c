@@ -38,8 +38,10 @@ static const char instructions[]
       "program and returns its standard output; a failing program is diagnosed and repaired "
       "when that is safe (at most 3 attempts), and a failure comes back as a report. The jail "
       "has no network and none of the host's files; pass input files with 'files'. For state "
-      "across calls, create a sandbox (sandbox_create), run commands in it (sandbox_exec) and "
-      "move files in and out (sandbox_write_file, sandbox_read_file, sandbox_list_files).";
+      "across calls, create a sandbox (sandbox_create), run Python in it (sandbox_run, with a "
+      "session to keep variables between calls) and commands (sandbox_exec), move files in and "
+      "out (sandbox_write_file, sandbox_read_file, sandbox_list_files), and save it "
+      "(sandbox_checkpoint) to make a new sandbox from it later (sandbox_restore).";
 
 /* ------------------------------------------------------------ small things */
 
@@ -406,6 +408,8 @@ job_end (struct csr_mcp_session *s, struct mcp_job *j, bool exited)
       else
         mcp_python_finish (s, j);
     }
+  else if (j->tool->command && j->tool->creates_sandbox)
+    mcp_command_adopt (s, j);
   j->done = true;
   job_remove (s, j);
 }

@@ -1,6 +1,7 @@
 /* csrun — the tools' own rules and texts, for the table in tools.c:
  * job-python.c (execute_python_code), tool-sandbox.c (the sandbox
- * commands) and tool-files.c (the sandbox's files). */
+ * commands), tool-files.c (the sandbox's files), tool-run.c (Python in a
+ * sandbox) and tool-checkpoint.c (checkpoints). */
 #ifndef CSRUN_MCP_TOOL_IMPL_H
 #define CSRUN_MCP_TOOL_IMPL_H
 
@@ -44,6 +45,20 @@ int csr_mcp_sandbox_list_check (yajl_val args, const struct csr_mcp_limits *lim,
 void csr_mcp_sandbox_list_args (yajl_val args, const struct csr_mcp_limits *lim,
                                 struct csr_mcp_argv *av);
 char *csr_mcp_sandbox_list_text (struct csr_mcp_output *o, bool *is_error);
+
+/* The code is one csrun accepts (size, encoding, not empty):
+ * execute_python_code's and sandbox_run's. */
+int csr_mcp_code_check (yajl_val args, const struct csr_mcp_limits *lim, struct csr_jpath *x);
+
+/* tool-run.c */
+void csr_mcp_sandbox_run_args (yajl_val args, const struct csr_mcp_limits *lim,
+                               struct csr_mcp_argv *av);
+char *csr_mcp_sandbox_run_text (struct csr_mcp_output *o, bool *is_error);
+
+/* tool-checkpoint.c (a restored sandbox is remembered as a created one:
+ * csr_mcp_sandbox_created) */
+char *csr_mcp_sandbox_checkpoint_text (struct csr_mcp_output *o, bool *is_error);
+char *csr_mcp_sandbox_restore_text (struct csr_mcp_output *o, bool *is_error);
 
 /* The text of a command that printed no document: why it failed (its exit
  * status and the end of its stderr). */

@@ -113,9 +113,10 @@ csr_mcp_sandbox_create_text (struct csr_mcp_output *o, bool *is_error)
   if (f == NULL)
     return NULL;
   fprintf (f,
-           "Created sandbox %s%s%s%s. Run commands in it with sandbox_exec (sandbox: \"%s\"), "
-           "move files with sandbox_write_file, sandbox_read_file and sandbox_list_files; "
-           "remove it with sandbox_terminate.",
+           "Created sandbox %s%s%s%s. Run Python in it with sandbox_run and commands with "
+           "sandbox_exec (sandbox: \"%s\"), move files with sandbox_write_file, "
+           "sandbox_read_file and sandbox_list_files, save it with sandbox_checkpoint; remove "
+           "it with sandbox_terminate.",
            id, name ? " (name " : "", name ? name : "", name ? ")" : "", name ? name : id);
   port_lines (f, csr_json_get (out, "ports"));
   bool bad = ferror (f) != 0;

@@ -337,12 +337,127 @@ static const char list_output_schema[]
       "\"skipped\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}},"
       "\"required\":[\"path\",\"entries\",\"truncated\"]}";
 
+static const struct csr_mcp_param run_params[] = {
+  SANDBOX_PARAM,
+  { .name = "code",
+    .type = CSR_MCP_STRING,
+    .required = true,
+    .description = "The Python 3 program (with session: the cell) to run in the sandbox: "
+                   "print() what you want to see",
+    .pass = CSR_MCP_PASS_STDIN },
+  { .name = "session",
+    .type = CSR_MCP_STRING,
+    .description = "Run the code as a cell of this session: a Python interpreter that lives in "
+                   "the sandbox, whose variables, functions and imports stay for the next call "
+                   "with the same session (like a notebook). Started by its first cell; 1 to 64 "
+                   "letters, digits, '_', '.', '-'",
+    .pattern = "^[A-Za-z0-9_.-]{1,64}$",
+    .pass = CSR_MCP_PASS_OPTION,
+    .flag = "--session" },
+  { .name = "timeout",
+    .type = CSR_MCP_NUMBER,
+    .description = "Seconds each attempt (or the cell) may run before it is stopped (default "
+                   "and maximum: the server's --timeout); the sandbox and a session live on",
+    .min = 0.1,
+    SERVER_TIMEOUT,
+    .pass = CSR_MCP_PASS_NONE },
+  { 0 },
+};
+
+/* sandbox run --json: csrun run's document, with the sandbox and the
+ * session. */
+static const char run_output_schema[]
+    = "{\"type\":\"object\",\"properties\":{"
+      "\"version\":{\"type\":\"integer\"},"
+      "\"status\":{\"type\":\"string\",\"enum\":[\"ok\",\"healed\",\"failed\",\"blocked\","
+      "\"timeout\",\"error\",\"interrupted\"]},"
+      "\"error\":{\"type\":\"string\"},"
+      "\"sandbox\":{\"type\":\"string\"},"
+      "\"session\":{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},"
+      "\"cell\":{\"type\":\"integer\"},\"started\":{\"type\":\"boolean\"},"
+      "\"lost\":{\"type\":\"boolean\"}}},"
+      "\"duration_ms\":{\"type\":\"integer\"},"
+      "\"max_attempts\":{\"type\":\"integer\"},"
+      "\"limits\":{\"type\":\"object\"},"
+      "\"diagnosis\":{\"type\":\"object\"},"
+      "\"final_code\":{\"type\":\"string\"},"
+      "\"attempts\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+      "\"attempt\":{\"type\":\"integer\"},\"exit_code\":{\"type\":[\"integer\",\"null\"]},"
+      "\"timed_out\":{\"type\":\"boolean\"},\"stdout\":{\"type\":\"string\"},"
+      "\"stderr\":{\"type\":\"string\"},\"patch\":{\"type\":\"object\"}}}}},"
+      "\"required\":[\"version\",\"status\",\"attempts\"]}";
+
+static const struct csr_mcp_param checkpoint_params[] = {
+  SANDBOX_PARAM,
+  { .name = "ttl",
+    .type = CSR_MCP_INTEGER,
+    .description = "Seconds the checkpoint is kept; after that it can't be restored and is "
+                   "removed (default: kept until it is removed)",
+    .min = 1,
+    .max = 31622400,
+    .pass = CSR_MCP_PASS_OPTION,
+    .flag = "--ttl",
+    .unit = "s" },
+  { .name = "leave_running",
+    .type = CSR_MCP_BOOLEAN,
+    .description = "Let the sandbox go on after the checkpoint (default false: it is stopped, "
+                   "as what would run afterwards is not in the checkpoint)",
+    .pass = CSR_MCP_PASS_OPTION,
+    .flag = "--leave-running" },
+  { 0 },
+};
+
+/* checkpoint --json: the checkpoint's description (csrun-sandbox(1)). */
+static const char checkpoint_output_schema[]
+    = "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},"
+      "\"created\":{\"type\":\"integer\"},\"expires\":{\"type\":\"integer\"},"
+      "\"sandbox\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},"
+      "\"name\":{\"type\":\"string\"}}},"
+      "\"layer\":{\"type\":\"object\",\"properties\":{\"files\":{\"type\":\"integer\"},"
+      "\"dirs\":{\"type\":\"integer\"},\"symlinks\":{\"type\":\"integer\"},"
+      "\"bytes\":{\"type\":\"integer\"}}},"
+      "\"archive\":{\"type\":\"object\"},"
+      "\"not_saved\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+      "\"not_saved_total\":{\"type\":\"integer\"},"
+      "\"stopped\":{\"type\":\"boolean\"}},"
+      "\"required\":[\"id\",\"sandbox\"]}";
+
+static const struct csr_mcp_param restore_params[] = {
+  { .name = "checkpoint",
+    .type = CSR_MCP_STRING,
+    .required = true,
+    .description = "The checkpoint's id (from sandbox_checkpoint), or a unique prefix of at "
+                   "least 4 of its digits",
+    .pattern = "^[0-9a-f]{4,32}$",
+    .pass = CSR_MCP_PASS_ARG },
+  { .name = "name",
+    .type = CSR_MCP_STRING,
+    .description = "A unique name for the new sandbox, usable instead of its id (1 to 64 "
+                   "letters, digits, '_', '.', '-')",
+    .pattern = SANDBOX_ID_PATTERN,
+    .pass = CSR_MCP_PASS_OPTION,
+    .flag = "--name" },
+  { 0 },
+};
+
+static const char restore_output_schema[]
+    = "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},"
+      "\"name\":{\"type\":\"string\"},\"checkpoint\":{\"type\":\"string\"},"
+      "\"layer\":{\"type\":\"object\"},"
+      "\"not_restored\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+      "\"warning\":{\"type\":\"string\"}},"
+      "\"required\":[\"id\",\"checkpoint\"]}";
+
 static const char *const create_cmd[] = { "sandbox", "create", "--json", NULL };
 static const char *const exec_cmd[] = { "sandbox", "exec", "--json", NULL };
 static const char *const terminate_cmd[] = { "sandbox", "rm", "--force", "--json", NULL };
 static const char *const write_cmd[] = { "sandbox", "write", "--json", NULL };
 static const char *const read_cmd[] = { "sandbox", "read", NULL };
 static const char *const list_cmd[] = { "sandbox", "ls", "--json", NULL };
+static const char *const run_cmd[] = { "sandbox", "run", "--json", NULL };
+static const char *const run_after[] = { "-", NULL }; /* the code: standard input */
+static const char *const checkpoint_cmd[] = { "sandbox", "checkpoint", "--json", NULL };
+static const char *const restore_cmd[] = { "sandbox", "restore", "--json", NULL };
 
 const struct csr_mcp_tool csr_mcp_tools[] = {
   { .name = "execute_python_code",
@@ -356,9 +471,11 @@ const struct csr_mcp_tool csr_mcp_tools[] = {
     .title = "Create a sandbox",
     .description = "Create a sandbox: a long-lived jail (no network) with a writable file "
                    "system over the Python rootfs, for work that spans several calls. Returns "
-                   "its id; run commands in it with sandbox_exec, move files in and out with "
-                   "sandbox_write_file, sandbox_read_file and sandbox_list_files, and remove it "
-                   "with sandbox_terminate (it is also removed after idle_timeout seconds "
+                   "its id; run Python in it with sandbox_run (with a session to keep "
+                   "variables between calls) and commands with sandbox_exec, move files in and "
+                   "out with sandbox_write_file, sandbox_read_file and sandbox_list_files, save "
+                   "it with sandbox_checkpoint, and remove it with sandbox_terminate (it is also "
+                   "removed after idle_timeout seconds "
                    "without activity, and when this session ends). With publish, a server "
                    "running in it can be reached from the host.",
     .params = create_params,
@@ -419,6 +536,51 @@ const struct csr_mcp_tool csr_mcp_tools[] = {
     .check = csr_mcp_sandbox_list_check,
     .server_args = csr_mcp_sandbox_list_args,
     .render = csr_mcp_sandbox_list_text },
+  { .name = "sandbox_run",
+    .title = "Run Python in a sandbox",
+    .description = "Run a Python 3 program in a sandbox made by sandbox_create or "
+                   "sandbox_restore, as execute_python_code does (the same gate, diagnosis and "
+                   "repair, at most 3 attempts) but inside the sandbox: in its working "
+                   "directory (/work), seeing and changing its files. With session, the code is "
+                   "a cell of a persistent interpreter of that name: its variables stay for the "
+                   "next call with the same session; a cell that raises leaves the session "
+                   "alive, and a repaired cell runs again only when it had not run (blocked by "
+                   "the gate, or a syntax error). The text is the standard output on success, "
+                   "else the report of execute_python_code ('error_type:', 'root_cause_line:', "
+                   "'message:', 'stderr:', ...).",
+    .params = run_params,
+    .output_schema = run_output_schema,
+    .command = run_cmd,
+    .after_args = run_after,
+    .check = csr_mcp_code_check,
+    .server_args = csr_mcp_sandbox_run_args,
+    .render = csr_mcp_sandbox_run_text,
+    .run_document = true },
+  { .name = "sandbox_checkpoint",
+    .title = "Checkpoint a sandbox",
+    .description = "Save a sandbox's files (what was written in it since it was made, not its "
+                   "running processes, nor /tmp) as a checkpoint, and return the checkpoint's "
+                   "id. sandbox_restore makes a new sandbox from it, in this session or a later "
+                   "one. Without leave_running the sandbox is stopped afterwards and runs no more "
+                   "commands. A checkpoint outlives the session (until its ttl, if given).",
+    .params = checkpoint_params,
+    .output_schema = checkpoint_output_schema,
+    .hints = CSR_MCP_DESTRUCTIVE,
+    .command = checkpoint_cmd,
+    .render = csr_mcp_sandbox_checkpoint_text },
+  { .name = "sandbox_restore",
+    .title = "Restore a sandbox from a checkpoint",
+    .description = "Make a new sandbox from a checkpoint of sandbox_checkpoint: the files it "
+                   "saved, the limits and environment of the sandbox it came from, no running "
+                   "process. Returns the new sandbox's id once it runs; use it as one made by "
+                   "sandbox_create (it is removed with sandbox_terminate, and when this session "
+                   "ends).",
+    .params = restore_params,
+    .output_schema = restore_output_schema,
+    .command = restore_cmd,
+    .render = csr_mcp_sandbox_restore_text,
+    .after = csr_mcp_sandbox_created,
+    .creates_sandbox = true },
   { .name = "sandbox_terminate",
     .title = "Remove a sandbox",
     .description = "Remove a sandbox: kill its processes and delete its files.",

@@ -88,6 +88,10 @@ struct csr_mcp_limits
   const char *const *sandbox_args;
   const unsigned *upstream_ports;
   size_t n_upstream_ports;
+  /* Added to every sandbox_run (csrun mcp's options of the pipeline: the
+   * gate's policy, healing, the LLM, the silent-failure scan), as
+   * "--name=value" or "--name", NULL-terminated, or NULL. */
+  const char *const *run_args;
 };
 
 /* csrun mcp --max-frame's default. */
@@ -161,6 +165,10 @@ struct csr_mcp_tool
   void (*after) (yajl_val out, struct csr_mcp_session *s);
   /* It makes a sandbox: the session's --max-sandboxes applies. */
   bool creates_sandbox;
+  /* Its command prints csrun run --json's document (sandbox run): a result
+   * too large for a message is cut as execute_python_code's is (the long
+   * strings keep their head and tail), not refused. */
+  bool run_document;
 };
 
 /* The tools, in the order they are listed (ends with a NULL name). */
