@@ -13,6 +13,14 @@
 #     forge it;
 #  5. only on "pass" with "run": true, runs the snippet as __main__ from
 #     snippet.py, as `python3 snippet.py` would.
+#  With fd 6 (a socket from the supervisor), a verdict that stops the code
+#  before it runs does not end the gate: it says so on fd 3 and waits on fd 6
+#  for the next attempt's policy and code (_next), since nothing of the
+#  snippet ran.  fds 3, 5 and 6 are closed before any snippet code runs.
+#
+# The descriptors (launcher.h, csrun-run(1) DESCRIPTORS): 3 the verdict
+# pipe, 4 the precompiled gate (read by the bootstrap), 5 the snippet when
+# the policy's "source_fd" says so, 6 the next attempt's code.
 #
 # Verdict schema and rules: csrun-policy(5).  The exit status is only
 # informational (fd 3 is the truth): the snippet's own, 1 syntax error or
@@ -491,23 +499,111 @@ def _resolver():
     return ns["analyse"]
 
 
-def _send(verdict, fd=3):
-    """Write the verdict on FD and close it; False if that failed."""
+_NEXT_FD = 6  # the next attempt's code (see _next); csrun-run(1) DESCRIPTORS
+
+
+def _write(fd, data):
     import posix
 
-    data = (_json(verdict) + "\n").encode("utf-8", "replace")
+    while data:
+        data = data[posix.write(fd, data) :]
+
+
+def _send(verdict, fd=3, keep=False):
+    """Write the verdict on FD and close it (KEEP: leave it open for the
+    next attempt's); False if that failed."""
+    import posix
+
     try:
-        while data:
-            data = data[posix.write(fd, data) :]
+        _write(fd, (_json(verdict) + "\n").encode("utf-8", "replace"))
         return True
     except OSError as e:
         sys.stderr.write("csrun gate: can't write the verdict on fd %d: %s\n" % (fd, e))
+        keep = False
         return False
     finally:
-        try:
-            posix.close(fd)
-        except OSError:
-            pass
+        if not keep:
+            try:
+                posix.close(fd)
+            except OSError:
+                pass
+
+
+def _next_fd():
+    """Is fd 6 the supervisor's socket (the attempt may wait for the next
+    code, see _next)?"""
+    import posix
+
+    try:
+        return posix.fstat(_NEXT_FD).st_mode & 0o170000 == 0o140000  # S_ISSOCK
+    except OSError:
+        return False
+
+
+def _next(status):
+    """Nothing of the snippet ran and fd 6 is the supervisor's: say that this
+    attempt ended (fd 3: "end STATUS CPU_NS HWM_KIB", after the output), then
+    wait on fd 6 for the next code ("POLICY_LEN CODE_LEN\n" + policy + code).
+    Returns (the policy text, the code); exits with STATUS when fd 6 ends
+    (no next attempt)."""
+    import posix
+    import time
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    hwm = 0
+    try:
+        with open("/proc/self/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"VmHWM:"):
+                    hwm = int(line.split()[1])
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        _write(3, b"end %d %d %d\n" % (status, time.process_time_ns(), hwm))
+    except OSError:
+        sys.exit(status)
+
+    def read(n):
+        out = b""
+        while len(out) < n:
+            b = posix.read(_NEXT_FD, min(n - len(out), 1 << 20))
+            if not b:
+                sys.exit(status)
+            out += b
+        return out
+
+    head = b""
+    while not head.endswith(b"\n") and len(head) < 64:
+        head += read(1)
+    try:
+        plen, clen = [int(x) for x in head.split()]
+    except ValueError:
+        sys.exit(status)
+    body = read(plen + clen)
+    try:  # the next attempt's peak memory is its own (Linux 4.0+)
+        with open("/proc/self/clear_refs", "wb", buffering=0) as f:
+            f.write(b"5")
+    except OSError:
+        pass
+    return body[:plen].decode("utf-8", "replace"), body[plen:]
+
+
+def _replace_snippet(src):
+    """The next attempt's code becomes ./snippet.py (what its tracebacks
+    and __file__ name)."""
+    import posix
+
+    try:
+        posix.unlink("snippet.py")
+    except FileNotFoundError:
+        pass
+    fd = posix.open("snippet.py", posix.O_WRONLY | posix.O_CREAT | posix.O_EXCL | posix.O_NOFOLLOW | posix.O_CLOEXEC, 0o444)
+    try:
+        _write(fd, src)
+    finally:
+        posix.close(fd)
 
 
 def _report(p, verdict, syntax_error, sent):
@@ -528,23 +624,45 @@ def _report(p, verdict, syntax_error, sent):
 
 def _gate():
     """Everything before the snippet runs.  Return its code object when it
-    must run; otherwise exit."""
+    must run; otherwise exit (or, with fd 6, wait for the next code: see
+    _next)."""
+    import posix
+
     gc.disable()  # the gate makes many objects and frees them all: no GC passes
-    try:
-        # argv was decoded with the locale's codec; the policy is UTF-8.
-        text = sys.argv.pop(1).encode(sys.getfilesystemencoding(), "surrogateescape").decode("utf-8", "replace")
-        p = _Policy(_literal(compile(text, "<policy>", "eval", 0x400).body))
-        verdict, code, syntax_error = _check(p)
-    except (IndexError, SyntaxError, ValueError, TypeError, KeyError, AttributeError, OSError) as e:
-        msg = "%s: %s" % (type(e).__name__, e)
-        sys.stderr.write("csrun gate: %s\n" % msg)
-        _send({"verdict": "error", "message": msg, "violations": [], "undefined_names": []})
-        sys.exit(4)
-    sys.argv[0] = "snippet.py"
-    status = _report(p, verdict, syntax_error, _send(verdict))
-    if status is not None:
-        sys.exit(status)
-    return code
+    more = _next_fd()
+    text = src = None
+    while True:
+        try:
+            if text is None:
+                # argv was decoded with the locale's codec; the policy is UTF-8.
+                text = sys.argv.pop(1).encode(sys.getfilesystemencoding(), "surrogateescape").decode("utf-8", "replace")
+            p = _Policy(_literal(compile(text, "<policy>", "eval", 0x400).body))
+            f = None
+            if src is not None:  # the next attempt's, from fd 6
+                if p.source_fd is None:
+                    _replace_snippet(src)
+                f = __import__("io").BytesIO(src)
+            verdict, code, syntax_error = _check(p, f)
+        except (IndexError, SyntaxError, ValueError, TypeError, KeyError, AttributeError, OSError) as e:
+            msg = "%s: %s" % (type(e).__name__, e)
+            sys.stderr.write("csrun gate: %s\n" % msg)
+            _send({"verdict": "error", "message": msg, "violations": [], "undefined_names": []})
+            sys.exit(4)
+        sys.argv[0] = "snippet.py"
+        runs = code is not None and p.run
+        sent = _send(verdict, keep=more and not runs)
+        status = _report(p, verdict, syntax_error, sent)
+        if status is None:
+            if more:
+                posix.close(_NEXT_FD)
+            return code
+        if not more or not sent:
+            sys.exit(status)
+        try:
+            text, src = _next(status)
+        except OSError as e:
+            sys.stderr.write("csrun gate: the next attempt's code: %s\n" % e)
+            sys.exit(4)
 
 
 class _Quitter:

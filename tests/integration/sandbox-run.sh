@@ -81,6 +81,29 @@ now=$(in_box 'import os; print(repr(open("/work/app.py").read()), oct(os.stat("/
   && ok ":PATH: a file of the sandbox healed, and its healed version written back (same mode, nothing left beside it)" \
   || not_ok ":PATH write-back" "exit $rc" "$got" "$now" "$(cat "$T/w.err")"
 
+# issue 17: an exec whose code never ran (the gate stopped it) waits for the
+# fix, which runs in the same interpreter, from memory: nothing written to
+# the working directory, none of the gate's descriptors (3-6) open.
+cat > "$T/py2.py" <<'EOF'
+print "py2", [fd for fd in range(3, 64) if os.path.exists("/proc/self/fd/%d" % fd)]
+x = 1 / 0
+EOF
+csrun sandbox run --json box "$T/py2.py" > "$T/r.json" 2>"$T/r.err"
+rc=$?
+got=$(jget "$T/r.json" '(j["status"], [a["gate"]["verdict"] for a in j["attempts"]], [a["exit_code"] for a in j["attempts"]], [a.get("reused_jail") for a in j["attempts"]], j["attempts"][1]["stdout"], j["diagnosis"]["error_type"], j["attempts"][0]["patch"]["rules"])')
+left=$(in_box 'import os; print(sorted(f for f in os.listdir("/work") if f.endswith(".py")))')
+[ $rc = 1 ] && [ "$got" = "('failed', ['syntax_error', 'pass'], [1, 1], [None, True], 'py2 []\n', 'ZeroDivisionError', 'py2-print,missing-import')" ] \
+  && [ "$left" = "['app.py']" ] \
+  && ok "an exec whose code never ran runs the fix (reused_jail): fds 3-6 closed, no snippet.py in the sandbox" \
+  || not_ok "reused exec" "exit $rc" "$got" "$left" "$(cat "$T/r.err")"
+printf 'print "ok"\n' > "$T/py2b.py"
+csrun sandbox run --json --no-heal box "$T/py2b.py" > "$T/r2.json" 2>"$T/r2.err"
+rc=$?
+got=$(jget "$T/r2.json" '(j["status"], len(j["attempts"]), j["attempts"][0].get("reused_jail"))')
+[ $rc = 1 ] && [ "$got" = "('failed', 1, None)" ] \
+  && ok "no fix to wait for (--no-heal): the exec ends with its syntax error (exit 1)" \
+  || not_ok "no fix" "exit $rc" "$got" "$(cat "$T/r2.err")"
+
 # Healed once (the import), then it still fails: the file stays as it was.
 in_box 'open("/work/bad.py", "w").write("print(math.floor(2.5))\nprint(1 / 0)\n")' >/dev/null
 out=$(csrun sandbox run box :bad.py 2>&1)
@@ -185,9 +208,9 @@ out2=$(cell s1 'print(x)' 2>&1)
 
 cell s1 'import json' >/dev/null 2>&1
 out=$(cell s1 'x += 1; print(math.floor(x / 2), json.dumps(x))' --json 2>/dev/null > "$T/sh.json"; cell s1 'print(x)' 2>&1)
-got=$(jget "$T/sh.json" '(j["status"], len(j["attempts"]), j["attempts"][0]["gate"]["verdict"], j["attempts"][-1]["stdout"], j["session"]["name"])')
-[ "$got" = "('healed', 2, 'blocked', '22 44\n', 's1')" ] && [ "$out" = 44 ] \
-  && ok "a cell missing an import: blocked, healed, run once (session names like json are not 'undefined')" \
+got=$(jget "$T/sh.json" '(j["status"], len(j["attempts"]), j["attempts"][0]["gate"]["verdict"], j["attempts"][-1]["stdout"], j["session"]["name"], [a.get("reused_jail") for a in j["attempts"]])')
+[ "$got" = "('healed', 2, 'blocked', '22 44\n', 's1', [None, None])" ] && [ "$out" = 44 ] \
+  && ok "a cell missing an import: blocked, healed, run once (session names like json are not 'undefined'); each cell its own request (no reused_jail)" \
   || not_ok "session healing" "$got" "$out"
 
 out=$(cell s1 'import time; x += 1; time.sleep(60)' --timeout 1s 2>&1)

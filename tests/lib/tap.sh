@@ -92,6 +92,21 @@ json_get () {
   python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
 }
 
+# expect_json FILE DESC WANT-RC EXPR WANT [FILE...]: a pass when $rc is
+# WANT-RC and EXPR (a Python expression of j, FILE's JSON document) prints
+# WANT; a failure shows both, FILE's head and the other FILEs.
+expect_json () {
+  local file=$1 desc=$2 want_rc=$3 expr=$4 want=$5 got
+  shift 5
+  got=$(json_get "$file" "$expr" 2>&1)
+  if [ "$rc" = "$want_rc" ] && [ "$got" = "$want" ]; then
+    ok "$desc"
+  else
+    not_ok "$desc" "exit $rc (want $want_rc)" "got:  $got" "want: $want" \
+      "$(head -c 3000 "$file")" "$(cat "$@" 2>/dev/null)"
+  fi
+}
+
 is_root () {
   [ "$(id -u)" = 0 ]
 }

@@ -114,9 +114,11 @@ await step ('a healing case', async () => {
                                      arguments: { code: 'print(math.sqrt(16))\n' } });
   const s = r.structuredContent;
   report (text (r) === '4.0' && r.isError === false && s && s.status === 'healed'
-          && s.attempts.length === 2 && /import math/.test (s.final_code),
+          && s.attempts.length === 2 && /import math/.test (s.final_code)
+          && s.attempts[0].reused_jail === undefined && s.attempts[1].reused_jail === true,
           'a healing case: text "4.0", isError false, structuredContent healed in 2 attempts '
-          + '(validated by the SDK against outputSchema)', JSON.stringify (r).slice (0, 1500));
+          + '(validated by the SDK against outputSchema), the fix in the jail of the blocked '
+          + 'attempt (reused_jail)', JSON.stringify (r).slice (0, 1500));
 });
 
 await step ('a blocked case', async () => {

@@ -77,6 +77,10 @@ struct csr_cgroup_stats
   uint64_t cpu_usec;
 };
 int csr_cgroup_stats (struct csr_cgroup *cg, struct csr_cgroup_stats *st, csr_error **err);
+/* Start the peak memory of csr_cgroup_stats again from the current usage
+ * (v1's memory.max_usage_in_bytes); 0, or -errno (-EOPNOTSUPP on v2, whose
+ * memory.peak resets only for the descriptor that wrote to it). */
+int csr_cgroup_reset_peak (struct csr_cgroup *cg);
 /* Kill every process in the cgroup (cgroup.kill on v2; SIGKILL to each pid of
  * cgroup.procs on v1, repeated until empty), then remove it.  Safe on NULL. */
 void csr_cgroup_destroy (struct csr_cgroup *cg);

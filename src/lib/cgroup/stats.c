@@ -276,3 +276,17 @@ csr_cg_v1_stats (struct csr_cgroup *cg, struct csr_cgroup_stats *st, csr_error *
     st->cpu_usec = strtoull (buf, NULL, 10) / 1000; /* ns */
   return 0;
 }
+
+/* issue 17: between two attempts in one jail. */
+int
+csr_cgroup_reset_peak (struct csr_cgroup *cg)
+{
+  if (cg == NULL || cg->be == NULL)
+    return -EINVAL;
+  if (csr_cgroup_mechanism (cg) != CSR_CG_V1)
+    return -EOPNOTSUPP; /* v2's memory.peak resets only for the fd that wrote it */
+  struct csr_cg_dir *mem = ctl_dir (cg, CSR_CG_V1_MEMORY);
+  if (mem == NULL)
+    return -ENOENT;
+  return csr_cg_write (mem->fd, "memory.max_usage_in_bytes", "0");
+}

@@ -25,7 +25,8 @@
 #include "../sandbox/layer.h" /* issue 15 */
 
 /* Give the payload its descriptors: 0, 1, 2 from the spec (/dev/null when
- * -1) and the extra fds as 3, 4, ...  Every source is first moved above FD_HIGH, so
+ * -1) and the extra fds as 3, 4, ... (closed when -1: the gate's fd 5 when
+ * the snippet is ./snippet.py, launcher.h).  Every source is first moved above FD_HIGH, so
  * no dup2() can clobber a source that happens to sit on a target number
  * (csrun may itself have been started with fd 0, 1 or 2 closed). */
 #define FD_HIGH 64
@@ -40,15 +41,17 @@ install_fds (const struct jail_snippet *spec, csr_error **err)
   int high[3 + CSR_MAX_EXTRA_FDS];
   for (int i = 0; i < n; i++)
     {
-      if (want[i] < 0)
+      if (want[i] < 0 && i >= 3)
+        high[i] = -1;
+      else if (want[i] < 0)
         high[i] = open ("/dev/null", O_RDWR | O_CLOEXEC);
       else
         high[i] = fcntl (want[i], F_DUPFD_CLOEXEC, FD_HIGH);
-      if (high[i] < 0)
+      if (high[i] < 0 && (i < 3 || want[i] >= 0))
         return csr_error_errno (err, "prepare fd %d", i);
     }
   for (int i = 0; i < n; i++)
-    if (dup2 (high[i], i) < 0)
+    if (high[i] >= 0 ? dup2 (high[i], i) < 0 : (close (i) < 0 && errno != EBADF))
       return csr_error_errno (err, "dup2 fd %d", i);
   return 0;
 }
@@ -185,5 +188,6 @@ csr_snippet_entry (const struct jail_spec *jail, void *face, const struct csr_la
   struct csr_init_exit at_exit = { .fd = spec->has_outputs ? spec->out_fd : -1,
                                    .fn = csr_jail_pack_outputs,
                                    .arg = (void *)spec };
-  csr_init_run (syncfd, start_payload, (void *)spec, &at_exit);
+  /* A sandbox's holder (spec->hold) never execs: it gets its own copy. */
+  csr_init_run (syncfd, start_payload, (void *)spec, &at_exit, !spec->hold);
 }

@@ -53,7 +53,7 @@ hide_cmdline (void)
 
 void
 csr_init_run (int syncfd, void (*start_payload) (void *arg, int syncfd, const sigset_t *oldmask),
-              void *arg, const struct csr_init_exit *at_exit)
+              void *arg, const struct csr_init_exit *at_exit, bool execs)
 {
   sigset_t all, old;
   sigfillset (&all);
@@ -67,7 +67,11 @@ csr_init_run (int syncfd, void (*start_payload) (void *arg, int syncfd, const si
       csr_sync_send (syncfd, CSR_SYNC_ERROR, 0, &e);
       _exit (125);
     }
-  pid_t payload = fork ();
+  pid_t payload;
+  if (execs)
+    payload = vfork ();
+  else
+    payload = fork ();
   if (payload < 0)
     {
       csr_error e = { errno, (char *)"init: fork the payload" };

@@ -115,9 +115,11 @@ jint (yajl_val t, const char *key, long long dflt)
   return v && YAJL_IS_INTEGER (v) ? YAJL_GET_INTEGER (v) : dflt;
 }
 
-/* The attempt's descriptors: stdin (-1: /dev/null), stdout, stderr, the
- * verdict pipe (fd 3), the precompiled gate (fd 4, when there is one), the
- * snippet (fd 5).  NUMS gets the fd numbers of those after the first three. */
+/* The attempt's descriptors (launcher.h has the layout): stdin (-1:
+ * /dev/null), stdout, stderr, the verdict pipe (fd 3), the precompiled gate
+ * (fd 4, when there is one), the snippet (fd 5), the next attempt's socket
+ * (fd 6, when the attempt may wait for it).  NUMS gets the fd numbers of
+ * those after the first three. */
 static size_t
 attempt_fds (const struct jail_snippet *s, int devnull, int src, int fds[8], int nums[5],
              size_t *n_nums)
@@ -138,6 +140,12 @@ attempt_fds (const struct jail_snippet *s, int devnull, int src, int fds[8], int
     }
   fds[n++] = src;
   nums[k++] = CSR_LAUNCH_FD_SOURCE;
+  size_t next = CSR_LAUNCH_FD_NEXT - 3;
+  if (s->n_extra_fds > next && s->extra_fds[next] >= 0)
+    {
+      fds[n++] = s->extra_fds[next];
+      nums[k++] = CSR_LAUNCH_FD_NEXT;
+    }
   *n_nums = k;
   return n;
 }
@@ -313,6 +321,9 @@ csr_sbx_launcher_init (struct csr_sbx_launcher *sl, int dirfd, const struct csr_
     .gate_code = session == NULL,
     .source_on_fd = true,
     .rerun_unrun_only = session != NULL,
+    /* issue 17: an exec whose code never ran waits for the next attempt's
+     * (fd 6); a cell has no interpreter of its own to keep. */
+    .reuse_unrun = session == NULL,
     .applied = &sl->applied,
     .start = sbx_start_priv,
     .ended = sbx_ended,

@@ -8,10 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "../cgroup/cgroup.h"
 #include "../jail/jail.h"
 #include "../util/clock.h"
 #include "../util/cleanup.h"
@@ -306,7 +309,19 @@ struct capture_io
   size_t *vlen;
   struct csr_stdin_feed *feed; /* NULL: stdin is /dev/null */
   struct live_carry *carry;    /* [2]: stdout's and stderr's */
+  bool *ended;                 /* non-NULL: stop at the gate's "end" line (set true then) */
 };
+
+/* A verdict line, then a whole "end ..." line (see csr_capture_run_kept)? */
+static bool
+has_end (const char *buf, size_t len)
+{
+  const char *nl = memchr (buf, '\n', len);
+  if (nl == NULL)
+    return false;
+  size_t rest = len - (size_t)(nl + 1 - buf);
+  return rest >= 5 && memcmp (nl + 1, "end ", 4) == 0 && memchr (nl + 1, '\n', rest) != NULL;
+}
 
 /* The interrupt fd is readable: which signal (SIGINT when the byte is not one). */
 static int
@@ -398,7 +413,16 @@ watch (const struct csr_launcher *L, struct csr_launched *p, const struct csr_ca
       if (r < 0 && errno != EINTR)
         return csr_error_errno (err, "poll");
       if (i_ver >= 0 && (pfd[i_ver].revents & (POLLIN | POLLHUP | POLLERR)))
-        pump_verdict (io->ver, io->vbuf, io->vlen);
+        {
+          pump_verdict (io->ver, io->vbuf, io->vlen);
+          /* (Not once the payload is being killed: its end is awaited.) */
+          if (io->ended && !reaped && !a->timed_out && !a->interrupted
+              && has_end (io->vbuf, *io->vlen))
+            {
+              *io->ended = true;
+              return 0;
+            }
+        }
       if (i_out >= 0 && (pfd[i_out].revents & (POLLIN | POLLHUP | POLLERR)))
         pump (&(struct stream){ io->out, &a->out, CSR_STREAM_OUT, o->passthrough_out,
                                 o->passthrough_termsafe_out, &io->carry[0] },
@@ -440,6 +464,406 @@ csr_capture_run (const struct jail_snippet *spec, const struct csr_capture_opts 
   return csr_capture_run_gated (spec, o, a, NULL, NULL, err);
 }
 
+/* ---- one launched attempt, its pipes and its cgroup, for one attempt or
+ * (issue 17) several whose code did not run (see capture.h). */
+struct csr_gated_jail
+{
+  const struct csr_launcher *L;
+  struct csr_launched p;   /* the one-shot jail, or the exec in a sandbox */
+  int out_r, err_r, ver_r; /* -1 once closed */
+  int next_fd;             /* the gate's fd 6 (a socket), -1: none */
+  char *vbuf;              /* VERDICT_MAX + 1 bytes when ver_r is open */
+  size_t vlen;
+  struct csr_stdin_feed feed;
+  bool has_feed;
+  struct live_carry carry[2];
+  struct csr_limits_applied limits; /* owns the cgroup (a one-shot jail's) */
+  uint64_t cpu_used_us;             /* what the earlier attempts in this jail used */
+};
+
+/* After an "end" line: what is still in the stdout and stderr pipes was
+ * written before it (the gate flushed both first). */
+static void
+drain_now (const struct capture_io *io, const struct csr_capture_opts *o, struct csr_attempt *a)
+{
+  for (int k = 0; k < 2; k++)
+    {
+      int *fd = k == 0 ? io->out : io->err;
+      struct stream st = { fd,
+                           k == 0 ? &a->out : &a->err,
+                           k == 0 ? CSR_STREAM_OUT : CSR_STREAM_ERR,
+                           k == 0 ? o->passthrough_out : o->passthrough_err,
+                           k == 0 ? o->passthrough_termsafe_out : o->passthrough_termsafe_err,
+                           &io->carry[k] };
+      struct pollfd p = { .fd = *fd, .events = POLLIN };
+      while (*fd >= 0 && poll (&p, 1, 0) == 1 && (p.revents & (POLLIN | POLLHUP | POLLERR)))
+        {
+          pump (&st, &a->seq);
+          p.fd = *fd;
+        }
+    }
+}
+
+/* The gate's "end STATUS CPU_NS HWM_KIB" line after the verdict line in
+ * BUF: true with the values (the verdict line's length in *VLEN). */
+static bool
+parse_end (const char *buf, size_t len, size_t *vlen, int *status, uint64_t *cpu_ns,
+           uint64_t *hwm_kib)
+{
+  const char *nl = memchr (buf, '\n', len);
+  if (nl == NULL)
+    return false;
+  const char *e = nl + 1;
+  size_t rest = len - (size_t)(e - buf);
+  const char *enl = memchr (e, '\n', rest);
+  if (enl == NULL || rest < 5 || memcmp (e, "end ", 4) != 0)
+    return false;
+  char line[96];
+  size_t l = (size_t)(enl - e);
+  if (l >= sizeof line)
+    return false;
+  memcpy (line, e, l);
+  line[l] = '\0';
+  unsigned long long c = 0, h = 0;
+  int st = 0;
+  if (sscanf (line, "end %d %llu %llu", &st, &c, &h) != 3 || st < 0 || st > 255)
+    return false;
+  *vlen = (size_t)(nl - buf);
+  *status = st;
+  *cpu_ns = c;
+  *hwm_kib = h;
+  return true;
+}
+
+/* Watch G's attempt A (started at START): 1 when the gate ended the
+ * attempt and waits for more (*END_STATUS, *CPU_NS, *HWM_KIB, the verdict
+ * line's length in *VLEN), 0 when the payload exited (*EX), -1 on a csrun
+ * error. */
+static int
+watch_gated (struct csr_gated_jail *g, const struct csr_capture_opts *o, struct csr_attempt *a,
+             uint64_t start, struct csr_jail_exit *ex, int *end_status, uint64_t *cpu_ns,
+             uint64_t *hwm_kib, size_t *vlen, csr_error **err)
+{
+  bool ended = false;
+  const struct capture_io io = { &g->out_r, &g->err_r,
+                                 &g->ver_r, g->vbuf,
+                                 &g->vlen,  g->has_feed ? &g->feed : NULL,
+                                 g->carry,  g->next_fd >= 0 ? &ended : NULL };
+  if (watch (g->L, &g->p, o, a, &io, start, ex, err) < 0)
+    return -1;
+  if (!ended)
+    return 0;
+  if (!parse_end (g->vbuf, g->vlen, vlen, end_status, cpu_ns, hwm_kib))
+    return csr_error_set (err, 0, "the gate's end of attempt can't be read");
+  drain_now (&io, o, a);
+  return 1;
+}
+
+/* The end of an attempt in G: the live streams' rest, the verdict. */
+static void
+finish_streams (struct csr_gated_jail *g, const struct csr_capture_opts *o, struct csr_attempt *a)
+{
+  flush_carry (o->passthrough_out, &g->carry[0]);
+  flush_carry (o->passthrough_err, &g->carry[1]);
+  stream_tail (o->passthrough_out, &a->out, o->passthrough_termsafe_out);
+  stream_tail (o->passthrough_err, &a->err, o->passthrough_termsafe_err);
+}
+
+static void
+hand_verdict (struct csr_gated_jail *g, size_t len, char **verdict, size_t *verdict_len)
+{
+  if (verdict == NULL)
+    return;
+  g->vbuf[len] = '\0';
+  *verdict = strndup (g->vbuf, len);
+  if (*verdict == NULL)
+    *verdict = strdup ("");
+  if (verdict_len)
+    *verdict_len = *verdict ? strlen (*verdict) : 0;
+}
+
+/* Attempt A ended in G's live jail: its figures (the gate's own, or the
+ * cgroup's: nothing else ran in the jail), and a verdict for the caller. */
+static void
+attempt_ended (struct csr_gated_jail *g, const struct csr_capture_opts *o, struct csr_attempt *a,
+               uint64_t start, int status, uint64_t cpu_ns, uint64_t hwm_kib, size_t vlen,
+               char **verdict, size_t *verdict_len)
+{
+  finish_streams (g, o, a);
+  a->exited = true;
+  a->exit_code = status;
+  a->duration_ms = (uint64_t)csr_mono_ms () - start;
+  a->limits = g->limits;
+  a->limits.cg = NULL;          /* G's */
+  a->stdin_given = g->has_feed; /* and nothing of it read: nothing ran */
+  a->stdin_consumed = 0;
+  uint64_t used_us = cpu_ns / 1000;
+  a->peak_memory_kib = hwm_kib;
+  struct csr_cgroup_stats cst;
+  csr_error *e = NULL;
+  if (g->limits.cg && csr_cgroup_stats (g->limits.cg, &cst, &e) == 0)
+    {
+      if (cst.cpu_usec > used_us)
+        used_us = cst.cpu_usec;
+      if (cst.memory_peak / 1024 > a->peak_memory_kib)
+        a->peak_memory_kib = cst.memory_peak / 1024;
+    }
+  csr_error_free (e);
+  a->cpu_ms = (used_us > g->cpu_used_us ? used_us - g->cpu_used_us : 0) / 1000;
+  g->cpu_used_us = used_us > g->cpu_used_us ? used_us : g->cpu_used_us;
+  hand_verdict (g, vlen, verdict, verdict_len);
+  /* The verdict pipe starts empty for the next attempt. */
+  g->vlen = 0;
+}
+
+/* The payload exited: A's figures, everything of G released but VBUF. */
+static void
+jail_exited (struct csr_gated_jail *g, const struct csr_capture_opts *o, struct csr_attempt *a,
+             const struct csr_jail_exit *ex)
+{
+  g->L->release (&g->p);
+  if (g->has_feed)
+    {
+      csr_stdin_feed_close (&g->feed);
+      a->stdin_given = true;
+      a->stdin_consumed = g->feed.consumed;
+      g->has_feed = false;
+    }
+  struct csr_cgroup_stats cst;
+  a->limits = g->limits;
+  csr_limits_finish (&g->limits, &cst);
+  a->limits.cg = NULL;
+  finish_streams (g, o, a);
+  a->exited = ex->exited;
+  a->exit_code = ex->exit_code;
+  a->signal = ex->signal;
+  a->peak_memory_kib = ex->maxrss_kib;
+  /* The cgroup sees every process of the jail, also those init never reaped. */
+  if (cst.memory_peak / 1024 > a->peak_memory_kib)
+    a->peak_memory_kib = cst.memory_peak / 1024;
+  uint64_t used_us = ex->cpu_us > cst.cpu_usec ? ex->cpu_us : cst.cpu_usec;
+  a->cpu_ms = (used_us > g->cpu_used_us ? used_us - g->cpu_used_us : 0) / 1000;
+  a->oom_killed = cst.oom_killed;
+}
+
+static void
+gated_close (struct csr_gated_jail *g)
+{
+  int *fds[] = { &g->out_r, &g->err_r, &g->ver_r, &g->next_fd };
+  for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
+    if (*fds[i] >= 0)
+      {
+        close (*fds[i]);
+        *fds[i] = -1;
+      }
+  free (g->vbuf);
+  g->vbuf = NULL;
+}
+
+void
+csr_capture_drop (struct csr_gated_jail *g)
+{
+  if (g == NULL)
+    return;
+  /* Nothing of the snippet ran: the gate waits on its fd 6; no reason to
+   * wait for it to see the end of it (a one-shot jail is killed and
+   * reaped; a sandbox's keeper kills an exec whose connection closes). */
+  g->L->release (&g->p);
+  if (g->has_feed)
+    csr_stdin_feed_close (&g->feed);
+  csr_limits_finish (&g->limits, NULL);
+  gated_close (g);
+  free (g);
+}
+
+_Static_assert(CSR_LAUNCH_FD_NEXT - 3 < CSR_MAX_EXTRA_FDS,
+               "a jail's extra fds reach the next attempt's socket");
+
+/* The pipes of a gated attempt and SPEC's copy *S with them: stdout,
+ * stderr, the verdict (fd 3, if WITH_VERDICT) and, if KEEP, the next
+ * attempt's socket (fd 6; launcher.h has the layout). */
+static int
+gated_pipes (struct csr_gated_jail *g, const struct csr_capture_opts *o, struct jail_snippet *s,
+             bool with_verdict, bool keep, int child[4], csr_error **err)
+{
+  int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, pv[2] = { -1, -1 }, sn[2] = { -1, -1 };
+  if (make_pipe (po, err) < 0 || make_pipe (pe, err) < 0
+      || (with_verdict && make_pipe (pv, err) < 0))
+    goto fail;
+  if (keep && socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sn) < 0)
+    {
+      csr_error_errno (err, "socketpair");
+      goto fail;
+    }
+  if (with_verdict && (g->vbuf = malloc (VERDICT_MAX + 1)) == NULL)
+    {
+      csr_error_set (err, ENOMEM, "allocate the verdict buffer");
+      goto fail;
+    }
+  g->out_r = po[0];
+  g->err_r = pe[0];
+  g->ver_r = pv[0];
+  g->next_fd = sn[0];
+  child[0] = s->stdout_fd = po[1];
+  child[1] = s->stderr_fd = pe[1];
+  child[2] = pv[1];
+  child[3] = sn[1];
+  if (with_verdict)
+    {
+      /* The verdict pipe is fd 3; the caller's extra fds follow it (fd 4:
+       * the gate's code), then fd 6 for the next code (fd 5 is a sandbox
+       * exec's snippet, none here). */
+      s->extra_fds[CSR_LAUNCH_FD_VERDICT - 3] = pv[1];
+      if (s->n_extra_fds == 0)
+        s->n_extra_fds = 1;
+      if (keep)
+        {
+          for (size_t i = s->n_extra_fds; i < CSR_LAUNCH_FD_NEXT - 3; i++)
+            s->extra_fds[i] = -1;
+          s->extra_fds[CSR_LAUNCH_FD_NEXT - 3] = sn[1];
+          s->n_extra_fds = CSR_LAUNCH_FD_NEXT - 3 + 1;
+        }
+    }
+  /* The payload's stdin: a pipe fed from the kept input (issue 14). */
+  g->feed = (struct csr_stdin_feed){ .store = o->stdin_store, .fd = -1, .peek = -1 };
+  if (o->stdin_store)
+    {
+      if (open_feed (&g->feed, s, err) < 0)
+        goto fail_after;
+      g->has_feed = true;
+    }
+  return 0;
+fail:
+  for (int i = 0; i < 2; i++)
+    {
+      int *p[] = { po, pe, pv, sn };
+      for (size_t k = 0; k < 4; k++)
+        if (p[k][i] >= 0)
+          close (p[k][i]);
+    }
+  free (g->vbuf);
+  g->vbuf = NULL;
+  g->out_r = g->err_r = g->ver_r = g->next_fd = -1;
+  return -1;
+fail_after:
+  for (int i = 0; i < 4; i++)
+    if (child[i] >= 0)
+      close (child[i]);
+  gated_close (g);
+  return -1;
+}
+
+/* How the attempt's limits are enforced: its own cgroup (one-shot), or the
+ * launcher's target's (a sandbox's), or none. */
+static int
+limits_prepare (const struct csr_launcher *L, const struct csr_capture_opts *o,
+                struct jail_snippet *s, struct csr_limits_applied *limits, csr_error **err)
+{
+  if (!L->one_shot)
+    {
+      if (L->applied)
+        *limits = *L->applied;
+      else
+        snprintf (limits->mechanism, sizeof limits->mechanism, "none");
+      limits->cg = NULL;
+      return 0;
+    }
+  if (o->limits)
+    return csr_limits_prepare (o->limits, s, limits, err);
+  snprintf (limits->mechanism, sizeof limits->mechanism, "none");
+  return 0;
+}
+
+/* Start attempt A (R) with O's launcher: *G on success (it runs). */
+static int
+gated_start (const struct csr_launch_req *r, const struct csr_capture_opts *o,
+             struct csr_attempt *a, bool with_verdict, bool keep, struct csr_gated_jail **out,
+             uint64_t *start, csr_error **err)
+{
+  *out = NULL;
+  struct csr_gated_jail *g = calloc (1, sizeof *g);
+  if (g == NULL)
+    return csr_error_set (err, ENOMEM, "allocate a jail");
+  g->L = o->launcher ? o->launcher : &csr_launcher_jail;
+  g->out_r = g->err_r = g->ver_r = g->next_fd = -1;
+  g->p = (struct csr_launched){ .exit_fd = -1,
+                                .jail = { .pid = -1, .pidfd = -1, .syncfd = -1 },
+                                .sock = -1 };
+  struct jail_snippet s = *r->spec;
+  int child[4] = { -1, -1, -1, -1 };
+  if (gated_pipes (g, o, &s, with_verdict, keep && g->L->reuse_unrun, child, err) < 0)
+    {
+      free (g);
+      return -1;
+    }
+  int rc = limits_prepare (g->L, o, &s, &g->limits, err);
+  *start = (uint64_t)csr_mono_ms ();
+  if (rc == 0)
+    {
+      struct csr_launch_req rq = *r;
+      rq.spec = &s;
+      rc = g->L->start (g->L, &rq, &g->p, err);
+    }
+  for (int i = 0; i < 4; i++)
+    if (child[i] >= 0)
+      close (child[i]);
+  if (rc < 0)
+    {
+      if (g->has_feed)
+        csr_stdin_feed_close (&g->feed);
+      csr_limits_finish (&g->limits, NULL);
+      gated_close (g);
+      free (g);
+      return -1;
+    }
+  a->limits = g->limits;
+  a->limits.cg = NULL;
+  *out = g;
+  return 0;
+}
+
+/* Run attempt A in G until it ends: the payload exits (G is freed, *KEPT
+ * NULL), or the gate waits for more (*KEPT = G). */
+static int
+gated_attempt (struct csr_gated_jail *g, const struct csr_capture_opts *o, struct csr_attempt *a,
+               uint64_t start, char **verdict, size_t *verdict_len, struct csr_gated_jail **kept,
+               csr_error **err)
+{
+  if (kept)
+    *kept = NULL;
+  struct csr_jail_exit ex;
+  memset (&ex, 0, sizeof ex);
+  int status = 0;
+  uint64_t cpu_ns = 0, hwm = 0;
+  size_t vlen = 0;
+  int w = watch_gated (g, o, a, start, &ex, &status, &cpu_ns, &hwm, &vlen, err);
+  if (w < 0)
+    {
+      csr_capture_drop (g);
+      return -1;
+    }
+  if (w == 1)
+    {
+      attempt_ended (g, o, a, start, status, cpu_ns, hwm, vlen, verdict, verdict_len);
+      if (kept)
+        *kept = g;
+      else
+        csr_capture_drop (g);
+      return 0;
+    }
+  jail_exited (g, o, a, &ex);
+  if (verdict)
+    {
+      g->vbuf[g->vlen] = '\0';
+      *verdict = steal_pointer (&g->vbuf);
+      if (verdict_len)
+        *verdict_len = g->vlen;
+    }
+  gated_close (g);
+  free (g);
+  return 0;
+}
+
 int
 csr_capture_run_gated (const struct jail_snippet *spec, const struct csr_capture_opts *o,
                        struct csr_attempt *a, char **verdict, size_t *verdict_len, csr_error **err)
@@ -450,28 +874,7 @@ csr_capture_run_gated (const struct jail_snippet *spec, const struct csr_capture
       r.code = spec->files[0].data;
       r.code_len = spec->files[0].len;
     }
-  return csr_capture_run_attempt (&r, o, a, verdict, verdict_len, err);
-}
-
-/* How the attempt's limits are enforced: its own cgroup (one-shot), or the
- * launcher's target's (a sandbox's), or none. */
-static int
-limits_prepare (const struct csr_launcher *L, const struct csr_capture_opts *o,
-                struct jail_snippet *s, struct csr_attempt *a, csr_error **err)
-{
-  if (!L->one_shot)
-    {
-      if (L->applied)
-        a->limits = *L->applied;
-      else
-        snprintf (a->limits.mechanism, sizeof a->limits.mechanism, "none");
-      a->limits.cg = NULL;
-      return 0;
-    }
-  if (o->limits)
-    return csr_limits_prepare (o->limits, s, &a->limits, err);
-  snprintf (a->limits.mechanism, sizeof a->limits.mechanism, "none");
-  return 0;
+  return csr_capture_run_kept (&r, o, a, verdict, verdict_len, NULL, err);
 }
 
 int
@@ -479,125 +882,87 @@ csr_capture_run_attempt (const struct csr_launch_req *r, const struct csr_captur
                          struct csr_attempt *a, char **verdict, size_t *verdict_len,
                          csr_error **err)
 {
-  const struct csr_launcher *L = o->launcher ? o->launcher : &csr_launcher_jail;
-  const struct jail_snippet *spec = r->spec;
+  return csr_capture_run_kept (r, o, a, verdict, verdict_len, NULL, err);
+}
+
+int
+csr_capture_run_kept (const struct csr_launch_req *r, const struct csr_capture_opts *o,
+                      struct csr_attempt *a, char **verdict, size_t *verdict_len,
+                      struct csr_gated_jail **kept, csr_error **err)
+{
+  if (kept)
+    *kept = NULL;
   if (csr_bbuf_init (&a->out, o->max_output) < 0 || csr_bbuf_init (&a->err, o->max_output) < 0
       || csr_outseq_init (&a->seq) < 0)
     return csr_error_set (err, ENOMEM, "allocate output buffers");
-  int po[2] = { -1, -1 }, pe[2] = { -1, -1 };
-  if (make_pipe (po, err) < 0 || make_pipe (pe, err) < 0)
-    {
-      for (int i = 0; i < 2; i++)
-        {
-          if (po[i] >= 0)
-            close (po[i]);
-          if (pe[i] >= 0)
-            close (pe[i]);
-        }
-      return -1;
-    }
-  cleanup_close int out_r = po[0];
-  cleanup_close int err_r = pe[0];
-  cleanup_close int ver_r = -1;
-  cleanup_close int ver_w = -1;
-  cleanup_free char *vbuf = NULL;
-  size_t vlen = 0;
-  struct jail_snippet s = *spec;
-  s.stdout_fd = po[1];
-  s.stderr_fd = pe[1];
-  /* The payload's stdin: a pipe fed from the kept input (issue 14). */
-  struct csr_stdin_feed feed = { .store = o->stdin_store, .fd = -1, .peek = -1 };
-  if (o->stdin_store && open_feed (&feed, &s, err) < 0)
-    {
-      close (po[1]);
-      close (pe[1]);
-      return -1;
-    }
-  if (verdict)
-    {
-      int pv[2];
-      vbuf = malloc (VERDICT_MAX + 1);
-      if (vbuf == NULL || make_pipe (pv, err) < 0)
-        {
-          close (po[1]);
-          close (pe[1]);
-          csr_stdin_feed_close (&feed);
-          return vbuf ? -1 : csr_error_set (err, ENOMEM, "allocate the verdict buffer");
-        }
-      ver_r = pv[0];
-      ver_w = pv[1];
-      /* The verdict pipe is fd 3; the caller's extra fds follow it. */
-      s.extra_fds[0] = ver_w;
-      if (s.n_extra_fds == 0)
-        s.n_extra_fds = 1;
-    }
+  struct csr_gated_jail *g = NULL;
+  uint64_t start = 0;
+  bool keep = kept != NULL && verdict != NULL;
+  if (gated_start (r, o, a, verdict != NULL, keep, &g, &start, err) < 0)
+    return -1;
+  return gated_attempt (g, o, a, start, verdict, verdict_len, keep ? kept : NULL, err);
+}
 
-  if (limits_prepare (L, o, &s, a, err) < 0)
+/* The message on fd 6: "POLICY_LEN CODE_LEN\n", the policy, the code. */
+static int
+send_next (int fd, const char *policy, const char *code)
+{
+  char head[64];
+  size_t pl = strlen (policy), cl = strlen (code);
+  int hn = snprintf (head, sizeof head, "%zu %zu\n", pl, cl);
+  struct iovec iov[3] = { { head, (size_t)hn }, { (void *)policy, pl }, { (void *)code, cl } };
+  size_t total = (size_t)hn + pl + cl, done = 0;
+  int i = 0;
+  while (done < total)
     {
-      close (po[1]);
-      close (pe[1]);
-      csr_stdin_feed_close (&feed);
-      return -1;
-    }
-  uint64_t start = (uint64_t)csr_mono_ms ();
-  struct csr_launched p
-      = { .exit_fd = -1, .jail = { .pid = -1, .pidfd = -1, .syncfd = -1 }, .sock = -1 };
-  struct csr_launch_req rq = *r;
-  rq.spec = &s;
-  int rc = L->start (L, &rq, &p, err);
-  close (po[1]);
-  close (pe[1]);
-  if (ver_w >= 0)
-    close (steal_fd (&ver_w));
-  if (rc < 0)
-    {
-      csr_stdin_feed_close (&feed);
-      csr_limits_finish (&a->limits, NULL);
-      return -1;
-    }
-
-  struct csr_jail_exit ex;
-  memset (&ex, 0, sizeof ex);
-  struct live_carry carry[2] = { { .n = 0 }, { .n = 0 } };
-  const struct capture_io io
-      = { &out_r, &err_r, &ver_r, vbuf, &vlen, o->stdin_store ? &feed : NULL, carry };
-  if (watch (L, &p, o, a, &io, start, &ex, err) < 0)
-    {
-      csr_stdin_feed_close (&feed);
-      L->release (&p);
-      csr_limits_finish (&a->limits, NULL);
-      return -1;
-    }
-  L->release (&p);
-  if (o->stdin_store)
-    {
-      csr_stdin_feed_close (&feed);
-      a->stdin_given = true;
-      a->stdin_consumed = feed.consumed;
-    }
-  struct csr_cgroup_stats cst;
-  csr_limits_finish (&a->limits, &cst);
-  flush_carry (o->passthrough_out, &carry[0]);
-  flush_carry (o->passthrough_err, &carry[1]);
-  stream_tail (o->passthrough_out, &a->out, o->passthrough_termsafe_out);
-  stream_tail (o->passthrough_err, &a->err, o->passthrough_termsafe_err);
-  a->exited = ex.exited;
-  a->exit_code = ex.exit_code;
-  a->signal = ex.signal;
-  a->cpu_ms = ex.cpu_us / 1000;
-  a->peak_memory_kib = ex.maxrss_kib;
-  /* The cgroup sees every process of the jail, also those init never reaped. */
-  if (cst.memory_peak / 1024 > a->peak_memory_kib)
-    a->peak_memory_kib = cst.memory_peak / 1024;
-  if (cst.cpu_usec / 1000 > a->cpu_ms)
-    a->cpu_ms = cst.cpu_usec / 1000;
-  a->oom_killed = cst.oom_killed;
-  if (verdict)
-    {
-      vbuf[vlen] = '\0';
-      *verdict = steal_pointer (&vbuf);
-      if (verdict_len)
-        *verdict_len = vlen;
+      struct msghdr mh = { .msg_iov = iov + i, .msg_iovlen = (size_t)(3 - i) };
+      ssize_t w = sendmsg (fd, &mh, MSG_NOSIGNAL);
+      if (w < 0 && errno == EINTR)
+        continue;
+      if (w <= 0)
+        return -1;
+      done += (size_t)w;
+      for (size_t left = (size_t)w; left > 0 && i < 3;)
+        {
+          size_t take = left < iov[i].iov_len ? left : iov[i].iov_len;
+          iov[i].iov_base = (char *)iov[i].iov_base + take;
+          iov[i].iov_len -= take;
+          left -= take;
+          if (iov[i].iov_len == 0)
+            i++;
+        }
     }
   return 0;
+}
+
+int
+csr_capture_next (struct csr_gated_jail *g, const char *policy, const char *code,
+                  const struct csr_capture_opts *o, struct csr_attempt *a, char **verdict,
+                  size_t *verdict_len, struct csr_gated_jail **kept, csr_error **err)
+{
+  if (kept)
+    *kept = NULL;
+  if (g->next_fd < 0 || verdict == NULL)
+    return csr_error_set (err, EINVAL, "this jail takes no more code");
+  if (csr_bbuf_init (&a->out, o->max_output) < 0 || csr_bbuf_init (&a->err, o->max_output) < 0
+      || csr_outseq_init (&a->seq) < 0)
+    return csr_error_set (err, ENOMEM, "allocate output buffers");
+  /* The peak of this attempt, not of the earlier ones' gate (the gate
+   * resets its own high-water mark too). */
+  if (g->limits.cg)
+    csr_cgroup_reset_peak (g->limits.cg);
+  uint64_t start = (uint64_t)csr_mono_ms ();
+  if (send_next (g->next_fd, policy, code) < 0)
+    {
+      /* The jail is gone (killed, or the gate failed): the caller starts a
+       * new one. */
+      csr_capture_drop (g);
+      csr_bbuf_release (&a->out);
+      csr_bbuf_release (&a->err);
+      csr_outseq_release (&a->seq);
+      return CSR_CAPTURE_GONE;
+    }
+  a->limits = g->limits;
+  a->limits.cg = NULL;
+  return gated_attempt (g, o, a, start, verdict, verdict_len, kept, err);
 }

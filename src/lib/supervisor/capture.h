@@ -50,6 +50,44 @@ int csr_capture_run_attempt (const struct csr_launch_req *r, const struct csr_ca
                              struct csr_attempt *a, char **verdict, size_t *verdict_len,
                              csr_error **err);
 
+/* ---- issue 17: one jail for the attempts whose code never ran.
+ * When the gate stops the code before it runs (a syntax error, a blocked
+ * call or name, or a check: policy "run" false), nothing of the snippet ran:
+ * the jail and its interpreter are as pristine as a new one's, and the next
+ * attempt (a local fix, made in microseconds) can run there instead of in a
+ * new jail.  The gate sees fd 6 (a socket: CSR_LAUNCH_FD_NEXT) and, after
+ * such a verdict, writes "end STATUS CPU_NS HWM_KIB" on fd 3 (the exit
+ * status it would have had, its cpu time and peak resident set so far),
+ * flushes its output and waits on fd 6 for "POLICY_LEN CODE_LEN\n" + the
+ * policy JSON + the next code (which becomes snippet.py, unless the policy
+ * has a source_fd: an exec into a sandbox writes nothing there); at the end
+ * of fd 6 it exits.  fds 3, 5 and 6 are closed before any code runs.  Only
+ * launchers with reuse_unrun pass fd 6 (the one-shot jail, an exec into a
+ * sandbox; not a session's cell, which has no interpreter to start). */
+struct csr_gated_jail; /* opaque */
+
+/* csr_capture_run_attempt, with fd 6 when KEPT is non-NULL and the
+ * launcher has reuse_unrun: when the gate ends attempt A that way, *KEPT is
+ * the live jail (A is complete: its output, the gate's exit status as
+ * exit_code, duration, cpu and peak memory); otherwise *KEPT is NULL and A
+ * is as with csr_capture_run_attempt. */
+int csr_capture_run_kept (const struct csr_launch_req *r, const struct csr_capture_opts *o,
+                          struct csr_attempt *a, char **verdict, size_t *verdict_len,
+                          struct csr_gated_jail **kept, csr_error **err);
+
+/* The next attempt A in the kept jail G with POLICY (JSON) and CODE; the
+ * jail's stdin and limits stay those of its first attempt; O's timeout
+ * starts now.  G is the callee's: *KEPT is G again when this attempt ended
+ * the same way, else NULL (G released).  CSR_CAPTURE_GONE (and no error)
+ * when the jail was already gone: run the attempt in a new jail. */
+#define CSR_CAPTURE_GONE (-2)
+int csr_capture_next (struct csr_gated_jail *g, const char *policy, const char *code,
+                      const struct csr_capture_opts *o, struct csr_attempt *a, char **verdict,
+                      size_t *verdict_len, struct csr_gated_jail **kept, csr_error **err);
+
+/* End the kept jail G (no more attempts); safe on NULL. */
+void csr_capture_drop (struct csr_gated_jail *g);
+
 /* Write what B kept to FD: the head, a "[... csrun: N bytes dropped ...]"
  * line when bytes were dropped, and the tail (errors writing are ignored).
  * TERMSAFE renders head and tail with csr_termsafe (each on its own, so a

@@ -18,9 +18,13 @@
 #include "capture.h"
 #include "launch.h"
 
-/* Loads fd 4 when it was made by this very interpreter, else compiles the
- * source in argv[1]; either way argv[1] goes, and fd 4 is closed before the
- * gate (and so the snippet) runs. */
+/* fd 4 holds "csrun-gate N\n", the gate's source (N bytes), then the code
+ * compiled by this very interpreter ("<sys.version>\n<marshal data>") when
+ * it could be compiled.  The bootstrap loads that code, else compiles the
+ * source (fd 4's, or argv[1] when there is no fd 4: the source is not passed
+ * in argv when there is, since Python decodes every argument at start-up);
+ * either way argv[1] goes, and fd 4 is closed before the gate (and so the
+ * snippet) runs. */
 const char csr_gate_boot_py[] = "import sys\n"
                                 "def _csrun_boot():\n"
                                 "    src = sys.argv.pop(1)\n"
@@ -29,9 +33,15 @@ const char csr_gate_boot_py[] = "import sys\n"
                                 "    except OSError:\n"
                                 "        return compile(src, '<csrun-gate>', 'exec')\n"
                                 "    with f:\n"
-                                "        data = f.read()\n"
+                                "        data = memoryview(f.read())\n"
+                                "    if data[:11] == b'csrun-gate ':\n"
+                                "        nl = bytes(data[:64]).index(b'\\n')\n"
+                                "        n = int(bytes(data[11:nl])) + nl + 1\n"
+                                "        if not src:\n"
+                                "            src = data[nl + 1:n].tobytes().decode()\n"
+                                "        data = data[n:]\n"
                                 "    tag = sys.version.encode() + b'\\n'\n"
-                                "    if data.startswith(tag):\n"
+                                "    if data[:len(tag)] == tag:\n"
                                 "        try:\n"
                                 "            import marshal\n"
                                 "            code, resolver = marshal.loads(data[len(tag):])\n"
@@ -170,13 +180,20 @@ compile_in_jail (const struct jail_snippet *base, size_t *len, csr_error **err)
   return out;
 }
 
+/* The memfd for fd 4: "csrun-gate N\n", the gate's source (N bytes), then
+ * CODE (LEN bytes, none when the gate could not be compiled). */
 static int
-to_memfd (const char *data, size_t len, int *fd, csr_error **err)
+to_memfd (const char *code, size_t len, int *fd, csr_error **err)
 {
   cleanup_close int m = memfd_create ("csrun-gate", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (m < 0)
     return csr_error_errno (err, "memfd_create");
-  if (csr_write_all (m, data, len, err) < 0)
+  char head[64];
+  size_t src_len = strlen (csr_gate_py);
+  int hn = snprintf (head, sizeof head, "csrun-gate %zu\n", src_len);
+  if (csr_write_all (m, head, (size_t)hn, err) < 0
+      || csr_write_all (m, csr_gate_py, src_len, err) < 0
+      || (len > 0 && csr_write_all (m, code, len, err) < 0))
     return -1;
   /* The jail can read it, nobody can change it. */
   fcntl (m, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
@@ -215,9 +232,9 @@ csr_gate_code_fd (const struct jail_snippet *base, const char *cache_dir, int *f
           /* Not fatal: the bootstrap compiles the source itself. */
           csr_debug ("precompiling the gate failed: %s", e ? csr_error_text (e) : "no output");
           csr_error_free (e);
-          return 0;
+          len = 0;
         }
-      if (dirfd >= 0)
+      else if (dirfd >= 0)
         cache_write (dirfd, name, keyhex, data, len);
     }
   return to_memfd (data, len, fd, err);

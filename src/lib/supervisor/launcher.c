@@ -51,6 +51,7 @@ jail_release (struct csr_launched *p)
 const struct csr_launcher csr_launcher_jail = {
   .name = "jail",
   .one_shot = true,
+  .reuse_unrun = true,
   .start = jail_start,
   .ended = jail_ended,
   .kill_payload = jail_kill_payload,

@@ -20,8 +20,10 @@
 /* One attempt as the loop asks for it.  SPEC is the one-shot jail's whole
  * description: its argv is `python3 -I -S -u -c BOOT GATE POLICY ARGS...`,
  * its only file the snippet (snippet.py), its streams and extra fds the
- * capture's (fd 3 the verdict pipe, fd 4 the precompiled gate or -1).  The
- * same in pieces, for launchers that do not run that command line. */
+ * capture's (extra_fds[i] becomes fd 3 + i: the verdict pipe, the
+ * precompiled gate or -1, -1, the next attempt's socket; see the layout
+ * below).  The same in pieces, for launchers that do not run that command
+ * line. */
 struct csr_launch_req
 {
   const struct jail_snippet *spec;
@@ -54,6 +56,11 @@ struct csr_launcher
   bool rerun_unrun_only; /* heal and run again only when the failed attempt did not
                           * run (blocked, a syntax error): a session's cell that ran
                           * changed state csrun can't undo */
+  /* issue 17: it passes fd 6 (CSR_LAUNCH_FD_NEXT) on, so an attempt whose
+   * code never ran (the gate stopped it) may wait there for the next
+   * attempt's code instead of ending (capture.h, csr_capture_run_kept):
+   * the one-shot jail and an exec into a sandbox; not a session's cell. */
+  bool reuse_unrun;
   const struct csr_limits_applied *applied; /* !one_shot: copied to every attempt */
 
   int (*start) (const struct csr_launcher *l, const struct csr_launch_req *r,
@@ -72,14 +79,29 @@ struct csr_launcher
 /* The default: every attempt in a one-shot jail of its own (jail.h). */
 extern const struct csr_launcher csr_launcher_jail;
 
-/* The fd numbers of an attempt (csr_launch_req's SPEC): the verdict pipe,
- * the precompiled gate, and the snippet when the launcher has
- * source_on_fd. */
+/* The descriptors of an attempt, for every launcher (csrun-run(1),
+ * DESCRIPTORS, says the same to users):
+ *   0, 1, 2  stdin (a pipe fed from --stdin, or /dev/null), stdout, stderr
+ *   3        the verdict pipe: the gate writes its JSON verdict line (and,
+ *            when the attempt waits for the next one, "end STATUS CPU_NS
+ *            HWM_KIB") and closes it before the snippet runs
+ *   4        the precompiled gate, a sealed memfd (gatecode.h): read and
+ *            closed by the bootstrap; absent when there is none
+ *   5        the snippet, a sealed memfd, when the launcher has source_on_fd
+ *            (an exec into a sandbox: nothing is written to its working
+ *            directory; the policy's "source_fd" says 5); else the snippet
+ *            is ./snippet.py and 5 is closed
+ *   6        with reuse_unrun, when the attempt may wait for the next: a
+ *            socket on which the gate receives the next attempt's policy and
+ *            code; closed before the snippet runs
+ * Nothing else is open; none of 3-6 is open when the snippet's code runs.
+ * A session's cell gets 0-3 and the code by SCM_RIGHTS (session.py). */
 enum
 {
   CSR_LAUNCH_FD_VERDICT = 3,
   CSR_LAUNCH_FD_GATE = 4,
   CSR_LAUNCH_FD_SOURCE = 5,
+  CSR_LAUNCH_FD_NEXT = 6,
 };
 
 #endif

@@ -21,9 +21,10 @@
 #define JAIL_PYTHON "/usr/bin/python3"
 
 /* python3 -I -S -u -c BOOT GATE POLICY [ARGS...]: the bootstrap loads the
- * precompiled gate from fd 4, or compiles GATE. */
+ * precompiled gate from fd 4, or compiles its source (fd 4's; GATE is ""
+ * then, else the source). */
 static char **
-gate_argv (const char *policy_json, char **args, int n_args)
+gate_argv (const struct csr_loop_opts *o, const char *policy_json, char **args, int n_args)
 {
   char **argv = calloc ((size_t)n_args + 9, sizeof *argv);
   if (argv == NULL)
@@ -35,7 +36,7 @@ gate_argv (const char *policy_json, char **args, int n_args)
   argv[a++] = (char *)"-u";
   argv[a++] = (char *)"-c";
   argv[a++] = (char *)csr_gate_boot_py;
-  argv[a++] = (char *)csr_gate_py;
+  argv[a++] = (char *)(o->gate_code_fd >= 0 ? "" : csr_gate_py);
   argv[a++] = (char *)policy_json;
   for (int i = 0; i < n_args; i++)
     argv[a++] = args[i];
@@ -170,9 +171,55 @@ launch_req (const struct jail_snippet *spec, const char *code, const char *polic
 static char *policy_json (const struct csr_loop_opts *o, bool with_names, bool run,
                           csr_error **err);
 
+/* ---- issue 17: the attempts whose code did not run share one jail */
+static void
+drop_kept (struct csr_gated_jail **g)
+{
+  csr_capture_drop (*g);
+  *g = NULL;
+}
+
+/* May attempt I's jail wait for the next attempt's code (capture.h)?  When
+ * one may follow and a fix can come, and not with --out: the gate writes
+ * the next code to snippet.py, which would then count as an output.  (O->kept
+ * is NULL when the launcher can't: a session's cell.) */
+static bool
+may_keep (const struct csr_loop_opts *o, int i)
+{
+  return o->kept && !o->check_only && i + 1 < o->max_attempts && !o->base->has_outputs
+         && !o->no_heal_why && (o->heal || (o->llm && o->llm->provider) || o->patch_cmd);
+}
+
+/* The gate on R's code with its policy (and the code, if it passes and the
+ * policy runs it) as attempt A: in the jail the last attempt left waiting,
+ * else in a new one (R's spec, through the launcher).  A's jail may wait in
+ * turn when it is the reused one and KEEP_REUSED, or a new one and
+ * KEEP_NEW.  As csr_capture_run_attempt. */
+static int
+run_gated (const struct csr_loop_opts *o, const struct csr_launch_req *r,
+           const struct csr_capture_opts *co, bool keep_reused, bool keep_new,
+           struct csr_attempt *a, char **vtext, size_t *vlen, csr_error **err)
+{
+  if (o->kept && *o->kept)
+    {
+      struct csr_gated_jail *g = *o->kept;
+      *o->kept = NULL;
+      int rc = csr_capture_next (g, r->policy_json, r->code, co, a, vtext, vlen,
+                                 keep_reused ? o->kept : NULL, err);
+      if (rc != CSR_CAPTURE_GONE)
+        {
+          a->reused_jail = true;
+          return rc;
+        }
+    }
+  return csr_capture_run_kept (r, co, a, vtext, vlen, keep_new ? o->kept : NULL, err);
+}
+
 /* Run only the gate on CODE (never CODE itself), where an attempt runs,
  * with nothing live and no stdin: *V gets the verdict.  WITH_NAMES: the
- * policy has heal.conf's names (see policy_json). */
+ * policy has heal.conf's names (see policy_json).  It runs in the jail the
+ * last attempt left waiting, which then waits again; a new jail for a check
+ * has no --in, --mount or --out: it is not kept. */
 static int
 gate_only (const struct csr_loop_opts *o, const char *code, bool with_names,
            struct csr_gate_verdict *v, csr_error **err)
@@ -180,7 +227,7 @@ gate_only (const struct csr_loop_opts *o, const char *code, bool with_names,
   cleanup_free char *json = policy_json (o, with_names, false, err);
   if (json == NULL)
     return -1;
-  cleanup_free char **argv = gate_argv (json, NULL, 0);
+  cleanup_free char **argv = gate_argv (o, json, NULL, 0);
   if (argv == NULL)
     return csr_error_set (err, ENOMEM, "allocate argv");
   struct csr_file snippet;
@@ -197,7 +244,7 @@ gate_only (const struct csr_loop_opts *o, const char *code, bool with_names,
   co.stdin_store = NULL;
   co.passthrough_out = co.passthrough_err = -1;
   struct csr_launch_req r = launch_req (&spec, code, json, NULL, 0);
-  int rc = csr_capture_run_attempt (&r, &co, &a, &vtext, &vlen, err);
+  int rc = run_gated (o, &r, &co, true, false, &a, &vtext, &vlen, err);
   csr_bbuf_release (&a.out);
   csr_bbuf_release (&a.err);
   csr_outseq_release (&a.seq);
@@ -361,29 +408,30 @@ heal_llm (const struct csr_loop_opts *o, const char *code, const struct csr_diag
 
 /* ---- local healing of code that did not parse (issue 16) */
 /* The local patch P of CODE fixed a syntax error (pasted code, Python 2):
- * the gate checks the patched code now, and the static fixes its verdict
- * allows (missing imports, one-edit typos, Python 2 builtins) join the same
- * patch -- one attempt instead of two.  A gate that can't run, or finds
- * nothing to heal, leaves P as it is.  -1 only on ENOMEM. */
+ * the gate checks the patched code now (it does not run it: the next
+ * attempt does), and the static fixes its verdict allows (missing imports,
+ * one-edit typos, Python 2 builtins) join the same patch -- one attempt
+ * instead of two.  A gate that can't run, or finds nothing to heal, leaves P
+ * as it is.  -1 only on ENOMEM. */
 static int
 heal_local_again (const struct csr_loop_opts *o, const char *code, struct csr_patch *p,
                   csr_error **err)
 {
   /* The gate only: the patched code runs in the next attempt, not here
-   * (issue 15: it ran here once, hidden, its output streamed live -- in a
-   * sandbox its side effects would stay). */
+   * (it ran here once, hidden, its output streamed live -- in a sandbox its
+   * side effects would stay; fixed on both branches, issues 15 and 17). */
   struct csr_gate_verdict gv;
+  memset (&gv, 0, sizeof gv);
   csr_error *gerr = NULL;
-  int rc = gate_only (o, p->code, true, &gv, &gerr);
-  if (rc < 0)
+  if (gate_only (o, p->code, true, &gv, &gerr) < 0)
     {
       csr_error_freep (&gerr);
       return 1;
     }
   struct csr_patch q;
-  rc = gv.outcome == CSR_GATE_BLOCKED
-           ? csr_heal_local (p->code, NULL, &gv, o->heal, o->base->jail.rootfs_dir, &q, err)
-           : 0;
+  int rc = gv.outcome == CSR_GATE_BLOCKED
+               ? csr_heal_local (p->code, NULL, &gv, o->heal, o->base->jail.rootfs_dir, &q, err)
+               : 0;
   csr_gate_verdict_release (&gv);
   if (rc <= 0)
     return rc < 0 ? -1 : 1;
@@ -657,9 +705,15 @@ interrupted_before (struct csr_loop *l, const struct csr_loop_opts *o)
 }
 
 int
-csr_loop_run (struct csr_loop *l, const char *code, size_t len, const struct csr_loop_opts *o,
-              csr_error **err)
+csr_loop_run (struct csr_loop *l, const char *code, size_t len,
+              const struct csr_loop_opts *caller_o, csr_error **err)
 {
+  /* The jail an attempt whose code did not run left waiting (issue 17). */
+  __attribute__ ((cleanup (drop_kept))) struct csr_gated_jail *kept = NULL;
+  struct csr_loop_opts own = *caller_o;
+  const struct csr_launcher *L = own.capture.launcher;
+  own.kept = L == NULL || L->reuse_unrun ? &kept : NULL;
+  const struct csr_loop_opts *o = &own;
   struct csr_run_result *r = &l->result;
   r->attempts = l->attempts;
   r->max_attempts = o->check_only ? 1 : o->max_attempts;
@@ -682,7 +736,7 @@ csr_loop_run (struct csr_loop *l, const char *code, size_t len, const struct csr
       a->number = i + 1;
       csr_sha256_buf (cur, strlen (cur), a->code_sha256, NULL);
 
-      cleanup_free char **argv = gate_argv (pjson, o->args, o->n_args);
+      cleanup_free char **argv = gate_argv (o, pjson, o->args, o->n_args);
       if (argv == NULL)
         return csr_error_set (err, ENOMEM, "allocate argv");
       struct csr_file snippet;
@@ -690,7 +744,8 @@ csr_loop_run (struct csr_loop *l, const char *code, size_t len, const struct csr
       cleanup_free char *vtext = NULL;
       size_t vlen = 0;
       struct csr_launch_req lr = launch_req (&spec, cur, pjson, o->args, o->n_args);
-      if (csr_capture_run_attempt (&lr, &o->capture, a, &vtext, &vlen, err) < 0)
+      bool keep = may_keep (o, i);
+      if (run_gated (o, &lr, &o->capture, keep, keep, a, &vtext, &vlen, err) < 0)
         {
           csr_bbuf_release (&a->out);
           csr_bbuf_release (&a->err);

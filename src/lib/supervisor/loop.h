@@ -43,6 +43,10 @@ struct csr_loop_opts
    * streaming the output live prints a separator.  NULL: nothing. */
   void (*on_next_attempt) (void *data, const struct csr_attempt *failed, int next);
   void *on_next_attempt_data;
+
+  /* issue 17: set by csr_loop_run (callers leave it NULL): where the jail
+   * the last attempt left waiting is (capture.h, csr_capture_run_kept). */
+  struct csr_gated_jail **kept;
 };
 
 struct csr_loop

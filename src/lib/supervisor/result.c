@@ -495,6 +495,11 @@ w_attempt (struct writer *w, const struct csr_attempt *a)
       w_key (w, "interrupted_by");
       w_str (w, sig);
     }
+  if (a->reused_jail)
+    {
+      w_key (w, "reused_jail");
+      w_bool (w, true);
+    }
   if (a->gate)
     w_gate (w, a->gate);
   if (a->scanned)

@@ -62,6 +62,10 @@ struct csr_attempt
   uint64_t stdin_consumed; /* bytes of it the payload read */
   int interrupted;         /* the signal that stopped this attempt; 0: none */
   struct csr_outseq seq;   /* stdout and stderr chunks in arrival order */
+
+  /* issue 17: this attempt ran in the jail and interpreter of the one before,
+   * whose code the gate stopped before it ran ("reused_jail"). */
+  bool reused_jail;
 };
 
 struct csr_limits
