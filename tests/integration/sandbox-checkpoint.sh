@@ -495,11 +495,11 @@ else
 fi
 
 # ---------------------------------------------------------------- busy while packing
-# 40,000 empty files keep the pack going for a while (a second or so here): the keeper answers
-# inspect meanwhile and refuses an exec.
+# 20,000 empty files keep the pack going for a while (half a second or so here): the keeper
+# answers inspect meanwhile and refuses an exec.
 made=$(inpy dst 'import os
 os.mkdir("many")
-for i in range(40000):
+for i in range(20000):
     open("many/%d" % i, "w").close()
 print(len(os.listdir("many")))')
 csrun sandbox checkpoint dst --leave-running > "$T/busy.out" 2>&1 &
@@ -521,7 +521,7 @@ wait $ckpid
 rc=$?
 cks=$(cat "$T/busy.out")
 [ $rc = 0 ] && [ "$refused" = yes ] && [ "$answered" = yes ] \
-  && [ "$(inpy dst 'import os; print(len(os.listdir("many")))')" = 40000 ] \
+  && [ "$(inpy dst 'import os; print(len(os.listdir("many")))')" = 20000 ] \
   && ok "while a checkpoint is packed: an exec is refused (exit 1, busy), inspect is answered; afterwards all goes on" \
   || not_ok "busy" "checkpoint exit $rc, refused '$refused', inspect '$answered', $tries execs, made $made" "$cks" "$out"
 # A restore whose command is killed: the sandbox made for it goes (its keeper sees the command go).
@@ -553,7 +553,7 @@ kill -KILL $cpid 2>/dev/null
 wait $cpid 2>/dev/null
 wait_until 30 sh -c "! ls -A '$CK' | grep -q '^\.'"
 [ "$(n_ck)" = "$nck" ] && [ "$(status_of "$dst")" = running ] \
-  && [ "$(inpy dst 'import os; print(len(os.listdir("many")))')" = 40000 ] \
+  && [ "$(inpy dst 'import os; print(len(os.listdir("many")))')" = 20000 ] \
   && ok "a checkpoint whose command is killed: abandoned, nothing left, the sandbox goes on" \
   || not_ok "checkpoint client killed" "$(n_ck) checkpoints (was $nck), $(status_of "$dst")" "$(ls -A "$CK")"
 # rm --force is not refused: the checkpoint under way is cut short, and leaves nothing.

@@ -131,8 +131,8 @@ rc3=$?
 
 # Detached execs keep the sandbox busy (the idle timeout does not reclaim it meanwhile).
 id2=$(csrun sandbox create --idle-timeout 2s 2>/dev/null)
-x=$(csrun sandbox exec -d "$id2" -- python3 -c 'import time; time.sleep(8)')
-sleep 5
+x=$(csrun sandbox exec -d "$id2" -- python3 -c 'import time; time.sleep(5)')
+sleep 3.5
 busy=no
 [ -d "$SBX/$id2" ] && is_state "$id2" "$x" running && busy=yes
 wait_until 40 no_dir "$SBX/$id2"
