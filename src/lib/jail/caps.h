@@ -18,6 +18,10 @@ int csr_caps_become_ns_root (csr_error **err);
  * set (bounding, ambient, inheritable, permitted, effective), lock the
  * securebits so an exec as uid 0 grants nothing, and set no_new_privs. */
 int csr_caps_drop_all (uid_t uid, gid_t gid, csr_error **err);
+/* The same, but the capabilities in KEEP (1ULL << CAP_X) stay in the
+ * bounding, permitted and effective sets (issue 17: a zygote's
+ * CAP_SETFCAP, spec.h). */
+int csr_caps_drop_all_but (uid_t uid, gid_t gid, uint64_t keep, csr_error **err);
 
 /* Capability sets as bit masks (1ULL << CAP_X), as an OCI config gives them. */
 struct csr_cap_sets

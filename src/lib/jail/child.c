@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <sys/prctl.h>
@@ -90,7 +91,8 @@ start_payload (void *arg, int syncfd, const sigset_t *oldmask)
       csr_error_errno (&e, "chdir %s", spec->cwd ? spec->cwd : "/work");
       csr_launch_fail (syncfd, e);
     }
-  if (csr_caps_drop_all (spec->uid, spec->gid, &e) < 0)
+  /* issue 17: a zygote keeps CAP_SETFCAP (spec.h). */
+  if (csr_caps_drop_all_but (spec->uid, spec->gid, spec->zygote ? 1ULL << CAP_SETFCAP : 0, &e) < 0)
     csr_launch_fail (syncfd, e);
   /* Everything but 0, 1, 2 and the extra fds goes at exec, the sync socket too. */
   if (csr_close_range (3 + (unsigned)spec->n_extra_fds, 1) < 0)
