@@ -9,32 +9,34 @@
 # and fd 4 the precompiled gate (gatecode.h), which it loads as a module.
 # It never runs anything but this file: no snippet runs in this process.
 #
-# For each request (one message on fd 3: a JSON line, then the seccomp
-# program, with descriptors) it forks C, which makes the item's jail before
-# anything of the item exists:
-#   C  enters the item's cgroup ("0" written to descriptors csrun opened),
-#      unshares a user namespace (its one id mapped to its own) and, owned by
-#      it, mount, pid, network, ipc, uts and cgroup namespaces; forks G and
-#      exits.
-#   G  pid 1 of the new pid namespace: mounts the jail's tree as csrun's
-#      snippet jail does (mounts.c; its tables come in SETUP): the rootfs
-#      read-only, its own /proc (masked), /dev, /tmp and the working
-#      directory, pivot_root, the old root detached; hostname; lo up.  Forks
-#      P, then is the jail's init (as init.c): not dumpable, reaps
-#      everything, and reports P's end (its wait status, the cpu time and
-#      peak memory of the jail's processes) on the sync socket.
-#   P  pid 2: its descriptors (0-3 and 6, csrun-run(1) DESCRIPTORS), the
-#      signal dispositions of a fresh interpreter, rlimits, every capability
-#      dropped, securebits, no_new_privs, the seccomp filter (child.c,
-#      caps.c); says it is confined (by closing a pipe: G sends READY) and
-#      waits on a socket of its own for the code.  csrun checks from outside
-#      (/proc/P/status, /proc/P/ns/*) that P is confined before it sends the
-#      first attempt's policy and code; P then forgets the zygote (its
-#      frames unwound, its modules out of sys.modules) and runs the gate on
-#      the code exactly as a one-shot jail's interpreter does (gate.py
-#      _main), and ends as that interpreter would.
-# Errors of C, G and P before any code came go on the sync socket as
-# csrun's own set-up errors do (struct csr_sync_msg, launch.h).
+# For each request (one message on fd 3: "ns FLAGS\n", a JSON line, then the
+# seccomp program; with descriptors, the sync socket first) it clones G
+# straight into new namespaces, the item's jail, before anything of the
+# item exists:
+#   G  pid 1 of a new pid namespace, in a new user namespace (its one id
+#      mapped to its own) and, owned by it, new mount, network, ipc and uts
+#      namespaces (FLAGS: csrun says which); enters the item's cgroup ("0"
+#      written to descriptors csrun opened), unshares its cgroup namespace,
+#      forks P; then is the jail's init (as init.c): not dumpable, its
+#      command line wiped, reaps everything and reports P's end (its wait
+#      status, the cpu time and peak memory of the jail's processes) on the
+#      sync socket.
+#   P  pid 2: mounts the jail's tree as csrun's snippet jail does (mounts.c;
+#      its tables come in SETUP): the rootfs read-only, its own /proc
+#      (masked), /dev, /tmp and the working directory, pivot_root, the old
+#      root detached; hostname; lo up.  Then its descriptors (0-3 and 6,
+#      csrun-run(1) DESCRIPTORS), the signal dispositions of a fresh
+#      interpreter, rlimits, every capability dropped, securebits,
+#      no_new_privs, the seccomp filter (child.c, caps.c); says READY on the
+#      sync socket (the kernel tells csrun its pid) and waits on a socket of
+#      its own for the code.  csrun checks from outside (/proc/P/status,
+#      /proc/P/ns/*) that P is confined before it sends the first attempt's
+#      policy and code; P then forgets the zygote (its frames unwound, its
+#      modules out of sys.modules) and runs the gate on the code exactly as
+#      a one-shot jail's interpreter does (gate.py _main), and ends as that
+#      interpreter would.
+# Errors of G and P before any code came go on the sync socket as csrun's
+# own set-up errors do (struct csr_sync_msg, launch.h).
 #
 # What a child shares with the zygote and with the other items: the
 # interpreter's memory as it was at the fork (the gate's code, this file,
@@ -52,6 +54,8 @@ def _zygote():
     import posix
     import _signal
     import _socket
+
+    import _ast  # the gate's, imported before any snippet runs: kept
 
     boot_modules = set(sys.modules)
     gate = {"__name__": "csrun_gate", "__builtins__": builtins}
@@ -125,7 +129,7 @@ def _zygote():
             pass
         posix._exit(125)
 
-    # ---- G: the jail's mount tree (mounts.c, the same steps in the same order)
+    # ---- P: the jail's mount tree (mounts.c, the same steps in the same order)
     def restrict(path, flags):
         """Add FLAGS to the mount at PATH, keeping the flags a user namespace
         must keep (mounts.c restrict_mount's fallback)."""
@@ -216,7 +220,7 @@ def _zygote():
         if nxt is not None:
             posix.dup2(nxt, 6)
 
-    def drop_caps(req, nnp):
+    def drop_caps(req):
         c = 0
         while True:  # the bounding set, up to the kernel's last capability
             if libc.prctl(k["PR_CAPBSET_DROP"], c, 0, 0, 0) < 0:
@@ -232,8 +236,7 @@ def _zygote():
         header = (ctypes.c_uint32 * 2)(k["CAP_VERSION"], 0)
         data = (ctypes.c_uint32 * 6)()
         check(libc.capset(header, data), "clear capability sets")
-        if nnp:
-            prctl(k["PR_SET_NO_NEW_PRIVS"], 1, "set no_new_privs")
+        prctl(k["PR_SET_NO_NEW_PRIVS"], 1, "set no_new_privs")
 
     def seccomp(bpf):
         class Filter(ctypes.Structure):
@@ -247,7 +250,7 @@ def _zygote():
         check(libc.prctl(k["PR_SET_SECCOMP"], k["SECCOMP_MODE_FILTER"], ctypes.addressof(prog), 0, 0), "load the seccomp filter")
 
     def read_code(go):
-        """The first attempt: "POLICY_LEN CODE_LEN\\n", the policy, the code
+        """The first attempt: "POLICY_LEN CODE_LEN\n", the policy, the code
         (the format of gate.py's _next); nothing (csrun refused the jail):
         exit."""
 
@@ -267,33 +270,33 @@ def _zygote():
         body = read(plen + clen)
         return body[:plen].decode("utf-8", "replace"), body[plen:]
 
-    def payload(req, fds, bpf, sync, confined):
-        """P: confine, say so, wait for the code; returns the first attempt."""
+    def payload(req, fds, bpf, sync):
+        """P: the jail's tree, confinement, READY; returns the first attempt
+        once it came."""
         brk = req.get("test_break") or ""
         sync = high(sync)
         try:
             go = high(fds[req["fds"]["go"]])
-            confined = high(confined)
             posix.setsid()
-            for s in _signal.valid_signals():
-                if s not in (_signal.SIGKILL, _signal.SIGSTOP):
-                    try:
-                        _signal.signal(s, _signal.SIG_DFL)
-                    except (OSError, ValueError):
-                        pass
-            # As a fresh interpreter's start-up leaves them.
+            tree(req)
+            hn = req["hostname"].encode()
+            check(libc.sethostname(hn, len(hn)), "sethostname")
+            if req["net"]:
+                loopback()
+            # As a fresh interpreter's start-up leaves them (the zygote
+            # changed these alone; SIGPIPE and SIGXFSZ are ignored there too).
             _signal.signal(_signal.SIGINT, _signal.default_int_handler)
-            _signal.signal(_signal.SIGPIPE, _signal.SIG_IGN)
-            _signal.signal(_signal.SIGXFSZ, _signal.SIG_IGN)
+            _signal.signal(_signal.SIGTERM, _signal.SIG_DFL)
+            _signal.signal(_signal.SIGHUP, _signal.SIG_DFL)
             install_fds(req, fds)
             for res, val in req["rlimits"]:
                 resource.setrlimit(res, (val, val))
             posix.chdir(req["cwd"])
-            if brk == "caps":  # tests only: csrun must refuse this child
+            if brk == "caps":  # tests only: csrun must refuse this jail
                 prctl(k["PR_SET_NO_NEW_PRIVS"], 1, "set no_new_privs")
             else:
-                drop_caps(req, brk != "nnp")
-            keep = sorted(set([0, 1, 2, 3, 6, sync, go, confined]))
+                drop_caps(req)
+            keep = sorted(set([0, 1, 2, 3, 6, sync, go]))
             last = -1
             for fd in keep:
                 if fd > last + 1:
@@ -308,10 +311,10 @@ def _zygote():
             if bpf and brk != "seccomp":
                 seccomp(bpf)
             _signal.pthread_sigmask(_signal.SIG_SETMASK, [])
+            posix.write(sync, sync_msg(k["SYNC_READY"]))  # csrun checks, then sends the code
         except BaseException as e:
             fail(sync, e)
         posix.close(sync)
-        posix.close(confined)  # G sends READY: csrun checks, then sends the code
         first = read_code(go)
         posix.close(go)
         # What the item sees: the modules of a fresh interpreter, its
@@ -332,18 +335,22 @@ def _zygote():
         return gate["_main"], first
 
     # ---- G: init (init.c)
-    def init(sync, p, confined):
+    def hide_cmdline():
+        """/proc/1/cmdline says "csrun-init" (init.c hide_cmdline), not this
+        program."""
+        fd = posix.open("/proc/self/stat", posix.O_RDONLY)
+        try:
+            fields = posix.read(fd, 4096).rpartition(b")")[2].split()
+        finally:
+            posix.close(fd)
+        start, end = int(fields[45]), int(fields[46])  # arg_start, arg_end (48 and 49)
+        if 0 < start < end and end - start < 1 << 24:
+            ctypes.memset(start, 0, end - start)
+            ctypes.memmove(start, b"csrun-init", min(10, end - start - 1))
+
+    def init(sync, p):
         prctl(k["PR_SET_DUMPABLE"], 0, "set not dumpable")
-        while True:  # P closes its end once confined (or dies)
-            try:
-                posix.read(confined, 1)
-                break
-            except InterruptedError:
-                continue
-        posix.close(confined)
-        if posix.waitpid(p, posix.WNOHANG)[0] == p:
-            posix._exit(125)  # P said why on the sync socket
-        posix.write(sync, sync_msg(k["SYNC_READY"]))
+        hide_cmdline()
         sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_SEQPACKET, 0, sync)
         posix.closerange(0, sync)
         posix.closerange(sync + 1, 1 << 20)
@@ -390,59 +397,73 @@ def _zygote():
                 pass
         posix._exit(0)
 
-    # ---- C, then G
-    def child(req, fds, bpf):
-        sync = fds[req["fds"]["sync"]]
+    def child(msg, fds):
+        """G, in its new namespaces (clone); returns only in P.  What G needs
+        is on the first line ("ns FLAGS UID GID CGROUPNS N_CGROUP_FILES": the
+        cgroup files are the descriptors after the sync socket); P reads the
+        rest."""
+        sync = fds[0]
         try:
-            skip = req.get("test_break") or ""
-            for i in req["fds"]["cgroup"]:
-                posix.write(fds[i], b"0")
-                posix.close(fds[i])
-            flags = k["CLONE_NEWUSER"] | k["CLONE_NEWNS"] | k["CLONE_NEWPID"]
-            for ns in ("net", "ipc", "uts", "cgroup"):
-                if ns + "ns" != skip:  # tests only: csrun must refuse this child
-                    flags |= k["CLONE_NEW" + ns.upper()]
-            uid, gid = posix.geteuid(), posix.getegid()
-            check(libc.unshare(flags), "unshare the namespaces")
+            nl = msg.index(b"\n")
+            _, _, in_uid, in_gid, cgns, n_cg = msg[:nl].split()
             write_file("/proc/self/setgroups", b"deny")
-            write_file("/proc/self/uid_map", b"%d %d 1\n" % (req["uid"], uid))
-            write_file("/proc/self/gid_map", b"%d %d 1\n" % (req["gid"], gid))
-            # G must see P's end: SIGCHLD, ignored by default, is blocked
-            # (and waited for) instead.
+            write_file("/proc/self/uid_map", b"%s %d 1\n" % (in_uid, uid))
+            write_file("/proc/self/gid_map", b"%s %d 1\n" % (in_gid, gid))
+            for fd in fds[1 : 1 + int(n_cg)]:
+                posix.write(fd, b"0")
+                posix.close(fd)
+            if cgns == b"1":
+                check(libc.unshare(k["CLONE_NEWCGROUP"]), "unshare the cgroup namespace")
+            # P's end is waited for: SIGCHLD, ignored by default, is blocked.
             _signal.pthread_sigmask(_signal.SIG_BLOCK, [_signal.SIGCHLD])
-            if posix.fork() != 0:
-                posix._exit(0)
-            tree(req)
-            hn = req["hostname"].encode()
-            check(libc.sethostname(hn, len(hn)), "sethostname")
-            if skip != "netns":
-                loopback()
-            r, w = posix.pipe()
             p = posix.fork()
             if p == 0:
-                posix.close(r)
-                return payload(req, fds, bpf, sync, w)
-            posix.close(w)
+                try:
+                    end = msg.index(b"\n", nl + 1)
+                    req = gate["_literal"](compile(msg[nl + 1 : end].decode("utf-8"), "<request>", "eval", 0x400).body)
+                except BaseException as e:
+                    fail(sync, e)
+                return payload(req, fds, msg[end + 1 :], sync)
             for fd in fds:
                 if fd != sync:
                     try:
                         posix.close(fd)
                     except OSError:
                         pass
-            init(sync, p, r)
+            init(sync, p)
         except BaseException as e:
             fail(sync, e)
 
-    # ---- the zygote
+    # ---- the zygote: G is cloned straight into its namespaces (one fork
+    # less than fork + unshare + fork), as os.fork does it (the GIL held,
+    # the interpreter's fork hooks around it).  G never calls raise(3): its
+    # C library's cached thread id is the zygote's.
+    pyapi = ctypes.pythonapi
+    raw = ctypes.PyDLL(None, use_errno=True)
+    raw.syscall.restype = ctypes.c_long
+
+    def clone(flags):
+        pyapi.PyOS_BeforeFork()
+        pid = raw.syscall(ctypes.c_long(k["SYS_clone"]), ctypes.c_ulong(flags | _signal.SIGCHLD), None, None, None, None)
+        if pid == 0:
+            pyapi.PyOS_AfterFork_Child()
+            return 0
+        err = ctypes.get_errno()
+        pyapi.PyOS_AfterFork_Parent()
+        if pid < 0:
+            raise OSError(err, "clone the jail: %s" % posix.strerror(err))
+        return pid
+
     for s in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP, _signal.SIGPIPE):
         _signal.signal(s, _signal.SIG_IGN)
+    uid, gid = posix.geteuid(), posix.getegid()
     ctl = _socket.socket(_socket.AF_UNIX, _socket.SOCK_SEQPACKET, 0, 3)
     gc.collect()
     gc.freeze()  # shared with every child: no collection of ours copies it
     ctl.send(b"ready")
     space = _socket.CMSG_SPACE(64 * 4)
     while True:
-        while True:  # the C of earlier requests
+        while True:  # the G of items that ended
             try:
                 if posix.waitpid(-1, posix.WNOHANG)[0] <= 0:
                     break
@@ -458,15 +479,18 @@ def _zygote():
         for level, kind, data in anc:
             if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
                 fds += struct.unpack("%di" % (len(data) // 4), data[: len(data) - len(data) % 4])
-        nl = msg.find(b"\n")
         try:
-            req = gate["_literal"](compile(msg[:nl].decode("utf-8"), "<request>", "eval", 0x400).body)
-        except Exception:
-            req = None  # the requester sees its sync socket close
-        if req is not None and posix.fork() == 0:
-            ctl.detach()
-            posix.close(3)
-            return child(req, fds, msg[nl + 1 :])
+            pid = clone(int(msg[3 : msg.index(b" ", 3)]))
+            if pid == 0:
+                ctl.detach()
+                posix.close(3)
+                return child(msg, fds)
+        except Exception as e:
+            if fds:  # the requester's sync socket: why
+                try:
+                    posix.write(fds[0], sync_msg(k["SYNC_ERROR"], getattr(e, "errno", 0) or 0, 0, ("warm jail: %s" % e).encode()))
+                except OSError:
+                    pass
         for fd in fds:
             posix.close(fd)
 

@@ -22,6 +22,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -129,6 +130,7 @@ setup_consts (struct csr_jgen *w)
   kv (w, "PR_SET_DUMPABLE", PR_SET_DUMPABLE);
   kv (w, "PR_SET_SECCOMP", PR_SET_SECCOMP);
   kv (w, "SECCOMP_MODE_FILTER", SECCOMP_MODE_FILTER);
+  kv (w, "SYS_clone", SYS_clone);
   kv (w, "CAP_VERSION", _LINUX_CAPABILITY_VERSION_3);
   /* caps.c csr_caps_drop_all's */
   kv (w, "securebits",
@@ -379,8 +381,8 @@ kv_fd (struct csr_jgen *w, struct request *q, const char *key, int fd)
  * 6, the cgroup files (CG_FDS). */
 static char *
 request_json (const struct jail_snippet *spec, char *const *args, int n_args,
-              const char *test_break, struct request *q, int sync, int go, const int *cg_fds,
-              size_t n_cg, size_t *len, csr_error **err)
+              const char *test_break, uint64_t clone_flags, struct request *q, int sync, int go,
+              const int *cg_fds, size_t n_cg, size_t *len, csr_error **err)
 {
   struct csr_jgen w;
   if (csr_jgen_init (&w, false, err) < 0)
@@ -412,9 +414,19 @@ request_json (const struct jail_snippet *spec, char *const *args, int n_args,
   csr_jgen_array_close (&w);
   if (test_break)
     csr_jgen_kv_str (&w, "test_break", test_break);
+  csr_jgen_str (&w, "net");
+  csr_jgen_bool (&w, (clone_flags & CLONE_NEWNET) != 0);
+
   csr_jgen_str (&w, "fds");
   csr_jgen_map_open (&w);
+  /* The sync socket, then the cgroup files, are first (the zygote and the
+   * jail's init read them before the JSON: see send_request). */
   kv_fd (&w, q, "sync", sync);
+  csr_jgen_str (&w, "cgroup");
+  csr_jgen_array_open (&w);
+  for (size_t i = 0; i < n_cg; i++)
+    csr_jgen_int (&w, add_fd (q, cg_fds[i]));
+  csr_jgen_array_close (&w);
   kv_fd (&w, q, "go", go);
   kv_fd (&w, q, "stdin", spec->stdin_fd);
   kv_fd (&w, q, "stdout", spec->stdout_fd);
@@ -423,11 +435,6 @@ request_json (const struct jail_snippet *spec, char *const *args, int n_args,
     kv_fd (&w, q, "verdict", spec->extra_fds[EXTRA_VERDICT]);
   if (spec->n_extra_fds > EXTRA_NEXT)
     kv_fd (&w, q, "next", spec->extra_fds[EXTRA_NEXT]);
-  csr_jgen_str (&w, "cgroup");
-  csr_jgen_array_open (&w);
-  for (size_t i = 0; i < n_cg; i++)
-    csr_jgen_int (&w, add_fd (q, cg_fds[i]));
-  csr_jgen_array_close (&w);
   csr_jgen_map_close (&w);
   csr_jgen_map_close (&w);
   return csr_jgen_finish (&w, "a warm jail's request", len, err);
@@ -460,16 +467,25 @@ cgroup_files (const struct jail_snippet *spec, int *fds, size_t *n, csr_error **
   return 0;
 }
 
-/* Send the request: one message, its descriptors with it. */
+/* Send the request: one message, its descriptors with it (the sync socket,
+ * the N_CG cgroup files, the rest): "ns FLAGS UID GID CGROUPNS N_CG\n" (what
+ * the zygote and the jail's init read: the namespaces to clone, the ids to
+ * map, whether to unshare a cgroup namespace), the JSON line (the
+ * interpreter's), the seccomp program. */
 static int
-send_request (int ctl, const char *json, size_t jlen, const struct jail_snippet *spec,
-              const struct request *q, csr_error **err)
+send_request (int ctl, uint64_t clone_flags, bool cgroupns, size_t n_cg, const char *json,
+              size_t jlen, const struct jail_snippet *spec, const struct request *q,
+              csr_error **err)
 {
   const struct sock_fprog *prog = spec->jail.seccomp_bpf;
   size_t blen = prog ? (size_t)prog->len * sizeof (struct sock_filter) : 0;
-  if (jlen + 1 + blen > REQUEST_MAX)
+  char head[96];
+  int hn = snprintf (head, sizeof head, "ns %llu %u %u %d %zu\n", (unsigned long long)clone_flags,
+                     (unsigned)spec->uid, (unsigned)spec->gid, cgroupns ? 1 : 0, n_cg);
+  if ((size_t)hn + jlen + 1 + blen > REQUEST_MAX)
     return csr_error_set (err, E2BIG, "a warm jail's request is too large");
-  struct iovec iov[3] = { { (void *)json, jlen },
+  struct iovec iov[4] = { { head, (size_t)hn },
+                          { (void *)json, jlen },
                           { (void *)"\n", 1 },
                           { prog ? (void *)prog->filter : NULL, blen } };
   union
@@ -479,7 +495,7 @@ send_request (int ctl, const char *json, size_t jlen, const struct jail_snippet 
   } u;
   memset (&u, 0, sizeof u);
   struct msghdr mh = { .msg_iov = iov,
-                       .msg_iovlen = blen ? 3 : 2,
+                       .msg_iovlen = blen ? 4 : 3,
                        .msg_control = u.b,
                        .msg_controllen = CMSG_SPACE (sizeof (int) * q->n) };
   struct cmsghdr *cm = CMSG_FIRSTHDR (&mh);
@@ -495,21 +511,26 @@ send_request (int ctl, const char *json, size_t jlen, const struct jail_snippet 
   return 0;
 }
 
-/* The one child of W's init: its interpreter. */
+/* The parent of PID (its jail's init), or -1. */
 static pid_t
-payload_of (pid_t init)
+parent_of (pid_t pid)
 {
-  char path[64], buf[64];
-  snprintf (path, sizeof path, "/proc/%d/task/%d/children", (int)init, (int)init);
-  cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/stat", (int)pid);
+  cleanup_free char *st = NULL;
+  size_t len = 0;
+  csr_error *e = NULL;
+  if (csr_read_file (path, 4096, &st, &len, &e) < 0)
+    {
+      csr_error_free (e);
+      return -1;
+    }
+  const char *p = strrchr (st, ')');
+  int ppid = 0;
+  char state;
+  if (p == NULL || sscanf (p + 1, " %c %d", &state, &ppid) != 2 || ppid <= 0)
     return -1;
-  ssize_t n = read (fd, buf, sizeof buf - 1);
-  if (n <= 0)
-    return -1;
-  buf[n] = '\0';
-  long pid = strtol (buf, NULL, 10);
-  return pid > 0 ? (pid_t)pid : -1;
+  return (pid_t)ppid;
 }
 
 static int
@@ -530,13 +551,15 @@ await_ready (struct csr_warm *w, csr_error **err)
     return csr_error_set (err, m.err, "%s", m.text);
   if (m.type != CSR_SYNC_READY || pid <= 0)
     return csr_error_set (err, 0, "unexpected message %u from the warm jail", m.type);
-  w->jail.pid = pid;
-  w->jail.pidfd = csr_pidfd_open (pid);
+  /* READY comes from the interpreter; its parent is the jail's init (the
+   * check reads the parent again: this pid can't have been reused). */
+  w->payload = pid;
+  w->jail.pid = parent_of (pid);
+  if (w->jail.pid <= 0)
+    return csr_error_set (err, 0, "the warm jail's init is gone");
+  w->jail.pidfd = csr_pidfd_open (w->jail.pid);
   if (w->jail.pidfd < 0)
     return csr_error_errno (err, "pidfd_open the warm jail");
-  w->payload = payload_of (pid);
-  if (w->payload <= 0)
-    return csr_error_set (err, 0, "the warm jail has no interpreter");
   return 0;
 }
 
@@ -569,9 +592,19 @@ csr_zygote_spawn (const struct csr_zygote *z, const struct jail_snippet *spec, c
   cleanup_free char *json = NULL;
   if (pass_creds (w->jail.syncfd, err) < 0 || cgroup_files (spec, cg, &n_cg, err) < 0)
     goto out;
-  json = request_json (spec, args, n_args, test_break, &q, sync_theirs, go_theirs, cg, n_cg, &jlen,
-                       err);
-  if (json == NULL || send_request (z->ctl, json, jlen, spec, &q, err) < 0)
+  uint64_t flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID;
+  static const struct
+  {
+    const char *name;
+    uint64_t flag;
+  } others[] = { { "netns", CLONE_NEWNET }, { "ipcns", CLONE_NEWIPC }, { "utsns", CLONE_NEWUTS } };
+  for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
+    if (!(test_break && strcmp (test_break, others[i].name) == 0)) /* tests only */
+      flags |= others[i].flag;
+  json = request_json (spec, args, n_args, test_break, flags, &q, sync_theirs, go_theirs, cg, n_cg,
+                       &jlen, err);
+  bool cgroupns = !(test_break && strcmp (test_break, "cgroupns") == 0); /* tests only */
+  if (json == NULL || send_request (z->ctl, flags, cgroupns, n_cg, json, jlen, spec, &q, err) < 0)
     goto out;
   close (steal_fd (&sync_theirs));
   close (steal_fd (&go_theirs));
