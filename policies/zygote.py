@@ -129,69 +129,88 @@ def _zygote():
             pass
         posix._exit(125)
 
-    # ---- P: the jail's mount tree (mounts.c, the same steps in the same order)
-    def restrict(path, flags):
-        """Add FLAGS to the mount at PATH, keeping the flags a user namespace
-        must keep (mounts.c restrict_mount's fallback)."""
-        f = posix.statvfs(path).f_flag
-        keep = 0
-        for st_bit, ms_bit in k["locked"]:
-            if f & st_bit:
-                keep |= ms_bit
-        mount(None, path, None, k["MS_REMOUNT"] | k["MS_BIND"] | flags | keep)
+    # ---- P: the jail's mount tree (mounts.c: the same steps, in the same
+    # order).  Everything but the item's tmpfs sizes and ids is known here,
+    # once: the plan is a list of steps with their arguments ready, so that
+    # each jail runs little Python (and copies few of the zygote's pages).
+    MS = lambda *names: sum(k["MS_" + n] for n in names)
 
-    def mask(p):
+    def kept(path):
+        """The flags a remount of (a bind of) PATH's mount must keep in a
+        user namespace (mounts.c locked_flags)."""
+        f = posix.statvfs(path).f_flag
+        return sum(ms for st, ms in k["locked"] if f & st)
+
+    MOUNT, FILE, LINK, DIR = 0, 1, 2, 3
+    root = setup["newroot"]
+    plan = [(MOUNT, None, b"/", None, MS("REC", "PRIVATE"), None)]
+
+    def m(src, dst, fstype, flags, data=None):
+        plan.append((MOUNT, enc(src), enc(dst), enc(fstype), flags, enc(data)))
+
+    def restrict(path, flags, like):
+        m(None, path, None, MS("REMOUNT", "BIND") | flags | kept(like))
+
+    # The read-only rootfs alone, none of the zygote's mounts: its jail has
+    # it at SETUP's "rootfs".  Then /proc: the zygote's is the same kind of
+    # mount, unmasked (what exists there exists in a new one).
+    m(setup["rootfs"], root, None, MS("BIND"))
+    m("proc", root + "/proc", "proc", MS("NOSUID", "NODEV", "NOEXEC"))
+    for p in setup["masked"]:
         try:
             st = posix.lstat(p)
         except OSError:
-            return
+            continue
         if st.st_mode & 0o170000 == 0o040000:
-            mount("tmpfs", p, "tmpfs", k["MS_RDONLY"] | k["MS_NOSUID"] | k["MS_NODEV"] | k["MS_NOEXEC"], "size=0,nr_inodes=1,mode=0555")
+            m("tmpfs", root + p, "tmpfs", MS("RDONLY", "NOSUID", "NODEV", "NOEXEC"), "size=0,nr_inodes=1,mode=0555")
         else:
-            mount("/dev/null", p, None, k["MS_BIND"])
-            restrict(p, k["MS_RDONLY"] | k["MS_NOSUID"] | k["MS_NOEXEC"])
-
-    def readonly(p):
+            m("/dev/null", root + p, None, MS("BIND"))
+            restrict(root + p, MS("RDONLY", "NOSUID", "NOEXEC"), "/dev/null")
+    for p in setup["readonly"]:
         try:
             posix.stat(p)
         except OSError:
-            return
-        mount(p, p, None, k["MS_BIND"] | k["MS_REC"])
-        restrict(p, k["MS_RDONLY"] | k["MS_NOSUID"] | k["MS_NODEV"] | k["MS_NOEXEC"])
+            continue
+        m(root + p, root + p, None, MS("BIND", "REC"))
+        restrict(root + p, MS("RDONLY", "NOSUID", "NODEV", "NOEXEC"), "/proc")
+    dev = root + "/dev"
+    m("tmpfs", dev, "tmpfs", MS("NOSUID", "NOEXEC"), "size=64k,nr_inodes=64,mode=0755")
+    for n in setup["devs"]:
+        plan.append((FILE, enc(dev + "/" + n), None, None, 0, None))
+        m("/dev/" + n, dev + "/" + n, None, MS("BIND"))
+        restrict(dev + "/" + n, MS("NOSUID", "NOEXEC"), "/dev/" + n)
+    for target, name in setup["dev_links"]:
+        plan.append((LINK, enc(target), enc(dev + "/" + name), None, 0, None))
+    plan.append((DIR, enc(dev + "/shm"), None, None, 0o755, None))
+    plan.append((DIR, enc(dev + "/pts"), None, None, 0o755, None))
+    m("tmpfs", dev + "/shm", "tmpfs", MS("NOSUID", "NODEV", "NOEXEC"), "size=64m,nr_inodes=1024,mode=1777")
+    m("devpts", dev + "/pts", "devpts", MS("NOSUID", "NOEXEC"), "newinstance,ptmxmode=0666,mode=0620")
+    restrict(dev, MS("RDONLY", "NOSUID", "NOEXEC"), "/dev")
+    root_flags = MS("REMOUNT", "BIND", "RDONLY", "NOSUID", "NODEV") | kept(setup["rootfs"])
+    tmpfs_flags = MS("NOSUID", "NODEV")
+    plan = tuple(plan)
 
     def tree(req):
-        root = setup["newroot"]
-        mount(None, "/", None, k["MS_REC"] | k["MS_PRIVATE"])
-        # The read-only rootfs alone, none of the zygote's mounts: its jail
-        # has it at SETUP's "rootfs" (mounts.c).
-        mount(setup["rootfs"], root, None, k["MS_BIND"])
-        mount("proc", root + "/proc", "proc", k["MS_NOSUID"] | k["MS_NODEV"] | k["MS_NOEXEC"])
-        for p in setup["masked"]:
-            mask(root + p)
-        for p in setup["readonly"]:
-            readonly(root + p)
-        dev = root + "/dev"
-        mount("tmpfs", dev, "tmpfs", k["MS_NOSUID"] | k["MS_NOEXEC"], "size=64k,nr_inodes=64,mode=0755")
-        for n in setup["devs"]:
-            posix.close(posix.open(dev + "/" + n, posix.O_CREAT | posix.O_EXCL | posix.O_WRONLY | posix.O_CLOEXEC, 0o666))
-            mount("/dev/" + n, dev + "/" + n, None, k["MS_BIND"])
-            restrict(dev + "/" + n, k["MS_NOSUID"] | k["MS_NOEXEC"])
-        for target, name in setup["dev_links"]:
-            posix.symlink(target, dev + "/" + name)
-        posix.mkdir(dev + "/shm", 0o755)
-        posix.mkdir(dev + "/pts", 0o755)
-        mount("tmpfs", dev + "/shm", "tmpfs", k["MS_NOSUID"] | k["MS_NODEV"] | k["MS_NOEXEC"], "size=64m,nr_inodes=1024,mode=1777")
-        mount("devpts", dev + "/pts", "devpts", k["MS_NOSUID"] | k["MS_NOEXEC"], "newinstance,ptmxmode=0666,mode=0620")
-        restrict(dev, k["MS_RDONLY"] | k["MS_NOSUID"] | k["MS_NOEXEC"])
+        mnt = libc.mount
+        for kind, a, b, c, d, e in plan:
+            if kind == MOUNT:
+                if mnt(a, b, c, d, e) < 0:
+                    check(-1, "mount %s on %s" % ((c or a or b"none").decode(), b.decode()))
+            elif kind == FILE:
+                posix.close(posix.open(a, posix.O_CREAT | posix.O_EXCL | posix.O_WRONLY | posix.O_CLOEXEC, 0o666))
+            elif kind == LINK:
+                posix.symlink(a, b)
+            else:
+                posix.mkdir(a, d)
         opts = "size=%d,nr_inodes=%d,mode=%%s,uid=%d,gid=%d" % (req["tmp_size"], req["tmp_inodes"], req["uid"], req["gid"])
-        mount("tmpfs", root + "/tmp", "tmpfs", k["MS_NOSUID"] | k["MS_NODEV"], opts % "1777")
+        mount("tmpfs", root + "/tmp", "tmpfs", tmpfs_flags, opts % "1777")
         if req["cwd"] != "/tmp":
-            mount("tmpfs", root + req["cwd"], "tmpfs", k["MS_NOSUID"] | k["MS_NODEV"], opts % "0755")
+            mount("tmpfs", root + req["cwd"], "tmpfs", tmpfs_flags, opts % "0755")
         posix.chdir(root)
         check(libc.pivot_root(b".", b"."), "pivot_root")
         check(libc.umount2(b".", k["MNT_DETACH"]), "detach the old root")
         posix.chdir("/")
-        restrict("/", k["MS_RDONLY"] | k["MS_NOSUID"] | k["MS_NODEV"])
+        mount(None, "/", None, root_flags)
 
     def loopback():
         s = _socket.socket(_socket.AF_INET, _socket.SOCK_DGRAM, 0)
@@ -220,14 +239,15 @@ def _zygote():
         if nxt is not None:
             posix.dup2(nxt, 6)
 
+    fd = posix.open("/proc/sys/kernel/cap_last_cap", posix.O_RDONLY)
+    caps = range(int(posix.read(fd, 32)) + 1)  # the kernel's, all of them in a new user namespace
+    posix.close(fd)
+
     def drop_caps(req):
-        c = 0
-        while True:  # the bounding set, up to the kernel's last capability
-            if libc.prctl(k["PR_CAPBSET_DROP"], c, 0, 0, 0) < 0:
-                if ctypes.get_errno() == EINVAL:
-                    break
+        drop = k["PR_CAPBSET_DROP"]
+        for c in caps:  # the bounding set
+            if libc.prctl(drop, c, 0, 0, 0) < 0:
                 check(-1, "drop capability %d from the bounding set" % c)
-            c += 1
         if libc.prctl(k["PR_CAP_AMBIENT"], k["PR_CAP_AMBIENT_CLEAR_ALL"], 0, 0, 0) < 0 and ctypes.get_errno() != EINVAL:
             check(-1, "clear ambient capabilities")
         prctl(k["PR_SET_SECUREBITS"], k["securebits"], "set securebits")

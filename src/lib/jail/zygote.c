@@ -323,10 +323,24 @@ fail:
 void
 csr_zygote_stop (struct csr_zygote *z)
 {
-  if (z->ctl >= 0)
+  /* The end of its control socket ends the zygote, then its jail's init
+   * (which reaps it, so that their cpu time is accounted to us); after a
+   * while, its jail is killed: the pid namespace, every warm jail in it,
+   * goes. */
+  bool had = z->ctl >= 0;
+  if (had)
     close (z->ctl);
   z->ctl = -1;
-  /* Its jail's init: the pid namespace, every warm jail in it, goes. */
+  if (had && z->jail.pid > 0 && z->jail.pidfd >= 0)
+    {
+      struct pollfd p = { .fd = z->jail.pidfd, .events = POLLIN };
+      while (poll (&p, 1, 2000) < 0 && errno == EINTR)
+        ;
+      struct csr_jail_exit ex;
+      csr_error *e = NULL;
+      if ((p.revents & POLLIN) && csr_jail_wait (&z->jail, &ex, &e) < 0)
+        csr_error_free (e);
+    }
   csr_jail_release (&z->jail);
   z->pid = 0;
 }
