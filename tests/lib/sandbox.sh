@@ -1,6 +1,7 @@
 # tests/lib/sandbox.sh — the frame of the csrun sandbox tests (after tap.sh):
 #   . "$CSRUN_SRCDIR/tests/lib/sandbox.sh"
-# T (a temporary directory), CSRUN_SANDBOX_DIR=$T/sbx (also $SBX), and at exit every sandbox
+# T (a temporary directory), CSRUN_SANDBOX_DIR=$T/sbx (also $SBX), CSRUN_CHECKPOINT_DIR=$T/ck
+# (also $CK: no test reads or collects the user's checkpoints), and at exit every sandbox
 # there removed with rm --force (nothing of ours stays alive) after the commands a test puts in
 # sbx_cleanup_hooks.  Helpers: wait_until SECONDS CMD... (poll CMD every 0.1 s until it
 # succeeds: a generous bound), gone PID (exited, or a zombie), no_dir PATH, jget FILE EXPR
@@ -8,7 +9,9 @@
 
 T=$(tmpdir)
 export CSRUN_SANDBOX_DIR="$T/sbx"
+export CSRUN_CHECKPOINT_DIR="$T/ck"
 SBX="$CSRUN_SANDBOX_DIR"
+CK="$CSRUN_CHECKPOINT_DIR"
 sbx_cleanup_hooks=()
 
 _sbx_cleanup () {
