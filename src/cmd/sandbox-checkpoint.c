@@ -147,10 +147,10 @@ run_hook (int dirfd, const char *cmd, csr_error **err)
     return csr_error_set (err, EBUSY, "%s", msg ? msg : "the keeper's reply is not JSON");
   if (YAJL_IS_TRUE (csr_json_get (t, "setup_failed")))
     return csr_error_set (err, 0, "the command could not be started in the sandbox");
-  yajl_val ec = csr_json_get (t, "exit_code"), sig = csr_json_get (t, "signal");
-  if (sig && YAJL_IS_INTEGER (sig) && YAJL_GET_INTEGER (sig))
-    return 128 + (int)YAJL_GET_INTEGER (sig);
-  return ec && YAJL_IS_INTEGER (ec) ? (int)YAJL_GET_INTEGER (ec) : -1;
+  long long sig = csr_json_int (t, "signal", 0);
+  if (sig)
+    return 128 + (int)sig;
+  return (int)csr_json_int (t, "exit_code", -1);
 }
 
 /* A request with one descriptor whose reply may take long; the parsed
@@ -172,8 +172,7 @@ long_request (int dirfd, const char *req, int fd, csr_error **err)
   if (t && !msg)
     return t;
   const char *kind = csr_json_str (csr_json_get (t, "kind"));
-  yajl_val sv = csr_json_get (t, "status");
-  int st = sv && YAJL_IS_INTEGER (sv) ? (int)YAJL_GET_INTEGER (sv) : 0;
+  int st = (int)csr_json_int (t, "status", 0);
   /* The keeper's errno, but for the ones whose exit code means something else here. */
   if (st == ENOENT || st == EBUSY || st == CSR_CKPT_E_DAMAGED || st == CSR_CKPT_E_EXPIRED
       || st == CSR_CKPT_E_ROOTFS)

@@ -422,8 +422,7 @@ sbx_exec_report (const struct sbx_exec_end *x)
   long long ec = YAJL_GET_INTEGER (csr_json_get (t, "exit_code"));
   long long sig = YAJL_GET_INTEGER (csr_json_get (t, "signal"));
   long long ms = YAJL_GET_INTEGER (csr_json_get (t, "duration_ms"));
-  yajl_val tm = csr_json_get (t, "timeout_ms");
-  double timeout_s = tm && YAJL_IS_INTEGER (tm) ? (double)YAJL_GET_INTEGER (tm) / 1000 : 0;
+  double timeout_s = (double)csr_json_int (t, "timeout_ms", 0) / 1000;
   bool timed_out = YAJL_IS_TRUE (csr_json_get (t, "timed_out"));
   bool exec_failed = YAJL_IS_TRUE (csr_json_get (t, "exec_failed"));
   bool setup_failed = YAJL_IS_TRUE (csr_json_get (t, "setup_failed"));

@@ -100,8 +100,7 @@ parse_port (int key, char *arg, struct argp_state *state)
 static long long
 connections (yajl_val info, size_t i)
 {
-  yajl_val v = csr_json_get (csr_json_at (csr_json_get (info, "ports"), i), "connections");
-  return v && YAJL_IS_INTEGER (v) ? YAJL_GET_INTEGER (v) : -1;
+  return csr_json_int (csr_json_at (csr_json_get (info, "ports"), i), "connections", -1);
 }
 
 static int

@@ -397,17 +397,15 @@ session_ls (int d, const struct session_opts *o)
       yajl_val s = list->u.array.values[i];
       const char *name = csr_json_str (csr_json_get (s, "name"));
       const char *st = csr_json_str (csr_json_get (s, "state"));
-      yajl_val pid = csr_json_get (s, "pid"), cells = csr_json_get (s, "cells"),
-               created = csr_json_get (s, "created"), idle = csr_json_get (s, "idle_ms");
-      long long c = created && YAJL_IS_INTEGER (created) ? YAJL_GET_INTEGER (created) : 0;
+      long long c = csr_json_int (s, "created", 0);
       char ct[32];
       time_t tt = (time_t)c;
       struct tm tm;
       gmtime_r (&tt, &tm);
       strftime (ct, sizeof ct, "%Y-%m-%dT%H:%M:%SZ", &tm);
-      long long p = pid && YAJL_IS_INTEGER (pid) ? YAJL_GET_INTEGER (pid) : 0;
-      long long n = cells && YAJL_IS_INTEGER (cells) ? YAJL_GET_INTEGER (cells) : 0;
-      long long im = idle && YAJL_IS_INTEGER (idle) ? YAJL_GET_INTEGER (idle) : 0;
+      long long p = csr_json_int (s, "pid", 0);
+      long long n = csr_json_int (s, "cells", 0);
+      long long im = csr_json_int (s, "idle_ms", 0);
       if (o->json)
         {
           csr_jgen_map_open (&w);

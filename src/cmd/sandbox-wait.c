@@ -196,8 +196,6 @@ cmd_sandbox_wait (int argc, char **argv)
     close (fds[i]);
   if (rc)
     return rc;
-  yajl_val od = csr_json_get (t, "stdout_dropped_bytes"),
-           ed = csr_json_get (t, "stderr_dropped_bytes");
   yajl_val sh = csr_json_get (t, "sh");
   struct sbx_exec_end end = {
     .reply = t,
@@ -208,10 +206,10 @@ cmd_sandbox_wait (int argc, char **argv)
     .print_output = true,
     .out = out,
     .out_len = lo,
-    .out_dropped = od && YAJL_IS_INTEGER (od) ? (uint64_t)YAJL_GET_INTEGER (od) : 0,
+    .out_dropped = (uint64_t)csr_json_int (t, "stdout_dropped_bytes", 0),
     .err = err,
     .err_len = le,
-    .err_dropped = ed && YAJL_IS_INTEGER (ed) ? (uint64_t)YAJL_GET_INTEGER (ed) : 0,
+    .err_dropped = (uint64_t)csr_json_int (t, "stderr_dropped_bytes", 0),
   };
   return sbx_exec_report (&end);
 }
@@ -224,12 +222,9 @@ print_row (yajl_val x)
   const char *exec = csr_json_str (csr_json_get (x, "exec"));
   const char *state = csr_json_str (csr_json_get (x, "state"));
   const char *cmd = csr_json_str (csr_json_get (x, "command"));
-  yajl_val v = csr_json_get (x, "started");
-  time_t started = v && YAJL_IS_INTEGER (v) ? (time_t)YAJL_GET_INTEGER (v) : 0;
-  v = csr_json_get (x, "duration_ms");
-  long long ms = v && YAJL_IS_INTEGER (v) ? YAJL_GET_INTEGER (v) : 0;
-  v = csr_json_get (x, "pid");
-  long long pid = v && YAJL_IS_INTEGER (v) ? YAJL_GET_INTEGER (v) : 0;
+  time_t started = (time_t)csr_json_int (x, "started", 0);
+  long long ms = csr_json_int (x, "duration_ms", 0);
+  long long pid = csr_json_int (x, "pid", 0);
   char when[32], result[32] = "-";
   struct tm tm;
   gmtime_r (&started, &tm);

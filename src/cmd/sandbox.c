@@ -551,8 +551,7 @@ gen_sandbox (struct csr_jgen *w, const struct csr_sandbox_spec *s, yajl_val info
     {
       csr_jgen_kv_str (w, "state_dir", statedir);
       csr_jgen_kv_int (w, "keeper_pid", s->keeper_pid);
-      yajl_val ip = csr_json_get (info, "init_pid");
-      csr_jgen_kv_int (w, "init_pid", ip && YAJL_IS_INTEGER (ip) ? YAJL_GET_INTEGER (ip) : 0);
+      csr_jgen_kv_int (w, "init_pid", csr_json_int (info, "init_pid", 0));
       csr_jgen_str (w, "pids");
       yajl_val pids = csr_json_get (info, "pids");
       if (pids)
@@ -562,8 +561,7 @@ gen_sandbox (struct csr_jgen *w, const struct csr_sandbox_spec *s, yajl_val info
           csr_jgen_array_open (w);
           csr_jgen_array_close (w);
         }
-      yajl_val idle = csr_json_get (info, "idle_ms");
-      csr_jgen_kv_int (w, "idle_ms", idle && YAJL_IS_INTEGER (idle) ? YAJL_GET_INTEGER (idle) : 0);
+      csr_jgen_kv_int (w, "idle_ms", csr_json_int (info, "idle_ms", 0));
       gen_limits (w, s);
       csr_sandbox_ports_gen (w, s, true);
       csr_jgen_str (w, "spec");
