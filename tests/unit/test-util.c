@@ -2,12 +2,14 @@
 #include "config.h"
 
 #include <criterion/criterion.h>
+#include <signal.h>
 #include <stdint.h>
 #include <string.h>
 
 #include <yajl/yajl_tree.h>
 
 #include "util/json.h"
+#include "util/stopsig.h"
 
 /* ------------------------------------------------------------------ json getters */
 
@@ -45,4 +47,50 @@ Test (json, u64_member_is_a_count)
   cr_assert_eq (csr_json_u64 (t, "s"), 0);
   cr_assert_eq (csr_json_u64 (t, "missing"), 0);
   cr_assert_eq (csr_json_u64 (NULL, "a"), 0);
+}
+
+/* ------------------------------------------------------------------ stop signals */
+
+static int handled;
+
+static void
+counting (int sig)
+{
+  handled++;
+  csr_stopsig_note (sig);
+}
+
+Test (stopsig, signals_become_bytes_on_the_pipe)
+{
+  cr_assert_eq (csr_stopsig_fd (), -1);
+  cr_assert_eq (csr_stopsig_take (), 0);
+  int fd = csr_stopsig_open (NULL);
+  cr_assert_geq (fd, 0);
+  cr_assert_eq (csr_stopsig_fd (), fd);
+  cr_assert_eq (csr_stopsig_take (), 0, "nothing noted yet (and no block: O_NONBLOCK)");
+  csr_stopsig_catch (NULL);
+  raise (SIGTERM);
+  raise (SIGHUP);
+  cr_assert_eq (csr_stopsig_take (), SIGTERM);
+  cr_assert_eq (csr_stopsig_take (), SIGHUP);
+  cr_assert_eq (csr_stopsig_take (), 0);
+  /* A handler of one's own that notes too. */
+  csr_stopsig_catch (counting);
+  raise (SIGINT);
+  cr_assert_eq (handled, 1);
+  cr_assert_eq (csr_stopsig_take (), SIGINT);
+  csr_stopsig_close ();
+  cr_assert_eq (csr_stopsig_fd (), -1);
+  /* Closed: a signal is still caught, and noted nowhere. */
+  raise (SIGINT);
+  cr_assert_eq (handled, 2);
+  cr_assert_eq (csr_stopsig_take (), 0);
+}
+
+Test (stopsig, the_set)
+{
+  sigset_t s;
+  csr_stopsig_set (&s);
+  cr_assert (sigismember (&s, SIGINT) && sigismember (&s, SIGTERM) && sigismember (&s, SIGHUP));
+  cr_assert (!sigismember (&s, SIGKILL) && !sigismember (&s, SIGPIPE));
 }
