@@ -2,12 +2,15 @@
 #include "config.h"
 
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <yajl/yajl_tree.h>
 
+#include "util/buf.h"
 #include "util/json.h"
 #include "util/stopsig.h"
 
@@ -93,4 +96,32 @@ Test (stopsig, the_set)
   csr_stopsig_set (&s);
   cr_assert (sigismember (&s, SIGINT) && sigismember (&s, SIGTERM) && sigismember (&s, SIGHUP));
   cr_assert (!sigismember (&s, SIGKILL) && !sigismember (&s, SIGPIPE));
+}
+
+/* ------------------------------------------------------------------ buffers */
+
+Test (buf, reserve_doubles_from_first)
+{
+  char *b = NULL;
+  size_t cap = 0;
+  cr_assert_eq (csr_buf_reserve (&b, &cap, 10, 16), 0);
+  cr_assert_not_null (b);
+  cr_assert_eq (cap, 16);
+  char *was = b;
+  cr_assert_eq (csr_buf_reserve (&b, &cap, 16, 16), 0, "enough already");
+  cr_assert_eq (b, was);
+  cr_assert_eq (cap, 16);
+  memset (b, 'x', 16);
+  cr_assert_eq (csr_buf_reserve (&b, &cap, 17, 16), 0);
+  cr_assert_eq (cap, 32);
+  cr_assert_eq (csr_buf_reserve (&b, &cap, 1000, 16), 0);
+  cr_assert_eq (cap, 1024);
+  cr_assert_eq (b[15], 'x', "the contents stay");
+  /* A size that can't be had: -1, the buffer as it was. */
+  was = b;
+  cr_assert_eq (csr_buf_reserve (&b, &cap, SIZE_MAX, 16), -1);
+  cr_assert_eq (errno, ENOMEM);
+  cr_assert_eq (b, was);
+  cr_assert_eq (cap, 1024);
+  free (b);
 }

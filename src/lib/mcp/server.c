@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../util/buf.h"
 #include "../util/cleanup.h"
 #include "../util/clock.h"
 #include "../util/json-gen.h"
@@ -54,19 +55,10 @@ mcp_buf_add (struct mcp_buf *b, const char *data, size_t len)
       b->overflow = true;
       len = b->max > b->len ? b->max - b->len : 0;
     }
-  if (b->len + len + 1 > b->cap)
+  if (csr_buf_reserve (&b->data, &b->cap, b->len + len + 1, 4096) < 0)
     {
-      size_t cap = b->cap ? b->cap : 4096;
-      while (cap < b->len + len + 1)
-        cap *= 2;
-      char *nb = realloc (b->data, cap);
-      if (nb == NULL)
-        {
-          b->overflow = true;
-          return;
-        }
-      b->data = nb;
-      b->cap = cap;
+      b->overflow = true;
+      return;
     }
   memcpy (b->data + b->len, data, len);
   b->len += len;
