@@ -7,12 +7,15 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <yajl/yajl_tree.h>
 
 #include "util/buf.h"
 #include "util/json.h"
 #include "util/stopsig.h"
+#include "util/syscalls.h"
 
 /* ------------------------------------------------------------------ json getters */
 
@@ -124,4 +127,31 @@ Test (buf, reserve_doubles_from_first)
   cr_assert_eq (b, was);
   cr_assert_eq (cap, 1024);
   free (b);
+}
+
+/* ------------------------------------------------------------------ children */
+
+Test (child, exited_stays_a_zombie)
+{
+  int p[2];
+  cr_assert_eq (pipe (p), 0);
+  pid_t pid = fork ();
+  cr_assert_geq (pid, 0);
+  if (pid == 0)
+    {
+      char c;
+      close (p[1]);
+      _exit (read (p[0], &c, 1) == 0 ? 7 : 1); /* until the parent closes its end */
+    }
+  close (p[0]);
+  cr_assert (!csr_child_exited (pid), "it waits for us");
+  close (p[1]);
+  while (!csr_child_exited (pid))
+    usleep (1000);
+  /* Not reaped: its status is still there. */
+  int st = 0;
+  cr_assert_eq (waitpid (pid, &st, 0), pid);
+  cr_assert (WIFEXITED (st) && WEXITSTATUS (st) == 7);
+  /* Reaped (or never ours): exited. */
+  cr_assert (csr_child_exited (pid));
 }
