@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "util/buf.h"
+#include "util/datadir.h"
 #include "util/json.h"
 #include "util/stopsig.h"
 #include "util/syscalls.h"
@@ -154,4 +156,46 @@ Test (child, exited_stays_a_zombie)
   cr_assert (WIFEXITED (st) && WEXITSTATUS (st) == 7);
   /* Reaped (or never ours): exited. */
   cr_assert (csr_child_exited (pid));
+}
+
+/* ------------------------------------------------------------------ state directories */
+
+static const struct csr_dir_place places[] = {
+  { "T_OVERRIDE", NULL },          { "T_XDG", "/csrun/x" }, { NULL, "/run/csrun/x" },
+  { "T_HOME", "/.cache/csrun/x" }, { NULL, NULL },
+};
+
+static void
+pick_is (const char *want)
+{
+  char *dir = (char *)"unchanged";
+  int r = csr_pick_dir (places, &dir);
+  if (want == NULL)
+    {
+      cr_assert_eq (r, 1);
+      cr_assert_null (dir);
+      return;
+    }
+  cr_assert_eq (r, 0);
+  cr_assert_str_eq (dir, want);
+  free (dir);
+}
+
+Test (datadir, pick_dir_in_order)
+{
+  bool root = geteuid () == 0;
+  unsetenv ("T_OVERRIDE");
+  unsetenv ("T_XDG");
+  unsetenv ("T_HOME");
+  pick_is (root ? "/run/csrun/x" : NULL);
+  setenv ("T_HOME", "relative", 1); /* not absolute: passed over */
+  pick_is (root ? "/run/csrun/x" : NULL);
+  setenv ("T_HOME", "/home/u", 1);
+  pick_is (root ? "/run/csrun/x" : "/home/u/.cache/csrun/x");
+  setenv ("T_XDG", "/xdg", 1);
+  pick_is ("/xdg/csrun/x");
+  setenv ("T_OVERRIDE", "", 1); /* empty: passed over */
+  pick_is ("/xdg/csrun/x");
+  setenv ("T_OVERRIDE", "rel/dir", 1); /* the override is taken as it is */
+  pick_is ("rel/dir");
 }

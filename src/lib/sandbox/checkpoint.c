@@ -12,13 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../rootfs/layer.h"
 #include "../util/cleanup.h"
+#include "../util/datadir.h"
 #include "../util/fs.h"
 #include "../util/json.h"
 #include "../util/trust.h"
@@ -393,18 +393,16 @@ info_parse (const char *text, size_t len, const char *id, struct csr_ckpt_info *
 int
 csr_ckpt_root (bool create, char **path, csr_error **err)
 {
+  static const struct csr_dir_place places[] = {
+    { "CSRUN_CHECKPOINT_DIR", NULL },
+    { "XDG_DATA_HOME", "/csrun/checkpoints" },
+    { NULL, "/var/lib/csrun/checkpoints" },
+    { "HOME", "/.local/share/csrun/checkpoints" },
+    { NULL, NULL },
+  };
   cleanup_free char *dir = NULL;
-  const char *v;
-  int r;
-  if ((v = getenv ("CSRUN_CHECKPOINT_DIR")) && *v)
-    r = asprintf (&dir, "%s", v);
-  else if ((v = getenv ("XDG_DATA_HOME")) && *v == '/')
-    r = asprintf (&dir, "%s/csrun/checkpoints", v);
-  else if (geteuid () == 0)
-    r = asprintf (&dir, "/var/lib/csrun/checkpoints");
-  else if ((v = getenv ("HOME")) && *v == '/')
-    r = asprintf (&dir, "%s/.local/share/csrun/checkpoints", v);
-  else
+  int r = csr_pick_dir (places, &dir);
+  if (r > 0)
     return csr_error_set (err, ENOENT,
                           "no directory for checkpoints: set HOME, XDG_DATA_HOME or "
                           "CSRUN_CHECKPOINT_DIR");
@@ -416,12 +414,7 @@ csr_ckpt_root (bool create, char **path, csr_error **err)
 int
 csr_ckpt_new_id (char id[CSR_CKPT_ID_LEN + 1], csr_error **err)
 {
-  unsigned char b[CSR_CKPT_ID_LEN / 2];
-  if (getrandom (b, sizeof b, 0) != (ssize_t)sizeof b)
-    return csr_error_errno (err, "random id");
-  for (size_t k = 0; k < sizeof b; k++)
-    snprintf (id + 2 * k, 3, "%02x", b[k]);
-  return 0;
+  return csr_sandbox_random_hex (id, CSR_CKPT_ID_LEN, err);
 }
 
 static int

@@ -17,6 +17,7 @@
 
 #include "../cgroup/cgroup.h"
 #include "../util/cleanup.h"
+#include "../util/datadir.h"
 #include "../util/fs.h"
 #include "../util/json-gen.h"
 #include "../util/json.h"
@@ -47,20 +48,14 @@ csr_sandbox_spec_release (struct csr_sandbox_spec *s)
 int
 csr_sandbox_root (char **path, csr_error **err)
 {
+  static const struct csr_dir_place places[] = {
+    { "CSRUN_SANDBOX_DIR", NULL },         { "XDG_RUNTIME_DIR", "/csrun/sandboxes" },
+    { NULL, "/run/csrun/sandboxes" },      { "XDG_CACHE_HOME", "/csrun/sandboxes" },
+    { "HOME", "/.cache/csrun/sandboxes" }, { NULL, NULL },
+  };
   cleanup_free char *dir = NULL;
-  const char *v;
-  int r;
-  if ((v = getenv ("CSRUN_SANDBOX_DIR")) && *v)
-    r = asprintf (&dir, "%s", v);
-  else if ((v = getenv ("XDG_RUNTIME_DIR")) && *v == '/')
-    r = asprintf (&dir, "%s/csrun/sandboxes", v);
-  else if (geteuid () == 0)
-    r = asprintf (&dir, "/run/csrun/sandboxes");
-  else if ((v = getenv ("XDG_CACHE_HOME")) && *v == '/')
-    r = asprintf (&dir, "%s/csrun/sandboxes", v);
-  else if ((v = getenv ("HOME")) && *v == '/')
-    r = asprintf (&dir, "%s/.cache/csrun/sandboxes", v);
-  else
+  int r = csr_pick_dir (places, &dir);
+  if (r > 0)
     return csr_error_set (err, ENOENT,
                           "no directory for sandboxes: set XDG_RUNTIME_DIR, HOME or "
                           "CSRUN_SANDBOX_DIR");
