@@ -332,11 +332,8 @@ static int
 do_checkpoint (struct ckpt_opts *o)
 {
   int code;
-  cleanup_close int root = sbx_root ("checkpoint", &code);
-  if (root < 0)
-    return code;
   char id[CSR_SANDBOX_ID_LEN + 1];
-  cleanup_close int d = sbx_open ("checkpoint", root, o->id, id, &code);
+  cleanup_close int d = sbx_enter ("checkpoint", o->id, id, &code);
   if (d < 0)
     return code;
   csr_error *e = NULL;

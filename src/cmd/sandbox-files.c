@@ -148,7 +148,7 @@ parse_args (struct files_opts *o, struct argp_option *options, const char *args,
 struct call
 {
   const char *cmd;
-  int root, dir;
+  int dir;
   char id[CSR_SANDBOX_ID_LEN + 1];
   struct csr_files_req req;
   int p[2]; /* the pipe */
@@ -161,10 +161,8 @@ struct call
 static int
 call_start (struct call *c, const char *id, bool to_sandbox, int *code)
 {
-  c->root = c->dir = c->sock = c->p[0] = c->p[1] = -1;
-  if ((c->root = sbx_root (c->cmd, code)) < 0)
-    return -1;
-  if ((c->dir = sbx_open (c->cmd, c->root, id, c->id, code)) < 0)
+  c->dir = c->sock = c->p[0] = c->p[1] = -1;
+  if ((c->dir = sbx_enter (c->cmd, id, c->id, code)) < 0)
     return -1;
   if (pipe2 (c->p, O_CLOEXEC) < 0)
     {
@@ -203,8 +201,6 @@ call_release (struct call *c)
     close (c->sock);
   if (c->dir >= 0)
     close (c->dir);
-  if (c->root >= 0)
-    close (c->root);
   csr_files_stats_release (&c->st);
 }
 

@@ -107,11 +107,8 @@ static int
 port_ls (struct port_opts *o)
 {
   int code;
-  cleanup_close int root = sbx_root ("port ls", &code);
-  if (root < 0)
-    return code;
   char id[CSR_SANDBOX_ID_LEN + 1];
-  cleanup_close int d = sbx_open ("port ls", root, o->id, id, &code);
+  cleanup_close int d = sbx_enter ("port ls", o->id, id, &code);
   if (d < 0)
     return code;
   struct csr_sandbox_spec s;

@@ -235,11 +235,8 @@ cmd_sandbox_run (int argc, char **argv)
   if (argp_parse (&argp, argc, argv, ARGP_IN_ORDER, NULL, &x) != 0)
     return CSR_EXIT_USAGE;
   int code;
-  cleanup_close int root = sbx_root ("run", &code);
-  if (root < 0)
-    return code;
   char id[CSR_SANDBOX_ID_LEN + 1];
-  x.dirfd = sbx_open ("run", root, x.id, id, &code);
+  x.dirfd = sbx_enter ("run", x.id, id, &code);
   if (x.dirfd < 0)
     return code;
   struct csr_sandbox_spec spec;
@@ -554,11 +551,8 @@ cmd_sandbox_session (int argc, char **argv)
   if (argp_parse (&argp, argc, argv, 0, NULL, &o) != 0)
     return CSR_EXIT_USAGE;
   int code;
-  cleanup_close int root = sbx_root ("session", &code);
-  if (root < 0)
-    return code;
   char id[CSR_SANDBOX_ID_LEN + 1];
-  cleanup_close int d = sbx_open ("session", root, o.id, id, &code);
+  cleanup_close int d = sbx_enter ("session", o.id, id, &code);
   if (d < 0)
     return code;
   if (strcmp (o.action, "ls") == 0)

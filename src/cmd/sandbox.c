@@ -675,11 +675,8 @@ static int
 cmd_inspect (struct simple_opts *o)
 {
   int code;
-  cleanup_close int root = sbx_root ("inspect", &code);
-  if (root < 0)
-    return code;
   char id[CSR_SANDBOX_ID_LEN + 1];
-  cleanup_close int d = sbx_open ("inspect", root, o->id, id, &code);
+  cleanup_close int d = sbx_enter ("inspect", o->id, id, &code);
   if (d < 0)
     return code;
   struct csr_sandbox_spec s;
