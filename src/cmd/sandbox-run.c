@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <yajl/yajl_tree.h>
@@ -394,12 +393,8 @@ session_ls (int d, const struct session_opts *o)
       yajl_val s = list->u.array.values[i];
       const char *name = csr_json_str (csr_json_get (s, "name"));
       const char *st = csr_json_str (csr_json_get (s, "state"));
-      long long c = csr_json_int (s, "created", 0);
       char ct[32];
-      time_t tt = (time_t)c;
-      struct tm tm;
-      gmtime_r (&tt, &tm);
-      strftime (ct, sizeof ct, "%Y-%m-%dT%H:%M:%SZ", &tm);
+      sbx_fmt_time (csr_json_int (s, "created", 0), ct, sizeof ct);
       long long p = csr_json_int (s, "pid", 0);
       long long n = csr_json_int (s, "cells", 0);
       long long im = csr_json_int (s, "idle_ms", 0);

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <yajl/yajl_tree.h>
@@ -222,13 +221,10 @@ print_row (yajl_val x)
   const char *exec = csr_json_str (csr_json_get (x, "exec"));
   const char *state = csr_json_str (csr_json_get (x, "state"));
   const char *cmd = csr_json_str (csr_json_get (x, "command"));
-  time_t started = (time_t)csr_json_int (x, "started", 0);
   long long ms = csr_json_int (x, "duration_ms", 0);
   long long pid = csr_json_int (x, "pid", 0);
   char when[32], result[32] = "-";
-  struct tm tm;
-  gmtime_r (&started, &tm);
-  strftime (when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  sbx_fmt_time (csr_json_int (x, "started", 0), when, sizeof when);
   yajl_val r = csr_json_get (x, "result");
   if (r)
     {
