@@ -235,15 +235,12 @@ static int
 detached (const struct exec_opts *o, int d, const char *id, const char *req)
 {
   csr_error *e = NULL;
-  char *reply = NULL;
-  if (csr_sandbox_call (d, req, 30000, &reply, &e) < 0)
+  cleanup_yajl_val yajl_val t = csr_sandbox_call_json (d, req, 30000, &e);
+  if (t == NULL)
     return sbx_fail ("exec", e,
                      e && e->status == 0 && strstr (csr_error_text (e), "stopped")
                          ? SBX_EXIT_REFUSED
                          : CSR_EXIT_INTERNAL);
-  char ebuf[64];
-  cleanup_yajl_val yajl_val t = yajl_tree_parse (reply, ebuf, sizeof ebuf);
-  free (reply);
   const char *x = csr_json_str (csr_json_get (t, "exec"));
   if (x == NULL)
     {

@@ -117,15 +117,7 @@ port_ls (struct port_opts *o)
     return sbx_fail ("port ls", e, CSR_EXIT_INTERNAL);
   /* The keeper's live view (connections); the ports themselves are in
    * spec.json. */
-  char *reply = NULL;
-  yajl_val info = NULL;
-  if (csr_sandbox_call (d, "{\"op\":\"ports\"}", 5000, &reply, &e) == 0)
-    {
-      char ebuf[64];
-      info = yajl_tree_parse (reply, ebuf, sizeof ebuf);
-    }
-  csr_error_freep (&e);
-  free (reply);
+  yajl_val info = csr_sandbox_call_json (d, "{\"op\":\"ports\"}", 5000, NULL);
   yajl_val live = csr_json_get (info, "live");
   int rc = 0;
   if (o->json)

@@ -258,12 +258,9 @@ cmd_sandbox_exec_ls (int argc, char **argv)
   if (d < 0)
     return code;
   csr_error *e = NULL;
-  char *reply = NULL;
-  if (csr_sandbox_call (d, "{\"op\":\"execs\"}", 30000, &reply, &e) < 0)
+  cleanup_yajl_val yajl_val t = csr_sandbox_call_json (d, "{\"op\":\"execs\"}", 30000, &e);
+  if (t == NULL)
     return sbx_fail ("exec ls", e, CSR_EXIT_INTERNAL);
-  char ebuf[64];
-  cleanup_yajl_val yajl_val t = yajl_tree_parse (reply, ebuf, sizeof ebuf);
-  free (reply);
   yajl_val list = csr_json_get (t, "execs");
   if (list == NULL || !YAJL_IS_ARRAY (list))
     {
@@ -314,14 +311,7 @@ sbx_gen_spec_layers (struct csr_jgen *w, const struct csr_sandbox_spec *s)
 static void
 gen_from_keeper (struct csr_jgen *w, int dirfd, const char *req, const char *key, bool array)
 {
-  char *reply = NULL;
-  cleanup_yajl_val yajl_val t = NULL;
-  if (csr_sandbox_call (dirfd, req, 5000, &reply, NULL) == 0)
-    {
-      char ebuf[64];
-      t = yajl_tree_parse (reply, ebuf, sizeof ebuf);
-      free (reply);
-    }
+  cleanup_yajl_val yajl_val t = csr_sandbox_call_json (dirfd, req, 5000, NULL);
   yajl_val v = csr_json_get (t, key);
   csr_jgen_str (w, key);
   if (v)

@@ -482,17 +482,7 @@ parse_simple (int key, char *arg, struct argp_state *state)
 static yajl_val
 keeper_info (int dirfd)
 {
-  char *reply = NULL;
-  csr_error *e = NULL;
-  if (csr_sandbox_call (dirfd, "{\"op\":\"info\"}", 5000, &reply, &e) < 0)
-    {
-      csr_error_free (e);
-      return NULL;
-    }
-  char ebuf[64];
-  yajl_val t = yajl_tree_parse (reply, ebuf, sizeof ebuf);
-  free (reply);
-  return t;
+  return csr_sandbox_call_json (dirfd, "{\"op\":\"info\"}", 5000, NULL);
 }
 
 static void

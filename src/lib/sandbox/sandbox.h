@@ -19,6 +19,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <yajl/yajl_tree.h>
+
 #include "../util/error.h"
 
 #define CSR_SANDBOX_ID_LEN 32 /* hex digits */
@@ -122,6 +124,8 @@ int csr_sandbox_read_reply_fds (int sock, int timeout_ms, char **line, int *fds,
                                 size_t *n_fds, csr_error **err);
 /* Both, for a simple request; the reply's "error" member becomes *ERR. */
 int csr_sandbox_call (int dirfd, const char *req, int timeout_ms, char **reply, csr_error **err);
+/* The same, the reply parsed (free it with yajl_tree_free); NULL with *ERR. */
+yajl_val csr_sandbox_call_json (int dirfd, const char *req, int timeout_ms, csr_error **err);
 
 /* ------------------------------------------------------------ pkglayer.c */
 
