@@ -188,13 +188,6 @@ long_request (int dirfd, const char *req, int fd, csr_error **err)
   return NULL;
 }
 
-static int
-print_line (const char *s)
-{
-  printf ("%s\n", s);
-  return fflush (stdout) == 0 ? 0 : CSR_EXIT_INTERNAL;
-}
-
 #define SESSION_WARNINGS 20 /* lines about sessions on stderr; the rest counted */
 
 /* On stderr: the sessions of the reply T (its "sessions") that were not
@@ -301,18 +294,14 @@ parse_ckpt (int key, char *arg, struct argp_state *state)
       o->hook = arg;
       break;
     case OPT_NAME:
-      if (!csr_sandbox_name_ok (arg))
-        argp_failure (state, CSR_EXIT_USAGE, 0,
-                      "invalid --name '%s' (1 to 64 letters, digits, '_', '.', '-')", arg);
+      sbx_check_name (state, arg);
       o->name = arg;
       break;
     case OPT_JSON:
       o->json = true;
       break;
     case ARGP_KEY_ARG:
-      if (o->id || strcmp (o->cmd, "checkpoint ls") == 0)
-        argp_failure (state, CSR_EXIT_USAGE, 0, "unexpected argument '%s'", arg);
-      o->id = arg;
+      sbx_arg_id (state, arg, &o->id, strcmp (o->cmd, "checkpoint ls") != 0);
       break;
     case ARGP_KEY_END:
       if (!o->id && strcmp (o->cmd, "checkpoint ls") != 0)
@@ -377,7 +366,7 @@ do_checkpoint (struct ckpt_opts *o)
   if (!o->json)
     {
       warn_sessions ("checkpoint", t, "saved");
-      return print_line (cid ? cid : "?");
+      return sbx_print_done (cid ? cid : "?", false);
     }
   struct csr_jgen w;
   if (csr_jgen_init (&w, false, &e) < 0)
@@ -473,7 +462,7 @@ print_restored (const struct ckpt_opts *o, const char *ckid, const char *new_id,
   if (!o->json)
     {
       warn_sessions ("restore", t, "loaded");
-      return print_line (new_id);
+      return sbx_print_done (new_id, false);
     }
   struct csr_jgen w;
   csr_error *e = NULL;
@@ -690,11 +679,7 @@ do_rm (struct ckpt_opts *o)
     }
   if (ck < 0 || csr_ckpt_find (ck, o->id, id, &e) < 0 || csr_ckpt_remove (ck, id, &e) < 0)
     return ckpt_fail ("checkpoint rm", e);
-  if (o->json)
-    printf ("{\"id\":\"%s\",\"ok\":true}\n", id);
-  else
-    printf ("%s\n", id);
-  return fflush (stdout) == 0 ? 0 : CSR_EXIT_INTERNAL;
+  return sbx_print_done (id, o->json);
 }
 
 /* ------------------------------------------------------------ entry points */

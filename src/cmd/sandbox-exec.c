@@ -140,8 +140,7 @@ parse_exec (int key, char *arg, struct argp_state *state)
       state->next = state->argc;
       break;
     case ARGP_KEY_END:
-      if (o->id == NULL)
-        argp_failure (state, CSR_EXIT_USAGE, 0, "missing the sandbox's ID (or name)");
+      sbx_need_id (state, o->id);
       if (!o->sh == !o->argv)
         argp_failure (state, CSR_EXIT_USAGE, 0, "give either -- ARGV... or --sh 'CMD'");
       if (o->detach && o->interactive)

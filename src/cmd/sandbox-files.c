@@ -116,7 +116,7 @@ parse_files (int key, char *arg, struct argp_state *state)
       }
     case ARGP_KEY_ARG:
       if (o->n_args == o->max_args)
-        argp_failure (state, CSR_EXIT_USAGE, 0, "unexpected argument '%s'", arg);
+        sbx_arg_extra (state, arg);
       o->args[o->n_args++] = arg;
       break;
     case ARGP_KEY_END:

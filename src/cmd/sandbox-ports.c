@@ -82,13 +82,10 @@ parse_port (int key, char *arg, struct argp_state *state)
       o->json = true;
       break;
     case ARGP_KEY_ARG:
-      if (o->id)
-        argp_failure (state, CSR_EXIT_USAGE, 0, "unexpected argument '%s'", arg);
-      o->id = arg;
+      sbx_arg_id (state, arg, &o->id, true);
       break;
     case ARGP_KEY_END:
-      if (!o->id)
-        argp_failure (state, CSR_EXIT_USAGE, 0, "missing the sandbox's ID (or name)");
+      sbx_need_id (state, o->id);
       break;
     default:
       return ARGP_ERR_UNKNOWN;

@@ -87,8 +87,7 @@ parse_run (int key, char *arg, struct argp_state *state)
       state->next = state->argc;
       break;
     case ARGP_KEY_END:
-      if (x->id == NULL)
-        argp_failure (state, CSR_EXIT_USAGE, 0, "missing the sandbox's ID (or name)");
+      sbx_need_id (state, x->id);
       if (x->ro.file == NULL)
         argp_failure (state, CSR_EXIT_USAGE, 0,
                       "missing FILE (a Python file, - for stdin, or :PATH in the sandbox)");
@@ -324,7 +323,7 @@ parse_session (int key, char *arg, struct argp_state *state)
       else if (o->file == NULL)
         o->file = arg;
       else
-        argp_failure (state, CSR_EXIT_USAGE, 0, "unexpected argument '%s'", arg);
+        sbx_arg_extra (state, arg);
       break;
     case ARGP_KEY_END:
       {

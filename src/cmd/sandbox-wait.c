@@ -68,11 +68,10 @@ parse_wait (int key, char *arg, struct argp_state *state)
       else if (o->exec == NULL && !o->ls)
         o->exec = arg;
       else
-        argp_failure (state, CSR_EXIT_USAGE, 0, "unexpected argument '%s'", arg);
+        sbx_arg_extra (state, arg);
       break;
     case ARGP_KEY_END:
-      if (o->id == NULL)
-        argp_failure (state, CSR_EXIT_USAGE, 0, "missing the sandbox's ID (or name)");
+      sbx_need_id (state, o->id);
       if (o->exec == NULL && !o->ls)
         argp_failure (state, CSR_EXIT_USAGE, 0, "missing the exec's id (exec --detach printed it)");
       break;

@@ -39,6 +39,45 @@ sbx_parse_env (struct argp_state *state, char *arg, const char **env, size_t *n_
   env[(*n_env)++] = arg;
 }
 
+void
+sbx_arg_extra (struct argp_state *state, const char *arg)
+{
+  argp_failure (state, CSR_EXIT_USAGE, 0, "unexpected argument '%s'", arg);
+}
+
+void
+sbx_arg_id (struct argp_state *state, char *arg, const char **id, bool takes_id)
+{
+  if (!takes_id || *id)
+    sbx_arg_extra (state, arg);
+  *id = arg;
+}
+
+void
+sbx_need_id (struct argp_state *state, const char *id)
+{
+  if (id == NULL)
+    argp_failure (state, CSR_EXIT_USAGE, 0, "missing the sandbox's ID (or name)");
+}
+
+void
+sbx_check_name (struct argp_state *state, const char *name)
+{
+  if (!csr_sandbox_name_ok (name))
+    argp_failure (state, CSR_EXIT_USAGE, 0,
+                  "invalid --name '%s' (1 to 64 letters, digits, '_', '.', '-')", name);
+}
+
+int
+sbx_print_done (const char *id, bool json)
+{
+  if (json)
+    printf ("{\"id\":\"%s\",\"ok\":true}\n", id);
+  else
+    printf ("%s\n", id);
+  return fflush (stdout) == 0 ? 0 : CSR_EXIT_INTERNAL;
+}
+
 int
 sbx_fail (const char *cmd, csr_error *e, int code)
 {
@@ -182,9 +221,7 @@ parse_create (int key, char *arg, struct argp_state *state)
   switch (key)
     {
     case OPT_NAME:
-      if (!csr_sandbox_name_ok (arg))
-        argp_failure (state, CSR_EXIT_USAGE, 0,
-                      "invalid --name '%s' (1 to 64 letters, digits, '_', '.', '-')", arg);
+      sbx_check_name (state, arg);
       s->name = arg;
       break;
     case OPT_ROOTFS:
@@ -279,7 +316,7 @@ parse_create (int key, char *arg, struct argp_state *state)
         argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --disk '%s' (1M to 1T)", arg);
       break;
     case ARGP_KEY_ARG:
-      argp_failure (state, CSR_EXIT_USAGE, 0, "unexpected argument '%s'", arg);
+      sbx_arg_extra (state, arg);
       break;
     case ARGP_KEY_END:
       if (o->net && strcmp (o->net, "host") == 0 && !o->allow_host_net)
@@ -464,13 +501,11 @@ parse_simple (int key, char *arg, struct argp_state *state)
       o->force = true;
       break;
     case ARGP_KEY_ARG:
-      if (!o->need_id || o->id)
-        argp_failure (state, CSR_EXIT_USAGE, 0, "unexpected argument '%s'", arg);
-      o->id = arg;
+      sbx_arg_id (state, arg, &o->id, o->need_id);
       break;
     case ARGP_KEY_END:
-      if (o->need_id && !o->id)
-        argp_failure (state, CSR_EXIT_USAGE, 0, "missing the sandbox's ID (or name)");
+      if (o->need_id)
+        sbx_need_id (state, o->id);
       break;
     default:
       return ARGP_ERR_UNKNOWN;
@@ -742,11 +777,7 @@ simple_request (struct simple_opts *o, const char *op)
           usleep (10000);
         }
     }
-  if (o->json)
-    printf ("{\"id\":\"%s\",\"ok\":true}\n", id);
-  else
-    printf ("%s\n", id);
-  return fflush (stdout) == 0 ? 0 : CSR_EXIT_INTERNAL;
+  return sbx_print_done (id, o->json);
 }
 
 static int
