@@ -458,14 +458,8 @@ sbx_exec_report (const struct sbx_exec_end *x)
           csr_jgen_kv_str (&w, "status", "exited");
         }
       csr_jgen_map_close (&w);
-      char *out_doc = csr_jgen_finish (&w, "the exec result", NULL, &e);
-      if (out_doc == NULL)
-        return sbx_fail ("exec", e, CSR_EXIT_INTERNAL);
-      printf ("%s\n", out_doc);
-      free (out_doc);
-      if (fflush (stdout) != 0)
-        return CSR_EXIT_INTERNAL;
-      return exit_code;
+      int rc = sbx_print_json (&w, "exec", "the exec result");
+      return rc ? rc : exit_code;
     }
   /* wait without --json: the output as the exec would have written it. */
   if (x->print_output

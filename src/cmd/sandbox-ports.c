@@ -144,13 +144,7 @@ port_ls (struct port_opts *o)
             }
           csr_jgen_array_close (&w);
           csr_jgen_map_close (&w);
-          size_t len;
-          char *doc = csr_jgen_finish (&w, "the listing", &len, &e);
-          if (doc == NULL)
-            rc = sbx_fail ("port ls", e, CSR_EXIT_INTERNAL);
-          else
-            printf ("%s\n", doc);
-          free (doc);
+          rc = sbx_print_json (&w, "port ls", "the listing");
         }
     }
   else

@@ -415,11 +415,7 @@ session_ls (int d, const struct session_opts *o)
   if (o->json)
     {
       csr_jgen_array_close (&w);
-      char *doc = csr_jgen_finish (&w, "the listing", NULL, &e);
-      if (doc == NULL)
-        return sbx_fail ("session ls", e, CSR_EXIT_INTERNAL);
-      printf ("%s\n", doc);
-      free (doc);
+      return sbx_print_json (&w, "session ls", "the listing");
     }
   return fflush (stdout) == 0 ? 0 : CSR_EXIT_INTERNAL;
 }

@@ -272,11 +272,7 @@ cmd_sandbox_exec_ls (int argc, char **argv)
       if (csr_jgen_init (&w, false, &e) < 0)
         return sbx_fail ("exec ls", e, CSR_EXIT_INTERNAL);
       csr_jgen_tree (&w, list);
-      char *text = csr_jgen_finish (&w, "the list", NULL, &e);
-      if (text == NULL)
-        return sbx_fail ("exec ls", e, CSR_EXIT_INTERNAL);
-      printf ("%s\n", text);
-      free (text);
+      return sbx_print_json (&w, "exec ls", "the list");
     }
   else
     {

@@ -615,16 +615,15 @@ gen_sandbox (struct csr_jgen *w, const struct csr_sandbox_spec *s, yajl_val info
   csr_jgen_map_close (w);
 }
 
-int
-sbx_print_doc (struct csr_jgen *w, const char *cmd)
+static int
+print_doc (struct csr_jgen *w, const char *cmd, const char *what, bool inert)
 {
   csr_error *e = NULL;
   size_t len;
-  char *doc = csr_jgen_finish (w, "the output", &len, &e);
+  char *doc = csr_jgen_finish (w, what, &len, &e);
   if (doc == NULL)
     return sbx_fail (cmd, e, CSR_EXIT_INTERNAL);
-  /* Names and paths from a sandbox: inert on a terminal. */
-  char *safe = isatty (STDOUT_FILENO) ? csr_termsafe_json (doc, len, &len) : NULL;
+  char *safe = inert && isatty (STDOUT_FILENO) ? csr_termsafe_json (doc, len, &len) : NULL;
   int rc = fwrite (safe ? safe : doc, 1, len, stdout) == len && putchar ('\n') != EOF
                    && fflush (stdout) == 0
                ? 0
@@ -632,6 +631,19 @@ sbx_print_doc (struct csr_jgen *w, const char *cmd)
   free (safe);
   free (doc);
   return rc;
+}
+
+int
+sbx_print_doc (struct csr_jgen *w, const char *cmd)
+{
+  /* Names and paths from a sandbox: inert on a terminal. */
+  return print_doc (w, cmd, "the output", true);
+}
+
+int
+sbx_print_json (struct csr_jgen *w, const char *cmd, const char *what)
+{
+  return print_doc (w, cmd, what, false);
 }
 
 static int

@@ -54,6 +54,9 @@ void sbx_parse_env (struct argp_state *state, char *arg, const char **env, size_
  * newline; 0 or the exit code (printed). */
 struct csr_jgen;
 int sbx_print_doc (struct csr_jgen *w, const char *cmd);
+/* The same as it is, even on a terminal (a document that only holds what
+ * the keeper reported): WHAT names it in an error. */
+int sbx_print_json (struct csr_jgen *w, const char *cmd, const char *what);
 /* The sandboxes, as `csrun sandbox ls` lists them (without an ID). */
 int sbx_list_sandboxes (bool json);
 
