@@ -132,16 +132,9 @@ run_hook (int dirfd, const char *cmd, csr_error **err)
     return -1;
   cleanup_close int devnull = open ("/dev/null", O_RDONLY | O_CLOEXEC);
   int fds[3] = { devnull, 2, 2 };
-  int sock = csr_sandbox_connect (dirfd, req, fds, 3, err);
-  if (sock < 0)
+  cleanup_yajl_val yajl_val t = NULL;
+  if (csr_sandbox_request (dirfd, req, fds, 3, -1, &t, err) < 0)
     return -1;
-  cleanup_free char *reply = NULL;
-  int rc = csr_sandbox_read_reply (sock, -1, &reply, err);
-  close (sock);
-  if (rc < 0)
-    return -1;
-  char ebuf[64];
-  cleanup_yajl_val yajl_val t = yajl_tree_parse (reply, ebuf, sizeof ebuf);
   const char *msg = csr_json_str (csr_json_get (t, "error"));
   if (t == NULL || msg)
     return csr_error_set (err, EBUSY, "%s", msg ? msg : "the keeper's reply is not JSON");
@@ -158,16 +151,9 @@ run_hook (int dirfd, const char *cmd, csr_error **err)
 static yajl_val
 long_request (int dirfd, const char *req, int fd, csr_error **err)
 {
-  int sock = csr_sandbox_connect (dirfd, req, &fd, 1, err);
-  if (sock < 0)
+  yajl_val t;
+  if (csr_sandbox_request (dirfd, req, &fd, 1, -1, &t, err) < 0)
     return NULL;
-  cleanup_free char *reply = NULL;
-  int rc = csr_sandbox_read_reply (sock, -1, &reply, err);
-  close (sock);
-  if (rc < 0)
-    return NULL;
-  char ebuf[64];
-  yajl_val t = yajl_tree_parse (reply, ebuf, sizeof ebuf);
   const char *msg = csr_json_str (csr_json_get (t, "error"));
   if (t && !msg)
     return t;

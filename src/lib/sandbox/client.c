@@ -134,19 +134,40 @@ csr_sandbox_read_reply (int sock, int timeout_ms, char **line, csr_error **err)
   return csr_sandbox_read_reply_fds (sock, timeout_ms, line, NULL, 0, NULL, err);
 }
 
+/* Connect, send REQ with FDS, read the reply's *LINE and parse it into
+ * *TREE (NULL when it is not JSON). */
+static int
+exchange (int dirfd, const char *req, const int *fds, size_t n_fds, int timeout_ms, char **line,
+          yajl_val *tree, csr_error **err)
+{
+  *tree = NULL;
+  cleanup_close int s = csr_sandbox_connect (dirfd, req, fds, n_fds, err);
+  if (s < 0)
+    return -1;
+  if (csr_sandbox_read_reply (s, timeout_ms, line, err) < 0)
+    return -1;
+  char ebuf[64];
+  *tree = yajl_tree_parse (*line, ebuf, sizeof ebuf);
+  return 0;
+}
+
+int
+csr_sandbox_request (int dirfd, const char *req, const int *fds, size_t n_fds, int timeout_ms,
+                     yajl_val *reply, csr_error **err)
+{
+  cleanup_free char *line = NULL;
+  return exchange (dirfd, req, fds, n_fds, timeout_ms, &line, reply, err);
+}
+
 /* csr_sandbox_call: the reply's line into *REPLY and its tree into *TREE
  * (each when not NULL). */
 static int
 call (int dirfd, const char *req, int timeout_ms, char **reply, yajl_val *tree, csr_error **err)
 {
-  cleanup_close int s = csr_sandbox_connect (dirfd, req, NULL, 0, err);
-  if (s < 0)
-    return -1;
   cleanup_free char *line = NULL;
-  if (csr_sandbox_read_reply (s, timeout_ms, &line, err) < 0)
+  yajl_val t;
+  if (exchange (dirfd, req, NULL, 0, timeout_ms, &line, &t, err) < 0)
     return -1;
-  char ebuf[64];
-  yajl_val t = yajl_tree_parse (line, ebuf, sizeof ebuf);
   const char *msg = csr_json_str (csr_json_get (t, "error"));
   if (t == NULL || msg)
     {
