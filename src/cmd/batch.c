@@ -106,10 +106,7 @@ parse_batch (int key, char *arg, struct argp_state *state)
       break;
     case OPT_JOBS:
       if (csr_parse_uint (arg, 1, 1024, &u, &e) < 0)
-        {
-          argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --jobs: %s", e->msg);
-          csr_error_free (e);
-        }
+        run_opts_bad_value (state, "jobs", e);
       o->jobs = (unsigned)u;
       break;
     case OPT_MANIFEST:
@@ -129,10 +126,7 @@ parse_batch (int key, char *arg, struct argp_state *state)
       break;
     case OPT_RETRY_FAILED:
       if (csr_parse_uint (arg, 0, 10, &u, &e) < 0)
-        {
-          argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --retry-failed: %s", e->msg);
-          csr_error_free (e);
-        }
+        run_opts_bad_value (state, "retry-failed", e);
       o->retry_failed = (unsigned)u;
       break;
     case OPT_SHARD:
@@ -158,10 +152,7 @@ parse_batch (int key, char *arg, struct argp_state *state)
       break;
     case OPT_TOTAL_MEMORY:
       if (csr_parse_size (arg, 1ULL << 44, &o->total_memory, &e) < 0)
-        {
-          argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --total-memory: %s", e->msg);
-          csr_error_free (e);
-        }
+        run_opts_bad_value (state, "total-memory", e);
       break;
     case OPT_PROGRESS:
       o->progress = true;
