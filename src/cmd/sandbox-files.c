@@ -156,10 +156,30 @@ struct call
   struct csr_files_stats st;
 };
 
-/* Open the sandbox ID and send REQ with one end of a new pipe (the read
- * end when TO_SANDBOX); the other is c->p[1] (TO_SANDBOX) or c->p[0]. */
+static void
+call_close_pipe (struct call *c)
+{
+  for (int i = 0; i < 2; i++)
+    if (c->p[i] >= 0)
+      {
+        close (c->p[i]);
+        c->p[i] = -1;
+      }
+}
+
+static void
+call_release (struct call *c)
+{
+  call_close_pipe (c);
+  if (c->sock >= 0)
+    close (c->sock);
+  if (c->dir >= 0)
+    close (c->dir);
+  csr_files_stats_release (&c->st);
+}
+
 static int
-call_start (struct call *c, const char *id, bool to_sandbox, int *code)
+call_open (struct call *c, const char *id, bool to_sandbox, int *code)
 {
   c->dir = c->sock = c->p[0] = c->p[1] = -1;
   if ((c->dir = sbx_enter (c->cmd, id, c->id, code)) < 0)
@@ -182,26 +202,16 @@ call_start (struct call *c, const char *id, bool to_sandbox, int *code)
   return 0;
 }
 
-static void
-call_close_pipe (struct call *c)
+/* Open the sandbox ID and send REQ with one end of a new pipe (the read
+ * end when TO_SANDBOX); the other is c->p[1] (TO_SANDBOX) or c->p[0].  On
+ * an error: printed, *CODE its exit code, C released. */
+static int
+call_start (struct call *c, const char *id, bool to_sandbox, int *code)
 {
-  for (int i = 0; i < 2; i++)
-    if (c->p[i] >= 0)
-      {
-        close (c->p[i]);
-        c->p[i] = -1;
-      }
-}
-
-static void
-call_release (struct call *c)
-{
-  call_close_pipe (c);
-  if (c->sock >= 0)
-    close (c->sock);
-  if (c->dir >= 0)
-    close (c->dir);
-  csr_files_stats_release (&c->st);
+  if (call_open (c, id, to_sandbox, code) == 0)
+    return 0;
+  call_release (c);
+  return -1;
 }
 
 /* The reply; LOCAL (may be NULL) is what failed here meanwhile: the
@@ -311,10 +321,7 @@ cp_in (struct files_opts *o, const char *src, const char *id, const char *dst)
   struct csr_files_stats mine = { 0 };
   int code;
   if (call_start (&c, id, true, &code) < 0)
-    {
-      call_release (&c);
-      return code;
-    }
+    return code;
   csr_error *local = NULL;
   if (raw)
     {
@@ -356,10 +363,7 @@ cp_out (struct files_opts *o, const char *id, const char *src, const char *dst)
     }
   int code;
   if (call_start (&c, id, false, &code) < 0)
-    {
-      call_release (&c);
-      return code;
-    }
+    return code;
   csr_error *local = NULL;
   struct csr_files_stats mine = { 0 };
   if (to_stdout)
@@ -429,10 +433,7 @@ cmd_sandbox_read (int argc, char **argv)
                                   .max_entries = o.max_entries };
   int code;
   if (call_start (&c, o.args[0], false, &code) < 0)
-    {
-      call_release (&c);
-      return code;
-    }
+    return code;
   csr_error *local = NULL;
   uint64_t n = 0;
   bool stopped;
@@ -462,10 +463,7 @@ cmd_sandbox_write (int argc, char **argv)
                                   .max_entries = o.max_entries };
   int code;
   if (call_start (&c, o.args[0], true, &code) < 0)
-    {
-      call_release (&c);
-      return code;
-    }
+    return code;
   csr_error *local = NULL;
   uint64_t n = 0;
   bool stopped;
@@ -637,10 +635,7 @@ listing (struct files_opts *o, const char *id, struct csr_files_req *req, bool f
   struct call c = { .cmd = o->cmd, .req = *req };
   int code;
   if (call_start (&c, id, false, &code) < 0)
-    {
-      call_release (&c);
-      return code;
-    }
+    return code;
   csr_error *local = NULL;
   struct csr_files_rec *v = NULL;
   size_t n = 0;
