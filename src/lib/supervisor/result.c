@@ -102,40 +102,42 @@ w_key (struct writer *w, const char *key)
     check (w, yajl_gen_string (w->g, (const unsigned char *)key, strlen (key)));
 }
 
-/* Maps and arrays. */
+/* One step without a value: a map's or an array's start or end, null. */
+static void
+w_step (struct writer *w, yajl_gen_status (*step) (yajl_gen))
+{
+  if (ok (w))
+    check (w, step (w->g));
+}
+
 static void
 w_open (struct writer *w)
 {
-  if (ok (w))
-    check (w, yajl_gen_map_open (w->g));
+  w_step (w, yajl_gen_map_open);
 }
 
 static void
 w_close (struct writer *w)
 {
-  if (ok (w))
-    check (w, yajl_gen_map_close (w->g));
+  w_step (w, yajl_gen_map_close);
 }
 
 static void
 w_array_open (struct writer *w)
 {
-  if (ok (w))
-    check (w, yajl_gen_array_open (w->g));
+  w_step (w, yajl_gen_array_open);
 }
 
 static void
 w_array_close (struct writer *w)
 {
-  if (ok (w))
-    check (w, yajl_gen_array_close (w->g));
+  w_step (w, yajl_gen_array_close);
 }
 
 static void
 w_null (struct writer *w)
 {
-  if (ok (w))
-    check (w, yajl_gen_null (w->g));
+  w_step (w, yajl_gen_null);
 }
 
 static void
