@@ -7,6 +7,7 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
+. "$top/tests/lib/test-user.sh"
 user=${CSRUN_TEST_USER:-csrun-test}
 status=0
 
@@ -52,23 +53,14 @@ else
 fi
 
 echo "== test suite as the unprivileged user '$user'"
-id "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$user"
-# Subordinate id ranges for --user (useradd usually adds the user's; root's is ours to add).
-for who in root "$user"; do
-  for f in /etc/subuid /etc/subgid; do
-    grep -q "^$who:" "$f" 2>/dev/null && continue
-    case $who in root) start=300000 ;; *) start=400000 ;; esac
-    echo "$who:$start:65536" >> "$f"
-  done
-done
-home=$(getent passwd "$user" | cut -d: -f6)
+test_user_setup "$user"
+home=$test_user_home
 tree="$home/csrun-tree"
 rm -rf "$tree"
 cp -a "$top" "$tree"
 rm -rf "$tree"/tests/cache-*
 chown -R "$user:" "$tree"
-if ! runuser -u "$user" -- env -i HOME="$home" USER="$user" PATH=/usr/local/bin:/usr/bin:/bin \
-  CSRUN_MUST_WORK="${CSRUN_MUST_WORK:-0}" make -C "$tree" check; then
+if ! as_test_user "$user" make -C "$tree" check; then
   show_failures "$tree"
   status=1
 fi
