@@ -40,7 +40,9 @@ echo "== OCI conformance suites as root (tests/conformance/run.sh), in the backg
 # alone by run.sh, so a busy moment does not fail them.
 suites_dir=${CSRUN_SUITES_DIR:-/var/cache/csrun-suites}
 conf_pid=
-trap '[ -n "$conf_pid" ] && kill "$conf_pid" 2>/dev/null' EXIT
+# (An if, not a && list: under set -e a failing last command of the trap, a
+# kill of a pid already waited for, would become the script's exit status.)
+trap 'if [ -n "$conf_pid" ]; then kill "$conf_pid" 2>/dev/null || true; fi' EXIT
 if [ -d "$suites_dir" ]; then
   conf_log=$(mktemp "${TMPDIR:-/tmp}/csrun-conformance-log.XXXXXX")
   bash tests/conformance/run.sh --runtime "$top/csrun" --suites "$suites_dir" > "$conf_log" 2>&1 &
@@ -71,6 +73,7 @@ if [ -n "$conf_pid" ]; then
     status=1
     conf_failed=FAILED
   fi
+  conf_pid=
   echo "== OCI conformance suites as root (tests/conformance/run.sh): ${conf_failed:-passed}"
   cat "$conf_log"
   echo "== OCI conformance suites as root, repeated from above: ${conf_failed:-passed}"
