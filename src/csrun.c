@@ -40,7 +40,7 @@ static const struct command commands[] = {
   { "check", cmd_check, "run only the AST gate on a snippet" },
   { "batch", cmd_batch, "run many snippets in parallel: progress, report, resume, shards" },
   { "cache", cmd_cache, "verify, list (ls) and prune the cache: rootfs trees, compiled gates" },
-  { "sandbox", cmd_sandbox, "long-lived jails: create, exec, ls, inspect, stop, start, rm, gc" },
+  { "sandbox", cmd_sandbox, "long-lived jails: exec, run, sessions, files, ports, checkpoints" },
   { "mcp", cmd_mcp, "serve the Model Context Protocol on stdin/stdout (agent tools)" },
   { "tool-schema", cmd_tool_schema,
     "print the agent tools' schemas (openai, anthropic, gemini, mcp)" },
@@ -123,7 +123,7 @@ static const char global_doc[]
       "  batch      run many snippets in parallel jails: report, resume, shards\n"
       "  cache verify [--repair]  check the cached rootfs trees against their manifests\n"
       "  cache ls | prune [--older-than D]  list or remove the cache's trees, gates, programs\n"
-      "  sandbox create|exec|ls|inspect|stop|start|rm|gc  long-lived jails (csrun-sandbox(1))\n"
+      "  sandbox create|exec|run|cp|checkpoint|restore|...  long-lived jails (csrun-sandbox(1))\n"
       "  mcp        the Model Context Protocol on stdin/stdout: tools for agents (csrun-mcp(1))\n"
       "  tool-schema --format openai|anthropic|gemini|mcp  the tools' schemas for an SDK\n\n"
       "OCI runtime commands (runc/crun compatible; see csrun-oci(8)):\n"

@@ -7,6 +7,7 @@
 # after this tree's path (so several trees can be tested side by side).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/tests/lib/test-user.sh"
 user=${CSRUN_TEST_USER:-csrun-test}
 mode=both
 case ${1:-} in
@@ -37,23 +38,15 @@ if [ "$mode" != rootless ]; then
   show "$top" root
 fi
 if [ "$mode" != root ]; then
-  id "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$user"
-  for who in root "$user"; do
-    for f in /etc/subuid /etc/subgid; do
-      grep -q "^$who:" "$f" 2>/dev/null && continue
-      case $who in root) start=300000 ;; *) start=400000 ;; esac
-      echo "$who:$start:65536" >> "$f"
-    done
-  done
-  home=$(getent passwd "$user" | cut -d: -f6)
+  test_user_setup "$user"
+  home=$test_user_home
   tree="$home/trees/$(echo "$top" | tr / _)"
   mkdir -p "$home/trees"
   chown "$user:" "$home/trees"
   rsync -a --delete --exclude 'tests/cache-*' "$top/" "$tree/" 2>/dev/null || { rm -rf "$tree"; cp -a "$top" "$tree"; }
   chown -R "$user:" "$tree"
   echo "== as $user: $tests"
-  runuser -u "$user" -- env -i HOME="$home" USER="$user" PATH=/usr/local/bin:/usr/bin:/bin \
-    CSRUN_MUST_WORK="${CSRUN_MUST_WORK:-0}" make -s -C "$tree" check TESTS="$tests" >/dev/null 2>&1 || status=1
+  as_test_user "$user" make -s -C "$tree" check TESTS="$tests" >/dev/null 2>&1 || status=1
   grep -h '^# \(PASS\|FAIL\|SKIP\|ERROR\)' "$tree/test-suite.log" | tr '\n' ' '
   echo
   show "$tree" "$user"

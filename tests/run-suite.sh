@@ -7,6 +7,7 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
+. "$top/tests/lib/test-user.sh"
 user=${CSRUN_TEST_USER:-csrun-test}
 status=0
 
@@ -39,7 +40,9 @@ echo "== OCI conformance suites as root (tests/conformance/run.sh), in the backg
 # alone by run.sh, so a busy moment does not fail them.
 suites_dir=${CSRUN_SUITES_DIR:-/var/cache/csrun-suites}
 conf_pid=
-trap '[ -n "$conf_pid" ] && kill "$conf_pid" 2>/dev/null' EXIT
+# (An if, not a && list: under set -e a failing last command of the trap, a
+# kill of a pid already waited for, would become the script's exit status.)
+trap 'if [ -n "$conf_pid" ]; then kill "$conf_pid" 2>/dev/null || true; fi' EXIT
 if [ -d "$suites_dir" ]; then
   conf_log=$(mktemp "${TMPDIR:-/tmp}/csrun-conformance-log.XXXXXX")
   bash tests/conformance/run.sh --runtime "$top/csrun" --suites "$suites_dir" > "$conf_log" 2>&1 &
@@ -52,23 +55,14 @@ else
 fi
 
 echo "== test suite as the unprivileged user '$user'"
-id "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$user"
-# Subordinate id ranges for --user (useradd usually adds the user's; root's is ours to add).
-for who in root "$user"; do
-  for f in /etc/subuid /etc/subgid; do
-    grep -q "^$who:" "$f" 2>/dev/null && continue
-    case $who in root) start=300000 ;; *) start=400000 ;; esac
-    echo "$who:$start:65536" >> "$f"
-  done
-done
-home=$(getent passwd "$user" | cut -d: -f6)
+test_user_setup "$user"
+home=$test_user_home
 tree="$home/csrun-tree"
 rm -rf "$tree"
 cp -a "$top" "$tree"
 rm -rf "$tree"/tests/cache-*
 chown -R "$user:" "$tree"
-if ! runuser -u "$user" -- env -i HOME="$home" USER="$user" PATH=/usr/local/bin:/usr/bin:/bin \
-  CSRUN_MUST_WORK="${CSRUN_MUST_WORK:-0}" make -C "$tree" check; then
+if ! as_test_user "$user" make -C "$tree" check; then
   show_failures "$tree"
   status=1
 fi
@@ -79,6 +73,7 @@ if [ -n "$conf_pid" ]; then
     status=1
     conf_failed=FAILED
   fi
+  conf_pid=
   echo "== OCI conformance suites as root (tests/conformance/run.sh): ${conf_failed:-passed}"
   cat "$conf_log"
   echo "== OCI conformance suites as root, repeated from above: ${conf_failed:-passed}"

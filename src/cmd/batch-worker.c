@@ -21,6 +21,7 @@
 #include "util/json-gen.h"
 #include "util/json.h"
 #include "util/parse.h"
+#include "util/stopsig.h"
 
 /* The item's fields appended to the result document D (LEN bytes, "{...}\n"). */
 static char *
@@ -81,24 +82,6 @@ batch_error_line (const struct batch_item *it, unsigned try, int status, const c
       return NULL;
     }
   return add_fields (doc, dlen, it, try, NULL, len);
-}
-
-/* SIGINT, SIGTERM, SIGHUP (from the parent's stop, or a terminal's Ctrl-C
- * to the whole process group): the signal's number on the worker's own
- * interrupt pipe, which the capture loop polls (the jail stops, the item is
- * "interrupted"). */
-static int self_interrupt = -1;
-
-static void
-on_signal (int sig)
-{
-  int saved = errno;
-  unsigned char b = (unsigned char)sig;
-  if (self_interrupt >= 0 && write (self_interrupt, &b, 1) < 0)
-    {
-      /* full: an interrupt is already pending */
-    }
-  errno = saved;
 }
 
 /* Write the whole LINE to FD and end the worker. */
@@ -213,24 +196,18 @@ batch_worker (const struct batch_opts *o, const struct batch_item *it, unsigned 
 {
   /* Die with the batch (SIGKILL of csrun must not leave workers). */
   prctl (PR_SET_PDEATHSIG, SIGKILL);
-  int ip[2];
-  if (pipe2 (ip, O_CLOEXEC | O_NONBLOCK) == 0)
-    {
-      self_interrupt = ip[1];
-      interrupt_fd = ip[0]; /* else the parent's pipe: closed when it stops */
-    }
-  struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
-  sigemptyset (&sa.sa_mask);
-  sigaction (SIGINT, &sa, NULL);
-  sigaction (SIGTERM, &sa, NULL);
-  sigaction (SIGHUP, &sa, NULL);
+  /* SIGINT, SIGTERM, SIGHUP (from the parent's stop, or a terminal's
+   * Ctrl-C to the whole process group): the signal's number on the
+   * worker's own stop pipe (the batch's was closed at the fork), which the
+   * capture loop polls (the jail stops, the item is "interrupted"). */
+  int ip = csr_stopsig_open (NULL);
+  if (ip >= 0)
+    interrupt_fd = ip; /* else the parent's pipe: closed when it stops */
+  csr_stopsig_catch (NULL);
   signal (SIGPIPE, SIG_IGN);
   /* The parent blocked them around fork: a signal sent since is handled now. */
   sigset_t set;
-  sigemptyset (&set);
-  sigaddset (&set, SIGINT);
-  sigaddset (&set, SIGTERM);
-  sigaddset (&set, SIGHUP);
+  csr_stopsig_set (&set);
   sigprocmask (SIG_UNBLOCK, &set, NULL);
 
   struct run_opts ro = o->run;

@@ -20,6 +20,7 @@
 #include "util/cleanup.h"
 #include "util/clock.h"
 #include "util/parse.h"
+#include "util/stopsig.h"
 
 enum
 {
@@ -108,10 +109,7 @@ parse_batch (int key, char *arg, struct argp_state *state)
       break;
     case OPT_JOBS:
       if (csr_parse_uint (arg, 1, 1024, &u, &e) < 0)
-        {
-          argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --jobs: %s", e->msg);
-          csr_error_free (e);
-        }
+        run_opts_bad_value (state, "jobs", e);
       o->jobs = (unsigned)u;
       break;
     case OPT_MANIFEST:
@@ -131,10 +129,7 @@ parse_batch (int key, char *arg, struct argp_state *state)
       break;
     case OPT_RETRY_FAILED:
       if (csr_parse_uint (arg, 0, 10, &u, &e) < 0)
-        {
-          argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --retry-failed: %s", e->msg);
-          csr_error_free (e);
-        }
+        run_opts_bad_value (state, "retry-failed", e);
       o->retry_failed = (unsigned)u;
       break;
     case OPT_SHARD:
@@ -160,10 +155,7 @@ parse_batch (int key, char *arg, struct argp_state *state)
       break;
     case OPT_TOTAL_MEMORY:
       if (csr_parse_size (arg, 1ULL << 44, &o->total_memory, &e) < 0)
-        {
-          argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --total-memory: %s", e->msg);
-          csr_error_free (e);
-        }
+        run_opts_bad_value (state, "total-memory", e);
       break;
     case OPT_PROGRESS:
       o->progress = true;
@@ -249,20 +241,6 @@ struct batch
   uint64_t start_ms;
 };
 
-static int sig_pipe[2] = { -1, -1 };
-
-static void
-on_signal (int sig)
-{
-  int saved = errno;
-  unsigned char b = (unsigned char)sig;
-  if (write (sig_pipe[1], &b, 1) < 0)
-    {
-      /* full: a stop is already pending */
-    }
-  errno = saved;
-}
-
 static void
 progress_line (struct batch *b)
 {
@@ -300,10 +278,7 @@ launch (struct batch *b, struct slot *s, size_t item, unsigned try)
   fflush (NULL);
   /* Until the worker has its own handlers, a stop signal waits. */
   sigset_t set, old;
-  sigemptyset (&set);
-  sigaddset (&set, SIGINT);
-  sigaddset (&set, SIGTERM);
-  sigaddset (&set, SIGHUP);
+  csr_stopsig_set (&set);
   sigprocmask (SIG_BLOCK, &set, &old);
   pid_t pid = fork ();
   if (pid != 0)
@@ -318,8 +293,7 @@ launch (struct batch *b, struct slot *s, size_t item, unsigned try)
     {
       /* The worker holds only its own pipe and the interrupt's read end. */
       close (p[0]);
-      close (sig_pipe[0]);
-      close (sig_pipe[1]);
+      csr_stopsig_close ();
       if (b->intr[1] >= 0)
         close (b->intr[1]);
       close (b->rep.fd);
@@ -484,17 +458,6 @@ drain (struct batch *b, struct slot *s)
   record (b, s, ws);
 }
 
-static void
-catch_signals (void)
-{
-  struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
-  sigemptyset (&sa.sa_mask);
-  sigaction (SIGINT, &sa, NULL);
-  sigaction (SIGTERM, &sa, NULL);
-  sigaction (SIGHUP, &sa, NULL);
-  signal (SIGPIPE, SIG_IGN);
-}
-
 static int
 run_batch (struct batch *b)
 {
@@ -531,7 +494,7 @@ run_batch (struct batch *b)
       struct pollfd pfd[1025];
       unsigned map[1025];
       nfds_t n = 0;
-      pfd[n++] = (struct pollfd){ .fd = sig_pipe[0], .events = POLLIN };
+      pfd[n++] = (struct pollfd){ .fd = csr_stopsig_fd (), .events = POLLIN };
       for (unsigned i = 0; i < o->jobs; i++)
         if (b->slots[i].pid > 0)
           {
@@ -543,8 +506,8 @@ run_batch (struct batch *b)
         return -1;
       if (r > 0 && (pfd[0].revents & POLLIN))
         {
-          unsigned char sig = 0;
-          if (read (sig_pipe[0], &sig, 1) == 1)
+          int sig = csr_stopsig_take ();
+          if (sig)
             stop (b, sig);
         }
       for (nfds_t k = 1; r > 0 && k < n; k++)
@@ -663,15 +626,15 @@ cmd_batch (struct csr_global *g, int argc, char **argv)
       return CSR_EXIT_INTERNAL;
     }
   b.slots = calloc (o.jobs, sizeof *b.slots);
-  if (b.slots == NULL || pipe2 (b.intr, O_CLOEXEC) < 0
-      || pipe2 (sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+  if (b.slots == NULL || pipe2 (b.intr, O_CLOEXEC) < 0 || csr_stopsig_open (NULL) < 0)
     {
       fprintf (stderr, "csrun batch: cannot set up: %s\n", strerror (errno));
       return CSR_EXIT_INTERNAL;
     }
   for (unsigned i = 0; i < o.jobs; i++)
     b.slots[i].fd = -1;
-  catch_signals ();
+  csr_stopsig_catch (NULL);
+  signal (SIGPIPE, SIG_IGN);
   b.start_ms = csr_mono_ms ();
   if (b.live)
     progress_line (&b);

@@ -92,13 +92,6 @@ static const char mcp_doc[]
       "Exit status: 0 the input ended, 2 usage error, 125 csrun itself failed (the rootfs, "
       "the policies), 129/130/143 stopped by SIGHUP/SIGINT/SIGTERM. See csrun-mcp(1).";
 
-static void
-bad (struct argp_state *state, const char *opt, csr_error *e)
-{
-  argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --%s: %s", opt, e->msg);
-  csr_error_free (e);
-}
-
 /* --sandbox-upstream ARG: parsed as create parses it, not twice the same
  * port in the sandbox. */
 static void
@@ -108,7 +101,7 @@ add_upstream (struct argp_state *state, struct mcp_opts *o, const char *arg)
   csr_error *e = NULL;
   if (csr_sandbox_port_parse_upstream (arg, &p, &e) < 0)
     {
-      bad (state, "sandbox-upstream", e);
+      run_opts_bad_value (state, "sandbox-upstream", e);
       return;
     }
   if (o->n_upstreams == MAX_UPSTREAMS)
@@ -137,31 +130,31 @@ parse_mcp (int key, char *arg, struct argp_state *state)
       break;
     case OPT_JOBS:
       if (csr_parse_uint (arg, 1, 256, &u, &e) < 0)
-        bad (state, "jobs", e);
+        run_opts_bad_value (state, "jobs", e);
       c->jobs = (unsigned)u;
       break;
     case OPT_MAX_QUEUE:
       if (csr_parse_uint (arg, 1, 4096, &u, &e) < 0)
-        bad (state, "max-queue", e);
+        run_opts_bad_value (state, "max-queue", e);
       c->max_queue = (unsigned)u;
       break;
     case OPT_MAX_FRAME:
       if (csr_parse_size (arg, 64ULL << 20, &u, &e) < 0)
-        bad (state, "max-frame", e);
+        run_opts_bad_value (state, "max-frame", e);
       else if (u < (64u << 10))
         argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --max-frame: %s is below 64K", arg);
       c->max_frame = (size_t)u;
       break;
     case OPT_MAX_REQUEST:
       if (csr_parse_size (arg, 1ULL << 30, &u, &e) < 0)
-        bad (state, "max-request", e);
+        run_opts_bad_value (state, "max-request", e);
       else if (u < (64u << 10))
         argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --max-request: %s is below 64K", arg);
       c->max_request = (size_t)u;
       break;
     case OPT_MAX_SANDBOXES:
       if (csr_parse_uint (arg, 0, 256, &u, &e) < 0)
-        bad (state, "max-sandboxes", e);
+        run_opts_bad_value (state, "max-sandboxes", e);
       c->max_sandboxes = (unsigned)u;
       break;
     case OPT_KEEP_SANDBOXES:
@@ -171,7 +164,7 @@ parse_mcp (int key, char *arg, struct argp_state *state)
       if (strcmp (arg, "0") == 0)
         c->progress_interval_s = 0;
       else if (csr_parse_duration (arg, 3600, &c->progress_interval_s, &e) < 0)
-        bad (state, "progress-interval", e);
+        run_opts_bad_value (state, "progress-interval", e);
       break;
     case OPT_SANDBOX_UPSTREAM:
       add_upstream (state, o, arg);
@@ -357,7 +350,7 @@ parse_schema (int key, char *arg, struct argp_state *state)
       break;
     case OPT_TIMEOUT:
       if (csr_parse_duration (arg, 86400, &o->timeout_s, &e) < 0)
-        bad (state, "timeout", e);
+        run_opts_bad_value (state, "timeout", e);
       break;
     case OPT_COMPACT:
       o->compact = true;

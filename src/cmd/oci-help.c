@@ -204,7 +204,7 @@ oci_help_global (FILE *out)
            "   check       run only the AST gate on a snippet (in the jail)\n"
            "   batch       run many snippets in parallel jails: report, resume, shards\n"
            "   cache       verify [--repair], ls, prune [--older-than D] the cache\n"
-           "   sandbox     long-lived jails: create, exec, ls, inspect, stop, start, rm, gc\n"
+           "   sandbox     long-lived jails: exec, run, sessions, files, ports, checkpoints\n"
            "   mcp         the Model Context Protocol on stdin/stdout: tools for agents\n"
            "   tool-schema the agent tools' schemas: --format openai|anthropic|gemini|mcp\n"
            "   hook        OCI hook: gate a container's Python script, scan its log\n",

@@ -226,8 +226,8 @@ csr_label_problem (const char *text)
   return NULL;
 }
 
-static void
-bad_value (struct argp_state *state, const char *opt, csr_error *e)
+void
+run_opts_bad_value (struct argp_state *state, const char *opt, csr_error *e)
 {
   argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --%s: %s", opt, e->msg);
   csr_error_free (e);
@@ -252,7 +252,7 @@ parse_common (int key, char *arg, struct argp_state *state)
     {
     case OPT_TIMEOUT:
       if (csr_parse_duration (arg, 86400, &o->req.timeout_s, &e) < 0)
-        bad_value (state, "timeout", e);
+        run_opts_bad_value (state, "timeout", e);
       break;
     case OPT_ROOTFS:
       o->req.rootfs = arg;
@@ -271,7 +271,7 @@ parse_common (int key, char *arg, struct argp_state *state)
       break;
     case OPT_MAX_CODE:
       if (csr_parse_size (arg, 64ULL << 20, &o->req.max_code, &e) < 0)
-        bad_value (state, "max-code-size", e);
+        run_opts_bad_value (state, "max-code-size", e);
       else if (o->req.max_code == 0)
         argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --max-code-size: must be positive");
       break;
@@ -326,18 +326,18 @@ parse_run (int key, char *arg, struct argp_state *state)
       break;
     case OPT_MEMORY:
       if (csr_parse_size (arg, 1ULL << 40, &o->req.limits.memory, &e) < 0)
-        bad_value (state, "memory", e);
+        run_opts_bad_value (state, "memory", e);
       else if (o->req.limits.memory < (16ULL << 20))
         argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --memory: %s is below 16 MiB", arg);
       o->req.limits.explicit_mask |= CSR_LIMIT_MEMORY;
       break;
     case OPT_MAX_OUTPUT:
       if (csr_parse_size (arg, 1ULL << 30, &o->req.max_output, &e) < 0)
-        bad_value (state, "max-output", e);
+        run_opts_bad_value (state, "max-output", e);
       break;
     case OPT_TMP_SIZE:
       if (csr_parse_size (arg, 64ULL << 30, &o->req.tmp_size, &e) < 0)
-        bad_value (state, "tmp-size", e);
+        run_opts_bad_value (state, "tmp-size", e);
       else if (o->req.tmp_size < (64ULL << 10))
         argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --tmp-size: %s is below 64 KiB", arg);
       break;
@@ -346,7 +346,7 @@ parse_run (int key, char *arg, struct argp_state *state)
         size_t klen;
         bool has_value;
         if (csr_parse_env (arg, &klen, &has_value, &e) < 0)
-          bad_value (state, "env", e);
+          run_opts_bad_value (state, "env", e);
         else if (has_value && strchr (arg + klen + 1, '\n'))
           argp_failure (state, CSR_EXIT_USAGE, 0,
                         "invalid --env: the value of %.*s contains a newline", (int)klen, arg);
@@ -364,13 +364,13 @@ parse_run (int key, char *arg, struct argp_state *state)
       }
     case OPT_MAX_ATTEMPTS:
       if (csr_parse_uint (arg, 1, 10, &u, &e) < 0)
-        bad_value (state, "max-attempts", e);
+        run_opts_bad_value (state, "max-attempts", e);
       else
         o->req.max_attempts = (int)u;
       break;
     case OPT_PIDS:
       if (csr_parse_uint (arg, 1, 1000000, &o->req.limits.pids, &e) < 0)
-        bad_value (state, "pids", e);
+        run_opts_bad_value (state, "pids", e);
       else if (o->req.limits.pids < CSR_LIMITS_MIN_PIDS)
         argp_failure (state, CSR_EXIT_USAGE, 0,
                       "--pids: at least %d processes are needed to start the jail (its init and "
@@ -402,7 +402,7 @@ parse_run (int key, char *arg, struct argp_state *state)
             memcpy (num, arg, n - 1);
             num[n - 1] = '\0';
             if (csr_parse_uint (num, 10, 1024000, &o->req.limits.cpu_millis, &e) < 0)
-              bad_value (state, "cpu", e);
+              run_opts_bad_value (state, "cpu", e);
           }
         o->req.limits.explicit_mask |= CSR_LIMIT_CPU;
         break;
@@ -435,9 +435,9 @@ parse_run (int key, char *arg, struct argp_state *state)
           *colon = '\0';
         uint64_t gid = 0;
         if (csr_parse_uint (buf, 1, 65535, &u, &e) < 0)
-          bad_value (state, "user", e);
+          run_opts_bad_value (state, "user", e);
         else if (colon && csr_parse_uint (colon + 1, 1, 65535, &gid, &e) < 0)
-          bad_value (state, "user", e);
+          run_opts_bad_value (state, "user", e);
         o->req.user_uid = (uint32_t)u;
         o->req.user_gid = colon ? (uint32_t)gid : o->req.user_uid;
         break;
@@ -457,12 +457,12 @@ parse_run (int key, char *arg, struct argp_state *state)
       /* A program that is not there is a usage error now, not a failure
        * found when a snippet first needs healing. */
       if (csr_patchcmd_check (arg, &e) < 0)
-        bad_value (state, "patch-cmd", e);
+        run_opts_bad_value (state, "patch-cmd", e);
       o->req.patch_cmd = arg;
       break;
     case OPT_PATCH_TIMEOUT:
       if (csr_parse_duration (arg, 3600, &o->req.patch_timeout_s, &e) < 0)
-        bad_value (state, "patch-timeout", e);
+        run_opts_bad_value (state, "patch-timeout", e);
       break;
     case OPT_LLM:
       if (arg[0] == '\0')
@@ -483,19 +483,19 @@ parse_run (int key, char *arg, struct argp_state *state)
       break;
     case OPT_LLM_RETRIES:
       if (csr_parse_uint (arg, 1, 10, &u, &e) < 0)
-        bad_value (state, "llm-retries", e);
+        run_opts_bad_value (state, "llm-retries", e);
       else
         o->llm.retries = (int)u;
       break;
     case OPT_LLM_MAX_CALLS:
       if (csr_parse_uint (arg, 0, 1000, &u, &e) < 0)
-        bad_value (state, "llm-max-calls", e);
+        run_opts_bad_value (state, "llm-max-calls", e);
       else
         o->llm.max_calls = (int)u;
       break;
     case OPT_LLM_TIMEOUT:
       if (csr_parse_duration (arg, 3600, &o->llm.timeout_s, &e) < 0)
-        bad_value (state, "llm-timeout", e);
+        run_opts_bad_value (state, "llm-timeout", e);
       break;
     case OPT_SILENT_PATTERN:
       push (state, o->silent_patterns, &o->req.n_silent_patterns, "silent-pattern", arg);
@@ -521,7 +521,7 @@ parse_run (int key, char *arg, struct argp_state *state)
       break;
     case OPT_STDIN_MAX:
       if (csr_parse_size (arg, 1ULL << 40, &o->req.stdin_max, &e) < 0)
-        bad_value (state, "stdin-max", e);
+        run_opts_bad_value (state, "stdin-max", e);
       break;
     case OPT_LIVE:
       o->live = true;
@@ -627,11 +627,11 @@ parse_files (int key, char *arg, struct argp_state *state)
       break;
     case OPT_IN_MAX:
       if (csr_parse_size (arg, 64ULL << 30, &o->req.in_max, &e) < 0)
-        bad_value (state, "in-max", e);
+        run_opts_bad_value (state, "in-max", e);
       break;
     case OPT_OUT_MAX:
       if (csr_parse_size (arg, 64ULL << 30, &o->req.out_max, &e) < 0)
-        bad_value (state, "out-max", e);
+        run_opts_bad_value (state, "out-max", e);
       break;
     case OPT_OUT:
       if (arg[0] == '\0')

@@ -68,6 +68,11 @@ void check_opts_parse (int argc, char **argv, struct run_opts *o);
  * whose input is a struct run_opts. */
 void run_opts_defaults (struct run_opts *o);
 struct argp;
+/* A usage error "invalid --OPT: E's message" (E freed), as these options
+ * report a bad value; for the options of the commands that take them
+ * (batch, mcp) too. */
+struct argp_state;
+void run_opts_bad_value (struct argp_state *state, const char *opt, csr_error *e);
 extern const struct argp run_opts_batch_argp;
 
 /* issue 15: csrun sandbox run: the options of `csrun run` that apply to an

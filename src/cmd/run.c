@@ -15,6 +15,7 @@
 #include "supervisor/notice.h"
 #include "util/log.h"
 #include "util/cleanup.h"
+#include "util/stopsig.h"
 
 /* "csrun run", or the command that shares its body (csr_run_main). */
 static const char *prog = "csrun run";
@@ -111,7 +112,6 @@ warn_output (const struct csr_run_result *r)
 /* SIGINT, SIGTERM and SIGHUP write their number here; the capture loop polls
  * the read end, stops the jail and the loop heals nothing more.  A second
  * signal while the output is printed only adds a byte; a third ends csrun. */
-static int interrupt_pipe[2] = { -1, -1 };
 static struct run_opts *signal_opts; /* its req.interrupt_fd gets the read end */
 
 static void
@@ -126,13 +126,7 @@ on_interrupt (int sig)
       signal (sig, SIG_DFL);
       raise (sig);
     }
-  int saved = errno;
-  unsigned char b = (unsigned char)sig;
-  if (interrupt_pipe[1] >= 0 && write (interrupt_pipe[1], &b, 1) < 0)
-    {
-      /* full: an interrupt is already pending */
-    }
-  errno = saved;
+  csr_stopsig_note (sig);
 }
 
 static void
@@ -146,14 +140,11 @@ on_sigpipe (int sig)
 static void
 catch_signals (void)
 {
-  struct sigaction sa = { .sa_handler = on_interrupt, .sa_flags = SA_RESTART };
-  sigemptyset (&sa.sa_mask);
-  if (pipe2 (interrupt_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+  int fd = csr_stopsig_open (NULL);
+  if (fd < 0)
     return; /* then signals end csrun as before */
-  sigaction (SIGINT, &sa, NULL);
-  sigaction (SIGTERM, &sa, NULL);
-  sigaction (SIGHUP, &sa, NULL);
-  signal_opts->req.interrupt_fd = interrupt_pipe[0];
+  csr_stopsig_catch (on_interrupt);
+  signal_opts->req.interrupt_fd = fd;
 }
 
 /* The snippet's stdin (see csrun-run(1), STANDARD INPUT): --stdin FILE,

@@ -132,25 +132,18 @@ run_hook (int dirfd, const char *cmd, csr_error **err)
     return -1;
   cleanup_close int devnull = open ("/dev/null", O_RDONLY | O_CLOEXEC);
   int fds[3] = { devnull, 2, 2 };
-  int sock = csr_sandbox_connect (dirfd, req, fds, 3, err);
-  if (sock < 0)
+  cleanup_yajl_val yajl_val t = NULL;
+  if (csr_sandbox_request (dirfd, req, fds, 3, -1, &t, err) < 0)
     return -1;
-  cleanup_free char *reply = NULL;
-  int rc = csr_sandbox_read_reply (sock, -1, &reply, err);
-  close (sock);
-  if (rc < 0)
-    return -1;
-  char ebuf[64];
-  cleanup_yajl_val yajl_val t = yajl_tree_parse (reply, ebuf, sizeof ebuf);
   const char *msg = csr_json_str (csr_json_get (t, "error"));
   if (t == NULL || msg)
     return csr_error_set (err, EBUSY, "%s", msg ? msg : "the keeper's reply is not JSON");
   if (YAJL_IS_TRUE (csr_json_get (t, "setup_failed")))
     return csr_error_set (err, 0, "the command could not be started in the sandbox");
-  yajl_val ec = csr_json_get (t, "exit_code"), sig = csr_json_get (t, "signal");
-  if (sig && YAJL_IS_INTEGER (sig) && YAJL_GET_INTEGER (sig))
-    return 128 + (int)YAJL_GET_INTEGER (sig);
-  return ec && YAJL_IS_INTEGER (ec) ? (int)YAJL_GET_INTEGER (ec) : -1;
+  long long sig = csr_json_int (t, "signal", 0);
+  if (sig)
+    return 128 + (int)sig;
+  return (int)csr_json_int (t, "exit_code", -1);
 }
 
 /* A request with one descriptor whose reply may take long; the parsed
@@ -158,22 +151,14 @@ run_hook (int dirfd, const char *cmd, csr_error **err)
 static yajl_val
 long_request (int dirfd, const char *req, int fd, csr_error **err)
 {
-  int sock = csr_sandbox_connect (dirfd, req, &fd, 1, err);
-  if (sock < 0)
+  yajl_val t;
+  if (csr_sandbox_request (dirfd, req, &fd, 1, -1, &t, err) < 0)
     return NULL;
-  cleanup_free char *reply = NULL;
-  int rc = csr_sandbox_read_reply (sock, -1, &reply, err);
-  close (sock);
-  if (rc < 0)
-    return NULL;
-  char ebuf[64];
-  yajl_val t = yajl_tree_parse (reply, ebuf, sizeof ebuf);
   const char *msg = csr_json_str (csr_json_get (t, "error"));
   if (t && !msg)
     return t;
   const char *kind = csr_json_str (csr_json_get (t, "kind"));
-  yajl_val sv = csr_json_get (t, "status");
-  int st = sv && YAJL_IS_INTEGER (sv) ? (int)YAJL_GET_INTEGER (sv) : 0;
+  int st = (int)csr_json_int (t, "status", 0);
   /* The keeper's errno, but for the ones whose exit code means something else here. */
   if (st == ENOENT || st == EBUSY || st == CSR_CKPT_E_DAMAGED || st == CSR_CKPT_E_EXPIRED
       || st == CSR_CKPT_E_ROOTFS)
@@ -187,13 +172,6 @@ long_request (int dirfd, const char *req, int fd, csr_error **err)
   csr_error_set (err, st, "%s", msg ? msg : "the keeper's reply is not JSON");
   yajl_tree_free (t);
   return NULL;
-}
-
-static int
-print_line (const char *s)
-{
-  printf ("%s\n", s);
-  return fflush (stdout) == 0 ? 0 : CSR_EXIT_INTERNAL;
 }
 
 #define SESSION_WARNINGS 20 /* lines about sessions on stderr; the rest counted */
@@ -302,18 +280,14 @@ parse_ckpt (int key, char *arg, struct argp_state *state)
       o->hook = arg;
       break;
     case OPT_NAME:
-      if (!csr_sandbox_name_ok (arg))
-        argp_failure (state, CSR_EXIT_USAGE, 0,
-                      "invalid --name '%s' (1 to 64 letters, digits, '_', '.', '-')", arg);
+      sbx_check_name (state, arg);
       o->name = arg;
       break;
     case OPT_JSON:
       o->json = true;
       break;
     case ARGP_KEY_ARG:
-      if (o->id || strcmp (o->cmd, "checkpoint ls") == 0)
-        argp_failure (state, CSR_EXIT_USAGE, 0, "unexpected argument '%s'", arg);
-      o->id = arg;
+      sbx_arg_id (state, arg, &o->id, strcmp (o->cmd, "checkpoint ls") != 0);
       break;
     case ARGP_KEY_END:
       if (!o->id && strcmp (o->cmd, "checkpoint ls") != 0)
@@ -333,11 +307,8 @@ static int
 do_checkpoint (struct ckpt_opts *o)
 {
   int code;
-  cleanup_close int root = sbx_root ("checkpoint", &code);
-  if (root < 0)
-    return code;
   char id[CSR_SANDBOX_ID_LEN + 1];
-  cleanup_close int d = sbx_open ("checkpoint", root, o->id, id, &code);
+  cleanup_close int d = sbx_enter ("checkpoint", o->id, id, &code);
   if (d < 0)
     return code;
   csr_error *e = NULL;
@@ -381,7 +352,7 @@ do_checkpoint (struct ckpt_opts *o)
   if (!o->json)
     {
       warn_sessions ("checkpoint", t, "saved");
-      return print_line (cid ? cid : "?");
+      return sbx_print_done (cid ? cid : "?", false);
     }
   struct csr_jgen w;
   if (csr_jgen_init (&w, false, &e) < 0)
@@ -477,7 +448,7 @@ print_restored (const struct ckpt_opts *o, const char *ckid, const char *new_id,
   if (!o->json)
     {
       warn_sessions ("restore", t, "loaded");
-      return print_line (new_id);
+      return sbx_print_done (new_id, false);
     }
   struct csr_jgen w;
   csr_error *e = NULL;
@@ -694,11 +665,7 @@ do_rm (struct ckpt_opts *o)
     }
   if (ck < 0 || csr_ckpt_find (ck, o->id, id, &e) < 0 || csr_ckpt_remove (ck, id, &e) < 0)
     return ckpt_fail ("checkpoint rm", e);
-  if (o->json)
-    printf ("{\"id\":\"%s\",\"ok\":true}\n", id);
-  else
-    printf ("%s\n", id);
-  return fflush (stdout) == 0 ? 0 : CSR_EXIT_INTERNAL;
+  return sbx_print_done (id, o->json);
 }
 
 /* ------------------------------------------------------------ entry points */

@@ -140,8 +140,7 @@ parse_exec (int key, char *arg, struct argp_state *state)
       state->next = state->argc;
       break;
     case ARGP_KEY_END:
-      if (o->id == NULL)
-        argp_failure (state, CSR_EXIT_USAGE, 0, "missing the sandbox's ID (or name)");
+      sbx_need_id (state, o->id);
       if (!o->sh == !o->argv)
         argp_failure (state, CSR_EXIT_USAGE, 0, "give either -- ARGV... or --sh 'CMD'");
       if (o->detach && o->interactive)
@@ -235,15 +234,12 @@ static int
 detached (const struct exec_opts *o, int d, const char *id, const char *req)
 {
   csr_error *e = NULL;
-  char *reply = NULL;
-  if (csr_sandbox_call (d, req, 30000, &reply, &e) < 0)
+  cleanup_yajl_val yajl_val t = csr_sandbox_call_json (d, req, 30000, &e);
+  if (t == NULL)
     return sbx_fail ("exec", e,
                      e && e->status == 0 && strstr (csr_error_text (e), "stopped")
                          ? SBX_EXIT_REFUSED
                          : CSR_EXIT_INTERNAL);
-  char ebuf[64];
-  cleanup_yajl_val yajl_val t = yajl_tree_parse (reply, ebuf, sizeof ebuf);
-  free (reply);
   const char *x = csr_json_str (csr_json_get (t, "exec"));
   if (x == NULL)
     {
@@ -422,8 +418,7 @@ sbx_exec_report (const struct sbx_exec_end *x)
   long long ec = YAJL_GET_INTEGER (csr_json_get (t, "exit_code"));
   long long sig = YAJL_GET_INTEGER (csr_json_get (t, "signal"));
   long long ms = YAJL_GET_INTEGER (csr_json_get (t, "duration_ms"));
-  yajl_val tm = csr_json_get (t, "timeout_ms");
-  double timeout_s = tm && YAJL_IS_INTEGER (tm) ? (double)YAJL_GET_INTEGER (tm) / 1000 : 0;
+  double timeout_s = (double)csr_json_int (t, "timeout_ms", 0) / 1000;
   bool timed_out = YAJL_IS_TRUE (csr_json_get (t, "timed_out"));
   bool exec_failed = YAJL_IS_TRUE (csr_json_get (t, "exec_failed"));
   bool setup_failed = YAJL_IS_TRUE (csr_json_get (t, "setup_failed"));
@@ -463,14 +458,8 @@ sbx_exec_report (const struct sbx_exec_end *x)
           csr_jgen_kv_str (&w, "status", "exited");
         }
       csr_jgen_map_close (&w);
-      char *out_doc = csr_jgen_finish (&w, "the exec result", NULL, &e);
-      if (out_doc == NULL)
-        return sbx_fail ("exec", e, CSR_EXIT_INTERNAL);
-      printf ("%s\n", out_doc);
-      free (out_doc);
-      if (fflush (stdout) != 0)
-        return CSR_EXIT_INTERNAL;
-      return exit_code;
+      int rc = sbx_print_json (&w, "exec", "the exec result");
+      return rc ? rc : exit_code;
     }
   /* wait without --json: the output as the exec would have written it. */
   if (x->print_output

@@ -116,7 +116,7 @@ parse_files (int key, char *arg, struct argp_state *state)
       }
     case ARGP_KEY_ARG:
       if (o->n_args == o->max_args)
-        argp_failure (state, CSR_EXIT_USAGE, 0, "unexpected argument '%s'", arg);
+        sbx_arg_extra (state, arg);
       o->args[o->n_args++] = arg;
       break;
     case ARGP_KEY_END:
@@ -148,41 +148,13 @@ parse_args (struct files_opts *o, struct argp_option *options, const char *args,
 struct call
 {
   const char *cmd;
-  int root, dir;
+  int dir;
   char id[CSR_SANDBOX_ID_LEN + 1];
   struct csr_files_req req;
   int p[2]; /* the pipe */
   int sock;
   struct csr_files_stats st;
 };
-
-/* Open the sandbox ID and send REQ with one end of a new pipe (the read
- * end when TO_SANDBOX); the other is c->p[1] (TO_SANDBOX) or c->p[0]. */
-static int
-call_start (struct call *c, const char *id, bool to_sandbox, int *code)
-{
-  c->root = c->dir = c->sock = c->p[0] = c->p[1] = -1;
-  if ((c->root = sbx_root (c->cmd, code)) < 0)
-    return -1;
-  if ((c->dir = sbx_open (c->cmd, c->root, id, c->id, code)) < 0)
-    return -1;
-  if (pipe2 (c->p, O_CLOEXEC) < 0)
-    {
-      *code = sbx_fail (c->cmd, NULL, CSR_EXIT_INTERNAL);
-      return -1;
-    }
-  csr_error *e = NULL;
-  int give = to_sandbox ? 0 : 1;
-  c->sock = csr_files_start (c->dir, &c->req, c->p[give], &e);
-  close (c->p[give]);
-  c->p[give] = -1;
-  if (c->sock < 0)
-    {
-      *code = sbx_fail (c->cmd, e, CSR_EXIT_INTERNAL);
-      return -1;
-    }
-  return 0;
-}
 
 static void
 call_close_pipe (struct call *c)
@@ -203,9 +175,43 @@ call_release (struct call *c)
     close (c->sock);
   if (c->dir >= 0)
     close (c->dir);
-  if (c->root >= 0)
-    close (c->root);
   csr_files_stats_release (&c->st);
+}
+
+static int
+call_open (struct call *c, const char *id, bool to_sandbox, int *code)
+{
+  c->dir = c->sock = c->p[0] = c->p[1] = -1;
+  if ((c->dir = sbx_enter (c->cmd, id, c->id, code)) < 0)
+    return -1;
+  if (pipe2 (c->p, O_CLOEXEC) < 0)
+    {
+      *code = sbx_fail (c->cmd, NULL, CSR_EXIT_INTERNAL);
+      return -1;
+    }
+  csr_error *e = NULL;
+  int give = to_sandbox ? 0 : 1;
+  c->sock = csr_files_start (c->dir, &c->req, c->p[give], &e);
+  close (c->p[give]);
+  c->p[give] = -1;
+  if (c->sock < 0)
+    {
+      *code = sbx_fail (c->cmd, e, CSR_EXIT_INTERNAL);
+      return -1;
+    }
+  return 0;
+}
+
+/* Open the sandbox ID and send REQ with one end of a new pipe (the read
+ * end when TO_SANDBOX); the other is c->p[1] (TO_SANDBOX) or c->p[0].  On
+ * an error: printed, *CODE its exit code, C released. */
+static int
+call_start (struct call *c, const char *id, bool to_sandbox, int *code)
+{
+  if (call_open (c, id, to_sandbox, code) == 0)
+    return 0;
+  call_release (c);
+  return -1;
 }
 
 /* The reply; LOCAL (may be NULL) is what failed here meanwhile: the
@@ -315,10 +321,7 @@ cp_in (struct files_opts *o, const char *src, const char *id, const char *dst)
   struct csr_files_stats mine = { 0 };
   int code;
   if (call_start (&c, id, true, &code) < 0)
-    {
-      call_release (&c);
-      return code;
-    }
+    return code;
   csr_error *local = NULL;
   if (raw)
     {
@@ -360,10 +363,7 @@ cp_out (struct files_opts *o, const char *id, const char *src, const char *dst)
     }
   int code;
   if (call_start (&c, id, false, &code) < 0)
-    {
-      call_release (&c);
-      return code;
-    }
+    return code;
   csr_error *local = NULL;
   struct csr_files_stats mine = { 0 };
   if (to_stdout)
@@ -433,10 +433,7 @@ cmd_sandbox_read (int argc, char **argv)
                                   .max_entries = o.max_entries };
   int code;
   if (call_start (&c, o.args[0], false, &code) < 0)
-    {
-      call_release (&c);
-      return code;
-    }
+    return code;
   csr_error *local = NULL;
   uint64_t n = 0;
   bool stopped;
@@ -466,10 +463,7 @@ cmd_sandbox_write (int argc, char **argv)
                                   .max_entries = o.max_entries };
   int code;
   if (call_start (&c, o.args[0], true, &code) < 0)
-    {
-      call_release (&c);
-      return code;
-    }
+    return code;
   csr_error *local = NULL;
   uint64_t n = 0;
   bool stopped;
@@ -641,10 +635,7 @@ listing (struct files_opts *o, const char *id, struct csr_files_req *req, bool f
   struct call c = { .cmd = o->cmd, .req = *req };
   int code;
   if (call_start (&c, id, false, &code) < 0)
-    {
-      call_release (&c);
-      return code;
-    }
+    return code;
   csr_error *local = NULL;
   struct csr_files_rec *v = NULL;
   size_t n = 0;

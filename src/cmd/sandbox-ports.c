@@ -82,13 +82,10 @@ parse_port (int key, char *arg, struct argp_state *state)
       o->json = true;
       break;
     case ARGP_KEY_ARG:
-      if (o->id)
-        argp_failure (state, CSR_EXIT_USAGE, 0, "unexpected argument '%s'", arg);
-      o->id = arg;
+      sbx_arg_id (state, arg, &o->id, true);
       break;
     case ARGP_KEY_END:
-      if (!o->id)
-        argp_failure (state, CSR_EXIT_USAGE, 0, "missing the sandbox's ID (or name)");
+      sbx_need_id (state, o->id);
       break;
     default:
       return ARGP_ERR_UNKNOWN;
@@ -100,19 +97,15 @@ parse_port (int key, char *arg, struct argp_state *state)
 static long long
 connections (yajl_val info, size_t i)
 {
-  yajl_val v = csr_json_get (csr_json_at (csr_json_get (info, "ports"), i), "connections");
-  return v && YAJL_IS_INTEGER (v) ? YAJL_GET_INTEGER (v) : -1;
+  return csr_json_int (csr_json_at (csr_json_get (info, "ports"), i), "connections", -1);
 }
 
 static int
 port_ls (struct port_opts *o)
 {
   int code;
-  cleanup_close int root = sbx_root ("port ls", &code);
-  if (root < 0)
-    return code;
   char id[CSR_SANDBOX_ID_LEN + 1];
-  cleanup_close int d = sbx_open ("port ls", root, o->id, id, &code);
+  cleanup_close int d = sbx_enter ("port ls", o->id, id, &code);
   if (d < 0)
     return code;
   struct csr_sandbox_spec s;
@@ -121,15 +114,7 @@ port_ls (struct port_opts *o)
     return sbx_fail ("port ls", e, CSR_EXIT_INTERNAL);
   /* The keeper's live view (connections); the ports themselves are in
    * spec.json. */
-  char *reply = NULL;
-  yajl_val info = NULL;
-  if (csr_sandbox_call (d, "{\"op\":\"ports\"}", 5000, &reply, &e) == 0)
-    {
-      char ebuf[64];
-      info = yajl_tree_parse (reply, ebuf, sizeof ebuf);
-    }
-  csr_error_freep (&e);
-  free (reply);
+  yajl_val info = csr_sandbox_call_json (d, "{\"op\":\"ports\"}", 5000, NULL);
   yajl_val live = csr_json_get (info, "live");
   int rc = 0;
   if (o->json)
@@ -159,13 +144,7 @@ port_ls (struct port_opts *o)
             }
           csr_jgen_array_close (&w);
           csr_jgen_map_close (&w);
-          size_t len;
-          char *doc = csr_jgen_finish (&w, "the listing", &len, &e);
-          if (doc == NULL)
-            rc = sbx_fail ("port ls", e, CSR_EXIT_INTERNAL);
-          else
-            printf ("%s\n", doc);
-          free (doc);
+          rc = sbx_print_json (&w, "port ls", "the listing");
         }
     }
   else

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <yajl/yajl_tree.h>
@@ -88,8 +87,7 @@ parse_run (int key, char *arg, struct argp_state *state)
       state->next = state->argc;
       break;
     case ARGP_KEY_END:
-      if (x->id == NULL)
-        argp_failure (state, CSR_EXIT_USAGE, 0, "missing the sandbox's ID (or name)");
+      sbx_need_id (state, x->id);
       if (x->ro.file == NULL)
         argp_failure (state, CSR_EXIT_USAGE, 0,
                       "missing FILE (a Python file, - for stdin, or :PATH in the sandbox)");
@@ -235,11 +233,8 @@ cmd_sandbox_run (int argc, char **argv)
   if (argp_parse (&argp, argc, argv, ARGP_IN_ORDER, NULL, &x) != 0)
     return CSR_EXIT_USAGE;
   int code;
-  cleanup_close int root = sbx_root ("run", &code);
-  if (root < 0)
-    return code;
   char id[CSR_SANDBOX_ID_LEN + 1];
-  x.dirfd = sbx_open ("run", root, x.id, id, &code);
+  x.dirfd = sbx_enter ("run", x.id, id, &code);
   if (x.dirfd < 0)
     return code;
   struct csr_sandbox_spec spec;
@@ -328,7 +323,7 @@ parse_session (int key, char *arg, struct argp_state *state)
       else if (o->file == NULL)
         o->file = arg;
       else
-        argp_failure (state, CSR_EXIT_USAGE, 0, "unexpected argument '%s'", arg);
+        sbx_arg_extra (state, arg);
       break;
     case ARGP_KEY_END:
       {
@@ -397,17 +392,11 @@ session_ls (int d, const struct session_opts *o)
       yajl_val s = list->u.array.values[i];
       const char *name = csr_json_str (csr_json_get (s, "name"));
       const char *st = csr_json_str (csr_json_get (s, "state"));
-      yajl_val pid = csr_json_get (s, "pid"), cells = csr_json_get (s, "cells"),
-               created = csr_json_get (s, "created"), idle = csr_json_get (s, "idle_ms");
-      long long c = created && YAJL_IS_INTEGER (created) ? YAJL_GET_INTEGER (created) : 0;
       char ct[32];
-      time_t tt = (time_t)c;
-      struct tm tm;
-      gmtime_r (&tt, &tm);
-      strftime (ct, sizeof ct, "%Y-%m-%dT%H:%M:%SZ", &tm);
-      long long p = pid && YAJL_IS_INTEGER (pid) ? YAJL_GET_INTEGER (pid) : 0;
-      long long n = cells && YAJL_IS_INTEGER (cells) ? YAJL_GET_INTEGER (cells) : 0;
-      long long im = idle && YAJL_IS_INTEGER (idle) ? YAJL_GET_INTEGER (idle) : 0;
+      sbx_fmt_time (csr_json_int (s, "created", 0), ct, sizeof ct);
+      long long p = csr_json_int (s, "pid", 0);
+      long long n = csr_json_int (s, "cells", 0);
+      long long im = csr_json_int (s, "idle_ms", 0);
       if (o->json)
         {
           csr_jgen_map_open (&w);
@@ -426,11 +415,7 @@ session_ls (int d, const struct session_opts *o)
   if (o->json)
     {
       csr_jgen_array_close (&w);
-      char *doc = csr_jgen_finish (&w, "the listing", NULL, &e);
-      if (doc == NULL)
-        return sbx_fail ("session ls", e, CSR_EXIT_INTERNAL);
-      printf ("%s\n", doc);
-      free (doc);
+      return sbx_print_json (&w, "session ls", "the listing");
     }
   return fflush (stdout) == 0 ? 0 : CSR_EXIT_INTERNAL;
 }
@@ -556,11 +541,8 @@ cmd_sandbox_session (int argc, char **argv)
   if (argp_parse (&argp, argc, argv, 0, NULL, &o) != 0)
     return CSR_EXIT_USAGE;
   int code;
-  cleanup_close int root = sbx_root ("session", &code);
-  if (root < 0)
-    return code;
   char id[CSR_SANDBOX_ID_LEN + 1];
-  cleanup_close int d = sbx_open ("session", root, o.id, id, &code);
+  cleanup_close int d = sbx_enter ("session", o.id, id, &code);
   if (d < 0)
     return code;
   if (strcmp (o.action, "ls") == 0)

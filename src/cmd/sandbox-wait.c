@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <yajl/yajl_tree.h>
@@ -69,11 +68,10 @@ parse_wait (int key, char *arg, struct argp_state *state)
       else if (o->exec == NULL && !o->ls)
         o->exec = arg;
       else
-        argp_failure (state, CSR_EXIT_USAGE, 0, "unexpected argument '%s'", arg);
+        sbx_arg_extra (state, arg);
       break;
     case ARGP_KEY_END:
-      if (o->id == NULL)
-        argp_failure (state, CSR_EXIT_USAGE, 0, "missing the sandbox's ID (or name)");
+      sbx_need_id (state, o->id);
       if (o->exec == NULL && !o->ls)
         argp_failure (state, CSR_EXIT_USAGE, 0, "missing the exec's id (exec --detach printed it)");
       break;
@@ -196,8 +194,6 @@ cmd_sandbox_wait (int argc, char **argv)
     close (fds[i]);
   if (rc)
     return rc;
-  yajl_val od = csr_json_get (t, "stdout_dropped_bytes"),
-           ed = csr_json_get (t, "stderr_dropped_bytes");
   yajl_val sh = csr_json_get (t, "sh");
   struct sbx_exec_end end = {
     .reply = t,
@@ -208,10 +204,10 @@ cmd_sandbox_wait (int argc, char **argv)
     .print_output = true,
     .out = out,
     .out_len = lo,
-    .out_dropped = od && YAJL_IS_INTEGER (od) ? (uint64_t)YAJL_GET_INTEGER (od) : 0,
+    .out_dropped = (uint64_t)csr_json_int (t, "stdout_dropped_bytes", 0),
     .err = err,
     .err_len = le,
-    .err_dropped = ed && YAJL_IS_INTEGER (ed) ? (uint64_t)YAJL_GET_INTEGER (ed) : 0,
+    .err_dropped = (uint64_t)csr_json_int (t, "stderr_dropped_bytes", 0),
   };
   return sbx_exec_report (&end);
 }
@@ -224,16 +220,10 @@ print_row (yajl_val x)
   const char *exec = csr_json_str (csr_json_get (x, "exec"));
   const char *state = csr_json_str (csr_json_get (x, "state"));
   const char *cmd = csr_json_str (csr_json_get (x, "command"));
-  yajl_val v = csr_json_get (x, "started");
-  time_t started = v && YAJL_IS_INTEGER (v) ? (time_t)YAJL_GET_INTEGER (v) : 0;
-  v = csr_json_get (x, "duration_ms");
-  long long ms = v && YAJL_IS_INTEGER (v) ? YAJL_GET_INTEGER (v) : 0;
-  v = csr_json_get (x, "pid");
-  long long pid = v && YAJL_IS_INTEGER (v) ? YAJL_GET_INTEGER (v) : 0;
+  long long ms = csr_json_int (x, "duration_ms", 0);
+  long long pid = csr_json_int (x, "pid", 0);
   char when[32], result[32] = "-";
-  struct tm tm;
-  gmtime_r (&started, &tm);
-  strftime (when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  sbx_fmt_time (csr_json_int (x, "started", 0), when, sizeof when);
   yajl_val r = csr_json_get (x, "result");
   if (r)
     {
@@ -267,12 +257,9 @@ cmd_sandbox_exec_ls (int argc, char **argv)
   if (d < 0)
     return code;
   csr_error *e = NULL;
-  char *reply = NULL;
-  if (csr_sandbox_call (d, "{\"op\":\"execs\"}", 30000, &reply, &e) < 0)
+  cleanup_yajl_val yajl_val t = csr_sandbox_call_json (d, "{\"op\":\"execs\"}", 30000, &e);
+  if (t == NULL)
     return sbx_fail ("exec ls", e, CSR_EXIT_INTERNAL);
-  char ebuf[64];
-  cleanup_yajl_val yajl_val t = yajl_tree_parse (reply, ebuf, sizeof ebuf);
-  free (reply);
   yajl_val list = csr_json_get (t, "execs");
   if (list == NULL || !YAJL_IS_ARRAY (list))
     {
@@ -285,11 +272,7 @@ cmd_sandbox_exec_ls (int argc, char **argv)
       if (csr_jgen_init (&w, false, &e) < 0)
         return sbx_fail ("exec ls", e, CSR_EXIT_INTERNAL);
       csr_jgen_tree (&w, list);
-      char *text = csr_jgen_finish (&w, "the list", NULL, &e);
-      if (text == NULL)
-        return sbx_fail ("exec ls", e, CSR_EXIT_INTERNAL);
-      printf ("%s\n", text);
-      free (text);
+      return sbx_print_json (&w, "exec ls", "the list");
     }
   else
     {
@@ -323,14 +306,7 @@ sbx_gen_spec_layers (struct csr_jgen *w, const struct csr_sandbox_spec *s)
 static void
 gen_from_keeper (struct csr_jgen *w, int dirfd, const char *req, const char *key, bool array)
 {
-  char *reply = NULL;
-  cleanup_yajl_val yajl_val t = NULL;
-  if (csr_sandbox_call (dirfd, req, 5000, &reply, NULL) == 0)
-    {
-      char ebuf[64];
-      t = yajl_tree_parse (reply, ebuf, sizeof ebuf);
-      free (reply);
-    }
+  cleanup_yajl_val yajl_val t = csr_sandbox_call_json (dirfd, req, 5000, NULL);
   yajl_val v = csr_json_get (t, key);
   csr_jgen_str (w, key);
   if (v)

@@ -39,6 +39,45 @@ sbx_parse_env (struct argp_state *state, char *arg, const char **env, size_t *n_
   env[(*n_env)++] = arg;
 }
 
+void
+sbx_arg_extra (struct argp_state *state, const char *arg)
+{
+  argp_failure (state, CSR_EXIT_USAGE, 0, "unexpected argument '%s'", arg);
+}
+
+void
+sbx_arg_id (struct argp_state *state, char *arg, const char **id, bool takes_id)
+{
+  if (!takes_id || *id)
+    sbx_arg_extra (state, arg);
+  *id = arg;
+}
+
+void
+sbx_need_id (struct argp_state *state, const char *id)
+{
+  if (id == NULL)
+    argp_failure (state, CSR_EXIT_USAGE, 0, "missing the sandbox's ID (or name)");
+}
+
+void
+sbx_check_name (struct argp_state *state, const char *name)
+{
+  if (!csr_sandbox_name_ok (name))
+    argp_failure (state, CSR_EXIT_USAGE, 0,
+                  "invalid --name '%s' (1 to 64 letters, digits, '_', '.', '-')", name);
+}
+
+int
+sbx_print_done (const char *id, bool json)
+{
+  if (json)
+    printf ("{\"id\":\"%s\",\"ok\":true}\n", id);
+  else
+    printf ("%s\n", id);
+  return fflush (stdout) == 0 ? 0 : CSR_EXIT_INTERNAL;
+}
+
 int
 sbx_fail (const char *cmd, csr_error *e, int code)
 {
@@ -182,9 +221,7 @@ parse_create (int key, char *arg, struct argp_state *state)
   switch (key)
     {
     case OPT_NAME:
-      if (!csr_sandbox_name_ok (arg))
-        argp_failure (state, CSR_EXIT_USAGE, 0,
-                      "invalid --name '%s' (1 to 64 letters, digits, '_', '.', '-')", arg);
+      sbx_check_name (state, arg);
       s->name = arg;
       break;
     case OPT_ROOTFS:
@@ -279,7 +316,7 @@ parse_create (int key, char *arg, struct argp_state *state)
         argp_failure (state, CSR_EXIT_USAGE, 0, "invalid --disk '%s' (1M to 1T)", arg);
       break;
     case ARGP_KEY_ARG:
-      argp_failure (state, CSR_EXIT_USAGE, 0, "unexpected argument '%s'", arg);
+      sbx_arg_extra (state, arg);
       break;
     case ARGP_KEY_END:
       if (o->net && strcmp (o->net, "host") == 0 && !o->allow_host_net)
@@ -464,13 +501,11 @@ parse_simple (int key, char *arg, struct argp_state *state)
       o->force = true;
       break;
     case ARGP_KEY_ARG:
-      if (!o->need_id || o->id)
-        argp_failure (state, CSR_EXIT_USAGE, 0, "unexpected argument '%s'", arg);
-      o->id = arg;
+      sbx_arg_id (state, arg, &o->id, o->need_id);
       break;
     case ARGP_KEY_END:
-      if (o->need_id && !o->id)
-        argp_failure (state, CSR_EXIT_USAGE, 0, "missing the sandbox's ID (or name)");
+      if (o->need_id)
+        sbx_need_id (state, o->id);
       break;
     default:
       return ARGP_ERR_UNKNOWN;
@@ -482,17 +517,7 @@ parse_simple (int key, char *arg, struct argp_state *state)
 static yajl_val
 keeper_info (int dirfd)
 {
-  char *reply = NULL;
-  csr_error *e = NULL;
-  if (csr_sandbox_call (dirfd, "{\"op\":\"info\"}", 5000, &reply, &e) < 0)
-    {
-      csr_error_free (e);
-      return NULL;
-    }
-  char ebuf[64];
-  yajl_val t = yajl_tree_parse (reply, ebuf, sizeof ebuf);
-  free (reply);
-  return t;
+  return csr_sandbox_call_json (dirfd, "{\"op\":\"info\"}", 5000, NULL);
 }
 
 static void
@@ -551,8 +576,7 @@ gen_sandbox (struct csr_jgen *w, const struct csr_sandbox_spec *s, yajl_val info
     {
       csr_jgen_kv_str (w, "state_dir", statedir);
       csr_jgen_kv_int (w, "keeper_pid", s->keeper_pid);
-      yajl_val ip = csr_json_get (info, "init_pid");
-      csr_jgen_kv_int (w, "init_pid", ip && YAJL_IS_INTEGER (ip) ? YAJL_GET_INTEGER (ip) : 0);
+      csr_jgen_kv_int (w, "init_pid", csr_json_int (info, "init_pid", 0));
       csr_jgen_str (w, "pids");
       yajl_val pids = csr_json_get (info, "pids");
       if (pids)
@@ -562,8 +586,7 @@ gen_sandbox (struct csr_jgen *w, const struct csr_sandbox_spec *s, yajl_val info
           csr_jgen_array_open (w);
           csr_jgen_array_close (w);
         }
-      yajl_val idle = csr_json_get (info, "idle_ms");
-      csr_jgen_kv_int (w, "idle_ms", idle && YAJL_IS_INTEGER (idle) ? YAJL_GET_INTEGER (idle) : 0);
+      csr_jgen_kv_int (w, "idle_ms", csr_json_int (info, "idle_ms", 0));
       gen_limits (w, s);
       csr_sandbox_ports_gen (w, s, true);
       csr_jgen_str (w, "spec");
@@ -592,16 +615,15 @@ gen_sandbox (struct csr_jgen *w, const struct csr_sandbox_spec *s, yajl_val info
   csr_jgen_map_close (w);
 }
 
-int
-sbx_print_doc (struct csr_jgen *w, const char *cmd)
+static int
+print_doc (struct csr_jgen *w, const char *cmd, const char *what, bool inert)
 {
   csr_error *e = NULL;
   size_t len;
-  char *doc = csr_jgen_finish (w, "the output", &len, &e);
+  char *doc = csr_jgen_finish (w, what, &len, &e);
   if (doc == NULL)
     return sbx_fail (cmd, e, CSR_EXIT_INTERNAL);
-  /* Names and paths from a sandbox: inert on a terminal. */
-  char *safe = isatty (STDOUT_FILENO) ? csr_termsafe_json (doc, len, &len) : NULL;
+  char *safe = inert && isatty (STDOUT_FILENO) ? csr_termsafe_json (doc, len, &len) : NULL;
   int rc = fwrite (safe ? safe : doc, 1, len, stdout) == len && putchar ('\n') != EOF
                    && fflush (stdout) == 0
                ? 0
@@ -609,6 +631,19 @@ sbx_print_doc (struct csr_jgen *w, const char *cmd)
   free (safe);
   free (doc);
   return rc;
+}
+
+int
+sbx_print_doc (struct csr_jgen *w, const char *cmd)
+{
+  /* Names and paths from a sandbox: inert on a terminal. */
+  return print_doc (w, cmd, "the output", true);
+}
+
+int
+sbx_print_json (struct csr_jgen *w, const char *cmd, const char *what)
+{
+  return print_doc (w, cmd, what, false);
 }
 
 static int
@@ -677,11 +712,8 @@ static int
 cmd_inspect (struct simple_opts *o)
 {
   int code;
-  cleanup_close int root = sbx_root ("inspect", &code);
-  if (root < 0)
-    return code;
   char id[CSR_SANDBOX_ID_LEN + 1];
-  cleanup_close int d = sbx_open ("inspect", root, o->id, id, &code);
+  cleanup_close int d = sbx_enter ("inspect", o->id, id, &code);
   if (d < 0)
     return code;
   struct csr_sandbox_spec s;
@@ -757,11 +789,7 @@ simple_request (struct simple_opts *o, const char *op)
           usleep (10000);
         }
     }
-  if (o->json)
-    printf ("{\"id\":\"%s\",\"ok\":true}\n", id);
-  else
-    printf ("%s\n", id);
-  return fflush (stdout) == 0 ? 0 : CSR_EXIT_INTERNAL;
+  return sbx_print_done (id, o->json);
 }
 
 static int

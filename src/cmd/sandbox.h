@@ -31,6 +31,21 @@ int sbx_enter (const char *cmd, const char *id_or_name, char *id, int *code);
 /* T (unix seconds) as 2026-12-01T10:00:00Z into BUF. */
 void sbx_fmt_time (int64_t t, char *buf, size_t n);
 
+/* The arguments of the sandbox commands, in their argp parsers (usage
+ * errors, exit 2).  sbx_arg_id: ARG is the one ID (or name) a command takes
+ * into *ID, unless it has one already or TAKES_ID is false ("unexpected
+ * argument"); sbx_arg_extra: ARG is one too many; sbx_need_id: at the end,
+ * "missing the sandbox's ID (or name)" when ID is NULL; sbx_check_name: a
+ * valid --name. */
+void sbx_arg_id (struct argp_state *state, char *arg, const char **id, bool takes_id);
+void sbx_arg_extra (struct argp_state *state, const char *arg);
+void sbx_need_id (struct argp_state *state, const char *id);
+void sbx_check_name (struct argp_state *state, const char *name);
+
+/* Print ID, or with JSON {"id": ID, "ok": true}, and flush: 0 or the exit
+ * code. */
+int sbx_print_done (const char *id, bool json);
+
 /* --env ARG (KEY=VALUE) appended to ENV (*N_ENV of at most
  * CSR_SANDBOX_MAX_ENV); a usage error otherwise (exit 2). */
 void sbx_parse_env (struct argp_state *state, char *arg, const char **env, size_t *n_env);
@@ -39,6 +54,9 @@ void sbx_parse_env (struct argp_state *state, char *arg, const char **env, size_
  * newline; 0 or the exit code (printed). */
 struct csr_jgen;
 int sbx_print_doc (struct csr_jgen *w, const char *cmd);
+/* The same as it is, even on a terminal (a document that only holds what
+ * the keeper reported): WHAT names it in an error. */
+int sbx_print_json (struct csr_jgen *w, const char *cmd, const char *what);
 /* The sandboxes, as `csrun sandbox ls` lists them (without an ID). */
 int sbx_list_sandboxes (bool json);
 

@@ -9,21 +9,11 @@
 # document, --sandbox-upstream, SIGTERM; csrun tool-schema in every format.  Root and
 # rootless.
 . "$CSRUN_SRCDIR/tests/lib/tap.sh"
+. "$CSRUN_SRCDIR/tests/lib/sandbox.sh"
 
-T=$(tmpdir)
-export CSRUN_SANDBOX_DIR="$T/sbx"
-export CSRUN_CHECKPOINT_DIR="$T/ck"
 SHARED=$T/shared
 mkdir -p "$SHARED"
 chmod 777 "$SHARED" # as root the jail's uid 0 is the host's nobody: it writes here too
-
-_mcp_cleanup () {
-  local d
-  for d in "$CSRUN_SANDBOX_DIR"/*/; do
-    [ -d "$d" ] && "$CSRUN" sandbox rm --force "$(basename "$d")" >/dev/null 2>&1
-  done
-}
-trap '_mcp_cleanup; _tap_cleanup' EXIT
 
 PY=/usr/bin/python3
 

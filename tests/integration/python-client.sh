@@ -4,17 +4,7 @@
 # (contrib/python/tests/test_csrun.py, printed as TAP by contrib/python/tests/tap.py).
 # Root and rootless.
 . "$CSRUN_SRCDIR/tests/lib/tap.sh"
-
-T=$(tmpdir)
-export CSRUN_SANDBOX_DIR="$T/sbx"
-export CSRUN_CHECKPOINT_DIR="$T/ck"
-_py_cleanup () {
-  local d
-  for d in "$CSRUN_SANDBOX_DIR"/*/; do
-    [ -d "$d" ] && "$CSRUN" sandbox rm --force "$(basename "$d")" >/dev/null 2>&1
-  done
-}
-trap '_py_cleanup; _tap_cleanup' EXIT
+. "$CSRUN_SRCDIR/tests/lib/sandbox.sh"
 
 if [ ! -x /usr/bin/python3 ]; then
   skip "the Python client" "no /usr/bin/python3 (apt-get install python3)"

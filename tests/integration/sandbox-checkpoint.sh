@@ -9,33 +9,8 @@
 # slow, stubborn and dying sessions; --leave-running; forged sessions/ members; a forged save's
 # code runs only inside); --idle-action checkpoint.  Root and rootless.
 . "$CSRUN_SRCDIR/tests/lib/tap.sh"
+. "$CSRUN_SRCDIR/tests/lib/sandbox.sh"
 
-T=$(tmpdir)
-export CSRUN_SANDBOX_DIR="$T/sbx"
-export CSRUN_CHECKPOINT_DIR="$T/ck"
-SBX="$CSRUN_SANDBOX_DIR"
-CK="$CSRUN_CHECKPOINT_DIR"
-
-_sbx_cleanup () {
-  local d
-  for d in "$SBX"/*/; do
-    [ -d "$d" ] && "$CSRUN" sandbox rm --force "$(basename "$d")" >/dev/null 2>&1
-  done
-}
-trap '_sbx_cleanup; _tap_cleanup' EXIT
-
-wait_until () {
-  local n=$(($1 * 10))
-  shift
-  while [ $n -gt 0 ]; do
-    "$@" && return 0
-    sleep 0.1
-    n=$((n - 1))
-  done
-  return 1
-}
-no_dir () { [ ! -e "$1" ]; }
-jget () { json_get "$1" "$2" 2>&1; }
 n_sbx () { ls "$SBX" 2>/dev/null | grep -c '^[0-9a-f]\{32\}$'; }
 n_ck () { ls -A "$CK" 2>/dev/null | grep -c .; }
 status_of () {

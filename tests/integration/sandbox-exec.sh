@@ -327,11 +327,7 @@ csrun sandbox inspect box >"$T/in0.json" 2>&1
 # The keeper killed: the jail dies with it (it is the keeper's child also when it joins the
 # disk's namespaces), gc cleans up.
 vid=$(csrun sandbox create --disk 8M 2>/dev/null)
-csrun sandbox inspect "$vid" >"$T/vin.json" 2>&1
-kp=$(jget "$T/vin.json" 'j["keeper_pid"]')
-init=$(jget "$T/vin.json" 'j["init_pid"]')
-kill -KILL "$kp"
-wait_until 10 gone "$init"
+kill_keeper "$vid"
 igone=$?
 csrun sandbox gc >"$T/gc.out" 2>&1
 [ $igone = 0 ] && grep -qx "$vid" "$T/gc.out" && [ ! -e "$SBX/$vid" ] \

@@ -6,31 +6,9 @@
 # out of space, 16 concurrent operations, an interrupted client, a busy sandbox is not idle, a
 # stopped sandbox, an unknown id.  Root and rootless.
 . "$CSRUN_SRCDIR/tests/lib/tap.sh"
-
-T=$(tmpdir)
-export CSRUN_SANDBOX_DIR="$T/sbx"
-SBX="$CSRUN_SANDBOX_DIR"
+. "$CSRUN_SRCDIR/tests/lib/sandbox.sh"
 umask 022
 
-_sbx_cleanup () {
-  local d
-  for d in "$SBX"/*/; do
-    [ -d "$d" ] && "$CSRUN" sandbox rm --force "$(basename "$d")" >/dev/null 2>&1
-  done
-}
-trap '_sbx_cleanup; _tap_cleanup' EXIT
-
-wait_until () {
-  local n=$(($1 * 10))
-  shift
-  while [ $n -gt 0 ]; do
-    "$@" && return 0
-    sleep 0.1
-    n=$((n - 1))
-  done
-  return 1
-}
-jget () { json_get "$1" "$2" 2>&1; }
 sx () { csrun sandbox exec box -- python3 -c "$@" 2>&1; }
 
 # A tree's summary, one line per entry (symlinks not followed): path, type, permission bits,

@@ -6,34 +6,11 @@
 # stop/start, rm, an open connection as activity for the idle timer, bad input.  Root and
 # rootless.
 . "$CSRUN_SRCDIR/tests/lib/tap.sh"
-
-T=$(tmpdir)
-export CSRUN_SANDBOX_DIR="$T/sbx"
-SBX="$CSRUN_SANDBOX_DIR"
+. "$CSRUN_SRCDIR/tests/lib/sandbox.sh"
+# At the end, nothing of ours stays alive: the host's servers too.
 HOSTPIDS=""
+sbx_cleanup_hooks+=('for p in $HOSTPIDS; do kill "$p" 2>/dev/null; done')
 
-# At the end, nothing of ours stays alive.
-_sbx_cleanup () {
-  local d p
-  for d in "$SBX"/*/; do
-    [ -d "$d" ] && "$CSRUN" sandbox rm --force "$(basename "$d")" >/dev/null 2>&1
-  done
-  for p in $HOSTPIDS; do kill "$p" 2>/dev/null; done
-}
-trap '_sbx_cleanup; _tap_cleanup' EXIT
-
-wait_until () {
-  local n=$(($1 * 10))
-  shift
-  while [ $n -gt 0 ]; do
-    "$@" && return 0
-    sleep 0.1
-    n=$((n - 1))
-  done
-  return 1
-}
-no_dir () { [ ! -e "$1" ]; }
-jget () { json_get "$1" "$2" 2>&1; }
 nsbx () { ls "$SBX" | grep -c '^[0-9a-f]\{32\}$'; }
 
 # The host's side: a small client (and the sandbox's servers, copied in).

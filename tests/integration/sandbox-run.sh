@@ -5,31 +5,8 @@
 # sessions (globals across cells, exceptions, blocked and timed-out cells, a lost session, ls/rm,
 # independence, concurrency, the end with the sandbox, save/load).  Root and rootless.
 . "$CSRUN_SRCDIR/tests/lib/tap.sh"
+. "$CSRUN_SRCDIR/tests/lib/sandbox.sh"
 
-T=$(tmpdir)
-export CSRUN_SANDBOX_DIR="$T/sbx"
-SBX="$CSRUN_SANDBOX_DIR"
-
-_sbx_cleanup () {
-  local d
-  for d in "$SBX"/*/; do
-    [ -d "$d" ] && "$CSRUN" sandbox rm --force "$(basename "$d")" >/dev/null 2>&1
-  done
-}
-trap '_sbx_cleanup; _tap_cleanup' EXIT
-
-wait_until () {
-  local n=$(($1 * 10))
-  shift
-  while [ $n -gt 0 ]; do
-    "$@" && return 0
-    sleep 0.1
-    n=$((n - 1))
-  done
-  return 1
-}
-gone () { ! kill -0 "$1" 2>/dev/null || grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
-jget () { json_get "$1" "$2" 2>&1; }
 # in_box PYTHON: run a line of Python in the sandbox (an exec, not the pipeline).
 in_box () { csrun sandbox exec box -- python3 -c "$1" 2>&1; }
 

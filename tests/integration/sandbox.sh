@@ -181,11 +181,7 @@ csrun sandbox exec "$id2" -- python3 -c pass > /dev/null 2>&1
 wait_until 30 no_dir "$SBX/$id2" && ok "the idle timeout (2s) removes the sandbox" || not_ok "idle" "$(ls -la "$SBX/$id2" 2>&1)"
 
 id3=$(csrun sandbox create --name victim 2>"$T/c3.err")
-csrun sandbox inspect victim > "$T/in3.json" 2>&1
-kp=$(jget "$T/in3.json" 'j["keeper_pid"]')
-init=$(jget "$T/in3.json" 'j["init_pid"]')
-kill -KILL "$kp"
-wait_until 10 gone "$init"
+kill_keeper victim
 igone=$?
 csrun sandbox gc > "$T/gc.out" 2>&1
 rc=$?

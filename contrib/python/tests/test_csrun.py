@@ -184,7 +184,9 @@ class TestSandbox(unittest.TestCase):
             self.assertTrue(r["not_found"])
 
 
-class TestSandboxFiles(unittest.TestCase):
+class WithSandbox(unittest.TestCase):
+    """A sandbox of the class's own (self.sb) for all its tests."""
+
     @classmethod
     def setUpClass(cls):
         cls.sb = Sandbox(idle_timeout=300)
@@ -193,6 +195,8 @@ class TestSandboxFiles(unittest.TestCase):
     def tearDownClass(cls):
         cls.sb.terminate()
 
+
+class TestSandboxFiles(WithSandbox):
     def test_write_read_binary_and_text(self):
         sb = self.sb
         blob = bytes(range(256)) * 300 + b"\0"
@@ -367,15 +371,7 @@ class TestSandboxPorts(unittest.TestCase):
         self.assertEqual(e.exception.returncode, 2)
 
 
-class TestSandboxRun(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.sb = Sandbox(idle_timeout=300)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.sb.terminate()
-
+class TestSandboxRun(WithSandbox):
     def test_run_in_the_sandbox(self):
         sb = self.sb
         sb.write("data/in.csv", "a,b\n1,2\n3,4\n")

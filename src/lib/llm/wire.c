@@ -11,6 +11,7 @@
 #include <time.h>
 #include <yajl/yajl_parse.h>
 
+#include "../util/buf.h"
 #include "../util/cleanup.h"
 #include "../util/utf8.h"
 #include "wire-internal.h"
@@ -346,19 +347,10 @@ csr_wbuf_add (struct csr_wbuf *b, const char *s)
   size_t n = strlen (s);
   if (b->oom)
     return;
-  if (b->len + n + 1 > b->cap)
+  if (csr_buf_reserve (&b->s, &b->cap, b->len + n + 1, 256) < 0)
     {
-      size_t cap = b->cap ? b->cap : 256;
-      while (cap < b->len + n + 1)
-        cap *= 2;
-      char *grown = realloc (b->s, cap);
-      if (grown == NULL)
-        {
-          b->oom = true;
-          return;
-        }
-      b->s = grown;
-      b->cap = cap;
+      b->oom = true;
+      return;
     }
   memcpy (b->s + b->len, s, n + 1);
   b->len += n;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../util/buf.h"
 #include "../util/cleanup.h"
 #include "../util/json-gen.h"
 #include "../util/json.h"
@@ -43,20 +44,8 @@ csr_rpc_reader_feed (struct csr_rpc_reader *r, const char *data, size_t len)
       len -= (size_t)(nl + 1 - data);
       data = nl + 1;
     }
-  if (r->len + len + 1 > r->cap)
-    {
-      size_t cap = r->cap ? r->cap : 65536;
-      while (cap < r->len + len + 1)
-        cap *= 2;
-      char *nb = realloc (r->buf, cap);
-      if (nb == NULL)
-        {
-          errno = ENOMEM;
-          return -1;
-        }
-      r->buf = nb;
-      r->cap = cap;
-    }
+  if (csr_buf_reserve (&r->buf, &r->cap, r->len + len + 1, 65536) < 0)
+    return -1;
   memcpy (r->buf + r->len, data, len);
   r->len += len;
   return 0;

@@ -14,11 +14,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../util/buf.h"
 #include "../util/cleanup.h"
 #include "../util/clock.h"
 #include "../util/json-gen.h"
 #include "../util/json.h"
 #include "../util/log.h"
+#include "../util/stopsig.h"
 #include "../util/syscalls.h"
 
 const char *const csr_mcp_protocol_versions[]
@@ -53,19 +55,10 @@ mcp_buf_add (struct mcp_buf *b, const char *data, size_t len)
       b->overflow = true;
       len = b->max > b->len ? b->max - b->len : 0;
     }
-  if (b->len + len + 1 > b->cap)
+  if (csr_buf_reserve (&b->data, &b->cap, b->len + len + 1, 4096) < 0)
     {
-      size_t cap = b->cap ? b->cap : 4096;
-      while (cap < b->len + len + 1)
-        cap *= 2;
-      char *nb = realloc (b->data, cap);
-      if (nb == NULL)
-        {
-          b->overflow = true;
-          return;
-        }
-      b->data = nb;
-      b->cap = cap;
+      b->overflow = true;
+      return;
     }
   memcpy (b->data + b->len, data, len);
   b->len += len;
@@ -176,21 +169,6 @@ mcp_progress (struct csr_mcp_session *s, struct mcp_job *j, const char *message)
     mcp_send (s, line, len);
 }
 
-/* The signal pipe of the session (one per process: handlers can't carry data). */
-static int sig_pipe[2] = { -1, -1 };
-
-static void
-on_signal (int sig)
-{
-  int saved = errno;
-  unsigned char b = (unsigned char)sig;
-  if (write (sig_pipe[1], &b, 1) < 0)
-    {
-      /* full: a stop is pending already */
-    }
-  errno = saved;
-}
-
 /* Close what J holds open. */
 static void
 job_close (struct mcp_job *j)
@@ -216,8 +194,7 @@ mcp_child_close (struct csr_mcp_session *s, const struct mcp_job *self)
     close (null);
   if (s->out_fd > 2)
     close (s->out_fd);
-  close (sig_pipe[0]);
-  close (sig_pipe[1]);
+  csr_stopsig_close ();
   for (struct mcp_job *j = s->jobs; j; j = j->next)
     if (j != self)
       job_close (j);
@@ -786,7 +763,7 @@ poll_once (struct csr_mcp_session *s)
   struct mcp_job *owner[MAX_POLL];
   int kind[MAX_POLL];
   nfds_t n = 0;
-  p[n++] = (struct pollfd){ sig_pipe[0], POLLIN, 0 };
+  p[n++] = (struct pollfd){ csr_stopsig_fd (), POLLIN, 0 };
   bool reading = !s->eof && s->out.pending <= MAX_PENDING_OUTPUT;
   p[n++] = (struct pollfd){ reading ? s->in_fd : -1, POLLIN, 0 };
   p[n++] = (struct pollfd){ s->out.first && !s->out_broken ? s->out_fd : -1, POLLOUT, 0 };
@@ -809,8 +786,8 @@ poll_once (struct csr_mcp_session *s)
     return errno == EINTR ? 0 : -1;
   if (p[0].revents)
     {
-      unsigned char sig = 0;
-      if (read (sig_pipe[0], &sig, 1) == 1)
+      int sig = csr_stopsig_take ();
+      if (sig)
         {
           s->stop_signal = s->stop_signal ? s->stop_signal : sig;
           begin_stop (s, strsignal (sig));
@@ -889,13 +866,9 @@ csr_mcp_serve (const struct csr_mcp_config *cfg, int in_fd, int out_fd, int *sig
   s.out_fd = out_fd;
   snprintf (s.protocol, sizeof s.protocol, "%s", csr_mcp_protocol_versions[0]);
   csr_rpc_reader_init (&s.rd, cfg->max_request);
-  if (pipe2 (sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
-    return csr_error_errno (err, "pipe");
-  struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
-  sigemptyset (&sa.sa_mask);
-  sigaction (SIGINT, &sa, NULL);
-  sigaction (SIGTERM, &sa, NULL);
-  sigaction (SIGHUP, &sa, NULL);
+  if (csr_stopsig_open (err) < 0)
+    return -1;
+  csr_stopsig_catch (NULL);
   signal (SIGPIPE, SIG_IGN);
   int rc = 0;
   for (;;)
@@ -928,9 +901,7 @@ csr_mcp_serve (const struct csr_mcp_config *cfg, int in_fd, int out_fd, int *sig
   remove_sandboxes (&s);
   csr_rpc_outq_release (&s.out);
   csr_rpc_reader_release (&s.rd);
-  close (sig_pipe[0]);
-  close (sig_pipe[1]);
-  sig_pipe[0] = sig_pipe[1] = -1;
+  csr_stopsig_close ();
   *signal_out = s.stop_signal;
   return rc;
 }

@@ -9,13 +9,6 @@
 #include <string.h>
 #include <time.h>
 
-static long long
-int_of (yajl_val o, const char *key)
-{
-  yajl_val v = csr_json_get (o, key);
-  return v && YAJL_IS_INTEGER (v) ? YAJL_GET_INTEGER (v) : 0;
-}
-
 /* "3 files, 2 directories, 1 symbolic link (120 bytes)" of a layer's counts. */
 static void
 layer_line (FILE *f, yajl_val layer)
@@ -32,13 +25,13 @@ layer_line (FILE *f, yajl_val layer)
   const char *sep = "";
   for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
     {
-      long long n = int_of (layer, kinds[i].key);
+      long long n = csr_json_int (layer, kinds[i].key, 0);
       if (n == 0 && i > 0)
         continue;
       fprintf (f, "%s%lld %s", sep, n, n == 1 ? kinds[i].one : kinds[i].many);
       sep = ", ";
     }
-  fprintf (f, " (%lld bytes)", int_of (layer, "bytes"));
+  fprintf (f, " (%lld bytes)", csr_json_int (layer, "bytes", 0));
 }
 
 /* The strings of the array LIST as lines "TITLE (N): a; b; c", at most a
@@ -142,7 +135,7 @@ csr_mcp_sandbox_checkpoint_text (struct csr_mcp_output *o, bool *is_error)
            name ? " (" : "", name ? name : "", name ? ")" : "");
   layer_line (f, csr_json_get (doc, "layer"));
   fprintf (f, "; not its running processes, nor /tmp.");
-  long long expires = int_of (doc, "expires");
+  long long expires = csr_json_int (doc, "expires", 0);
   if (expires > 0)
     {
       time_t t = (time_t)expires;
@@ -165,7 +158,8 @@ csr_mcp_sandbox_checkpoint_text (struct csr_mcp_output *o, bool *is_error)
              " The sandbox goes on running. sandbox_restore (checkpoint: \"%s\") makes a new "
              "sandbox with these files.",
              id);
-  list_line (f, "Not saved", csr_json_get (doc, "not_saved"), int_of (doc, "not_saved_total"));
+  list_line (f, "Not saved", csr_json_get (doc, "not_saved"),
+             csr_json_int (doc, "not_saved_total", 0));
   sessions_lines (f, csr_json_get (doc, "sessions"), "saved",
                   "The sessions' variables saved with it (sandbox_restore loads them into "
                   "sessions of the same names)");

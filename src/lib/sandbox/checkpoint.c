@@ -12,13 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../rootfs/layer.h"
 #include "../util/cleanup.h"
+#include "../util/datadir.h"
 #include "../util/fs.h"
 #include "../util/json.h"
 #include "../util/trust.h"
@@ -85,31 +85,24 @@ csr_ckpt_stats_gen (struct csr_jgen *w, const struct csr_ckpt_stats *s)
   csr_jgen_kv_int (w, "not_saved_total", (long long)s->n_notes_total);
 }
 
-static uint64_t
-get_u64 (yajl_val o, const char *key)
-{
-  yajl_val v = csr_json_get (o, key);
-  return v && YAJL_IS_INTEGER (v) && YAJL_GET_INTEGER (v) > 0 ? (uint64_t)YAJL_GET_INTEGER (v) : 0;
-}
-
 void
 csr_ckpt_stats_read (yajl_val o, struct csr_ckpt_stats *s)
 {
   memset (s, 0, sizeof *s);
   yajl_val a = csr_json_get (o, "archive"), l = csr_json_get (o, "layer");
-  s->archive_bytes = get_u64 (a, "bytes");
+  s->archive_bytes = csr_json_u64 (a, "bytes");
   const char *sha = csr_json_str (csr_json_get (a, "sha256"));
   if (sha && strlen (sha) == CSR_SHA256_HEX_LEN)
     memcpy (s->sha256, sha, CSR_SHA256_HEX_LEN + 1);
-  s->files = get_u64 (l, "files");
-  s->dirs = get_u64 (l, "dirs");
-  s->symlinks = get_u64 (l, "symlinks");
-  s->hardlinks = get_u64 (l, "hardlinks");
-  s->whiteouts = get_u64 (l, "whiteouts");
-  s->opaque = get_u64 (l, "opaque_dirs");
-  s->fifos = get_u64 (l, "fifos");
-  s->sparse = get_u64 (l, "sparse_files");
-  s->bytes = get_u64 (l, "bytes");
+  s->files = csr_json_u64 (l, "files");
+  s->dirs = csr_json_u64 (l, "dirs");
+  s->symlinks = csr_json_u64 (l, "symlinks");
+  s->hardlinks = csr_json_u64 (l, "hardlinks");
+  s->whiteouts = csr_json_u64 (l, "whiteouts");
+  s->opaque = csr_json_u64 (l, "opaque_dirs");
+  s->fifos = csr_json_u64 (l, "fifos");
+  s->sparse = csr_json_u64 (l, "sparse_files");
+  s->bytes = csr_json_u64 (l, "bytes");
   yajl_val n = csr_json_get (o, "not_saved");
   for (size_t i = 0; n && YAJL_IS_ARRAY (n) && i < n->u.array.len && i < CSR_CKPT_MAX_NOTES; i++)
     {
@@ -117,7 +110,7 @@ csr_ckpt_stats_read (yajl_val o, struct csr_ckpt_stats *s)
       if (t && (s->notes[s->n_notes] = strdup (t)))
         s->n_notes++;
     }
-  s->n_notes_total = get_u64 (o, "not_saved_total");
+  s->n_notes_total = csr_json_u64 (o, "not_saved_total");
   if (s->n_notes_total < s->n_notes)
     s->n_notes_total = s->n_notes;
 }
@@ -220,7 +213,7 @@ parse_layers (yajl_val t, struct csr_sandbox_spec *s, csr_error **err)
       if ((s->with[i] = strdup (p)) == NULL)
         return csr_error_set (err, ENOMEM, "spec.json");
     }
-  s->disk = get_u64 (t, "disk");
+  s->disk = csr_json_u64 (t, "disk");
   if (s->disk && (s->disk < (1ULL << 20) || s->disk > (1ULL << 40)))
     return csr_error_set (err, CSR_CKPT_E_DAMAGED, "spec.json: invalid disk");
   return 0;
@@ -277,13 +270,12 @@ csr_ckpt_spec_parse (const char *text, size_t len, struct csr_ckpt_spec *c, csr_
       if ((s->env[j++] = strdup (kv)) == NULL)
         return csr_error_set (err, ENOMEM, "spec.json");
     }
-  yajl_val cr = csr_json_get (sb, "created");
-  s->created = cr && YAJL_IS_INTEGER (cr) ? YAJL_GET_INTEGER (cr) : 0;
-  s->memory = get_u64 (lim, "memory");
-  s->pids = get_u64 (lim, "pids");
-  s->cpu_millis = get_u64 (lim, "cpu_millis");
-  s->idle_timeout_s = (double)get_u64 (t, "idle_timeout_ms") / 1000;
-  s->ttl_s = (double)get_u64 (t, "ttl_ms") / 1000;
+  s->created = csr_json_int (sb, "created", 0);
+  s->memory = csr_json_u64 (lim, "memory");
+  s->pids = csr_json_u64 (lim, "pids");
+  s->cpu_millis = csr_json_u64 (lim, "cpu_millis");
+  s->idle_timeout_s = (double)csr_json_u64 (t, "idle_timeout_ms") / 1000;
+  s->ttl_s = (double)csr_json_u64 (t, "ttl_ms") / 1000;
   const char *ia = csr_json_str (csr_json_get (t, "idle_action"));
   s->idle_checkpoint = ia && strcmp (ia, "checkpoint") == 0;
   const char *net = csr_json_str (csr_json_get (t, "net"));
@@ -372,9 +364,8 @@ info_parse (const char *text, size_t len, const char *id, struct csr_ckpt_info *
                           CSR_CKPT_META);
   snprintf (i->id, sizeof i->id, "%s", id);
   snprintf (i->sandbox_id, sizeof i->sandbox_id, "%s", sid);
-  yajl_val c = csr_json_get (t, "created"), e = csr_json_get (t, "expires");
-  i->created = c && YAJL_IS_INTEGER (c) ? YAJL_GET_INTEGER (c) : 0;
-  i->expires = e && YAJL_IS_INTEGER (e) ? YAJL_GET_INTEGER (e) : 0;
+  i->created = csr_json_int (t, "created", 0);
+  i->expires = csr_json_int (t, "expires", 0);
   const char *tr = csr_json_str (csr_json_get (t, "trigger"));
   snprintf (i->trigger, sizeof i->trigger, "%s", tr ? tr : "command");
   if (dup_opt (sb, "name", &i->sandbox_name) < 0 || dup_opt (rfs, "source", &i->rootfs_source) < 0
@@ -402,18 +393,16 @@ info_parse (const char *text, size_t len, const char *id, struct csr_ckpt_info *
 int
 csr_ckpt_root (bool create, char **path, csr_error **err)
 {
+  static const struct csr_dir_place places[] = {
+    { "CSRUN_CHECKPOINT_DIR", NULL },
+    { "XDG_DATA_HOME", "/csrun/checkpoints" },
+    { NULL, "/var/lib/csrun/checkpoints" },
+    { "HOME", "/.local/share/csrun/checkpoints" },
+    { NULL, NULL },
+  };
   cleanup_free char *dir = NULL;
-  const char *v;
-  int r;
-  if ((v = getenv ("CSRUN_CHECKPOINT_DIR")) && *v)
-    r = asprintf (&dir, "%s", v);
-  else if ((v = getenv ("XDG_DATA_HOME")) && *v == '/')
-    r = asprintf (&dir, "%s/csrun/checkpoints", v);
-  else if (geteuid () == 0)
-    r = asprintf (&dir, "/var/lib/csrun/checkpoints");
-  else if ((v = getenv ("HOME")) && *v == '/')
-    r = asprintf (&dir, "%s/.local/share/csrun/checkpoints", v);
-  else
+  int r = csr_pick_dir (places, &dir);
+  if (r > 0)
     return csr_error_set (err, ENOENT,
                           "no directory for checkpoints: set HOME, XDG_DATA_HOME or "
                           "CSRUN_CHECKPOINT_DIR");
@@ -425,12 +414,7 @@ csr_ckpt_root (bool create, char **path, csr_error **err)
 int
 csr_ckpt_new_id (char id[CSR_CKPT_ID_LEN + 1], csr_error **err)
 {
-  unsigned char b[CSR_CKPT_ID_LEN / 2];
-  if (getrandom (b, sizeof b, 0) != (ssize_t)sizeof b)
-    return csr_error_errno (err, "random id");
-  for (size_t k = 0; k < sizeof b; k++)
-    snprintf (id + 2 * k, 3, "%02x", b[k]);
-  return 0;
+  return csr_sandbox_random_hex (id, CSR_CKPT_ID_LEN, err);
 }
 
 static int

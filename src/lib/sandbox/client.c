@@ -134,23 +134,66 @@ csr_sandbox_read_reply (int sock, int timeout_ms, char **line, csr_error **err)
   return csr_sandbox_read_reply_fds (sock, timeout_ms, line, NULL, 0, NULL, err);
 }
 
-int
-csr_sandbox_call (int dirfd, const char *req, int timeout_ms, char **reply, csr_error **err)
+/* Connect, send REQ with FDS, read the reply's *LINE and parse it into
+ * *TREE (NULL when it is not JSON). */
+static int
+exchange (int dirfd, const char *req, const int *fds, size_t n_fds, int timeout_ms, char **line,
+          yajl_val *tree, csr_error **err)
 {
-  cleanup_close int s = csr_sandbox_connect (dirfd, req, NULL, 0, err);
+  *tree = NULL;
+  cleanup_close int s = csr_sandbox_connect (dirfd, req, fds, n_fds, err);
   if (s < 0)
     return -1;
-  if (csr_sandbox_read_reply (s, timeout_ms, reply, err) < 0)
+  if (csr_sandbox_read_reply (s, timeout_ms, line, err) < 0)
     return -1;
   char ebuf[64];
-  cleanup_yajl_val yajl_val t = yajl_tree_parse (*reply, ebuf, sizeof ebuf);
+  *tree = yajl_tree_parse (*line, ebuf, sizeof ebuf);
+  return 0;
+}
+
+int
+csr_sandbox_request (int dirfd, const char *req, const int *fds, size_t n_fds, int timeout_ms,
+                     yajl_val *reply, csr_error **err)
+{
+  cleanup_free char *line = NULL;
+  return exchange (dirfd, req, fds, n_fds, timeout_ms, &line, reply, err);
+}
+
+/* csr_sandbox_call: the reply's line into *REPLY and its tree into *TREE
+ * (each when not NULL). */
+static int
+call (int dirfd, const char *req, int timeout_ms, char **reply, yajl_val *tree, csr_error **err)
+{
+  cleanup_free char *line = NULL;
+  yajl_val t;
+  if (exchange (dirfd, req, NULL, 0, timeout_ms, &line, &t, err) < 0)
+    return -1;
   const char *msg = csr_json_str (csr_json_get (t, "error"));
   if (t == NULL || msg)
     {
       csr_error_set (err, 0, "%s", msg ? msg : "the keeper's reply is not JSON");
-      free (*reply);
-      *reply = NULL;
+      yajl_tree_free (t);
       return -1;
     }
+  if (reply)
+    *reply = steal_pointer (&line);
+  if (tree)
+    *tree = t;
+  else
+    yajl_tree_free (t);
   return 0;
+}
+
+int
+csr_sandbox_call (int dirfd, const char *req, int timeout_ms, char **reply, csr_error **err)
+{
+  *reply = NULL;
+  return call (dirfd, req, timeout_ms, reply, NULL, err);
+}
+
+yajl_val
+csr_sandbox_call_json (int dirfd, const char *req, int timeout_ms, csr_error **err)
+{
+  yajl_val t = NULL;
+  return call (dirfd, req, timeout_ms, NULL, &t, err) < 0 ? NULL : t;
 }

@@ -52,13 +52,6 @@ csr_files_start (int dirfd, const struct csr_files_req *r, int data, csr_error *
   return csr_sandbox_connect (dirfd, req, &data, 1, err);
 }
 
-static uint64_t
-get_u64 (yajl_val t, const char *key)
-{
-  yajl_val v = csr_json_get (t, key);
-  return v && YAJL_IS_INTEGER (v) && YAJL_GET_INTEGER (v) > 0 ? (uint64_t)YAJL_GET_INTEGER (v) : 0;
-}
-
 static int
 get_notes (yajl_val t, const char *key, struct csr_files_notes *n)
 {
@@ -73,7 +66,7 @@ get_notes (yajl_val t, const char *key, struct csr_files_notes *n)
     }
   char more[64];
   snprintf (more, sizeof more, "%s_more", key);
-  n->more += get_u64 (t, more);
+  n->more += csr_json_u64 (t, more);
   return 0;
 }
 
@@ -88,14 +81,14 @@ csr_files_finish (int sock, struct csr_files_stats *st, bool *refused, csr_error
   cleanup_yajl_val yajl_val t = yajl_tree_parse (line, ebuf, sizeof ebuf);
   if (t == NULL || !YAJL_IS_OBJECT (t))
     return csr_error_set (err, 0, "the keeper's reply is not JSON");
-  st->files = get_u64 (t, "files");
-  st->dirs = get_u64 (t, "dirs");
-  st->symlinks = get_u64 (t, "symlinks");
-  st->hardlinks = get_u64 (t, "hardlinks");
-  st->bytes = get_u64 (t, "bytes");
-  st->entries = get_u64 (t, "entries");
+  st->files = csr_json_u64 (t, "files");
+  st->dirs = csr_json_u64 (t, "dirs");
+  st->symlinks = csr_json_u64 (t, "symlinks");
+  st->hardlinks = csr_json_u64 (t, "hardlinks");
+  st->bytes = csr_json_u64 (t, "bytes");
+  st->entries = csr_json_u64 (t, "entries");
   st->truncated = YAJL_IS_TRUE (csr_json_get (t, "truncated"));
-  st->error_errno = (int)get_u64 (t, "errno");
+  st->error_errno = (int)csr_json_u64 (t, "errno");
   const char *p = csr_json_str (csr_json_get (t, "path")),
              *ty = csr_json_str (csr_json_get (t, "type"));
   free (st->path);

@@ -220,13 +220,6 @@ parse_action (const char *s)
   return -1;
 }
 
-static long long
-get_int (yajl_val req, const char *key, long long dflt)
-{
-  yajl_val v = csr_json_get (req, key);
-  return v && YAJL_IS_INTEGER (v) ? YAJL_GET_INTEGER (v) : dflt;
-}
-
 static void
 op_files (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, bool *keep)
 {
@@ -236,8 +229,8 @@ op_files (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, bool *
     return reply_error (fd, "files: expected one descriptor", false);
   int action = parse_action (csr_json_str (csr_json_get (req, "action")));
   const char *path = csr_json_str (csr_json_get (req, "path"));
-  long long max_bytes = get_int (req, "max_bytes", 0),
-            max_entries = get_int (req, "max_entries", 0);
+  long long max_bytes = csr_json_int (req, "max_bytes", 0),
+            max_entries = csr_json_int (req, "max_entries", 0);
   if (action < 0 || path == NULL || max_bytes <= 0 || max_entries <= 0)
     return reply_error (fd, "files: a bad request", false);
   csr_error *e = NULL;
@@ -262,7 +255,7 @@ op_files (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, bool *
       .raw_tar = YAJL_IS_TRUE (csr_json_get (req, "raw")),
       .recursive = YAJL_IS_TRUE (csr_json_get (req, "recursive")),
       .pattern = csr_json_str (csr_json_get (req, "pattern")),
-      .mode = (int)get_int (req, "mode", -1),
+      .mode = (int)csr_json_int (req, "mode", -1),
       .max_bytes = (uint64_t)max_bytes,
       .max_entries = (uint64_t)max_entries,
     },

@@ -265,9 +265,7 @@ parse_report (const char *text, int status, struct csr_ckpt_stats *st, csr_error
   const char *msg = csr_json_str (csr_json_get (t, "error"));
   if (msg)
     {
-      yajl_val s = csr_json_get (t, "status");
-      return csr_error_set (err, s && YAJL_IS_INTEGER (s) ? (int)YAJL_GET_INTEGER (s) : 0, "%s",
-                            msg);
+      return csr_error_set (err, (int)csr_json_int (t, "status", 0), "%s", msg);
     }
   if (t == NULL || !YAJL_IS_TRUE (csr_json_get (t, "ok")) || !WIFEXITED (status)
       || WEXITSTATUS (status) != 0)
@@ -665,8 +663,7 @@ op_checkpoint (struct keeper *k, int fd, yajl_val req, int *fds, size_t n_fds, b
   if (n_fds != 1 || fstat (fds[0], &st) < 0 || !S_ISDIR (st.st_mode) || st.st_uid != geteuid ()
       || (st.st_mode & 022))
     return keeper_reply_error (fd, "checkpoint: expected the checkpoint directory");
-  yajl_val t = csr_json_get (req, "ttl_ms");
-  long long ttl_ms = t && YAJL_IS_INTEGER (t) ? YAJL_GET_INTEGER (t) : 0;
+  long long ttl_ms = csr_json_int (req, "ttl_ms", 0);
   bool leave = YAJL_IS_TRUE (csr_json_get (req, "leave_running"));
   csr_error *e = NULL;
   int ckfd = fds[0];

@@ -410,8 +410,7 @@ open_streams (struct detached *r, int dfd, size_t max, int w[2], csr_error **err
 static int
 start (struct keeper *k, struct detached *r, yajl_val req, csr_error **err)
 {
-  yajl_val mo = csr_json_get (req, "max_output");
-  long long max = mo && YAJL_IS_INTEGER (mo) ? YAJL_GET_INTEGER (mo) : DEFAULT_MAX_OUTPUT;
+  long long max = csr_json_int (req, "max_output", DEFAULT_MAX_OUTPUT);
   if (max < 2 || (unsigned long long)max > MAX_MAX_OUTPUT)
     return csr_error_set (err, 0, "exec: max_output out of range");
   if (csr_sandbox_random_hex (r->id, DETACH_ID_LEN, err) < 0)

@@ -95,14 +95,12 @@ keeper_exec_start (struct keeper *k, yajl_val req, const int *fds, size_t n_fds,
     }
   char **envp = exec_env (k, extra);
   const char *cwd = csr_json_str (csr_json_get (req, "cwd"));
-  yajl_val u = csr_json_get (req, "uid"), g = csr_json_get (req, "gid"),
-           t = csr_json_get (req, "timeout_ms");
   struct csr_sbx_exec_req r = {
     .argv = argv,
     .envp = envp,
     .cwd = cwd && *cwd ? cwd : k->spec->workdir,
-    .uid = u && YAJL_IS_INTEGER (u) ? (uid_t)YAJL_GET_INTEGER (u) : 0,
-    .gid = g && YAJL_IS_INTEGER (g) ? (gid_t)YAJL_GET_INTEGER (g) : 0,
+    .uid = (uid_t)csr_json_int (req, "uid", 0),
+    .gid = (gid_t)csr_json_int (req, "gid", 0),
     .fds = { fds[0], fds[1], fds[2] },
     .n_extra = n_extra,
     .tty = YAJL_IS_TRUE (csr_json_get (req, "tty")),
@@ -122,7 +120,7 @@ keeper_exec_start (struct keeper *k, yajl_val req, const int *fds, size_t n_fds,
   e->on_end = NULL;
   e->arg = NULL;
   e->t0_ms = csr_mono_ms ();
-  long long tmo = t && YAJL_IS_INTEGER (t) ? YAJL_GET_INTEGER (t) : 0;
+  long long tmo = csr_json_int (req, "timeout_ms", 0);
   e->timeout_ms = tmo > 0 ? tmo : 0;
   e->deadline_ms = tmo > 0 ? e->t0_ms + (uint64_t)tmo : 0;
   k->n_execs++;

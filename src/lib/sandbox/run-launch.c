@@ -108,13 +108,6 @@ reply_with_fd (int sock, char **line, int *fd, csr_error **err)
 
 /* ------------------------------------------------------------ the launchers */
 
-static long long
-jint (yajl_val t, const char *key, long long dflt)
-{
-  yajl_val v = csr_json_get (t, key);
-  return v && YAJL_IS_INTEGER (v) ? YAJL_GET_INTEGER (v) : dflt;
-}
-
 /* The attempt's descriptors (launcher.h has the layout): stdin (-1:
  * /dev/null), stdout, stderr, the verdict pipe (fd 3), the precompiled gate
  * (fd 4, when there is one), the snippet (fd 5), the next attempt's socket
@@ -262,7 +255,7 @@ sbx_wait (struct csr_launched *p, struct csr_jail_exit *ex, csr_error **err)
                           "keeper.log)");
   if (YAJL_IS_TRUE (csr_json_get (t, "exec_failed")))
     return csr_error_set (err, 0, "the sandbox has no /usr/bin/python3");
-  long long sig = jint (t, "signal", 0), code = jint (t, "exit_code", -1);
+  long long sig = csr_json_int (t, "signal", 0), code = csr_json_int (t, "exit_code", -1);
   if (sig > 0)
     ex->signal = (int)sig;
   else if (code >= 0)
@@ -270,14 +263,14 @@ sbx_wait (struct csr_launched *p, struct csr_jail_exit *ex, csr_error **err)
       ex->exited = true;
       ex->exit_code = (int)code;
     }
-  long long cpu = jint (t, "cpu_ms", 0), rss = jint (t, "maxrss_kib", 0);
+  long long cpu = csr_json_int (t, "cpu_ms", 0), rss = csr_json_int (t, "maxrss_kib", 0);
   ex->cpu_us = cpu > 0 ? (uint64_t)cpu * 1000 : 0;
   ex->maxrss_kib = rss > 0 ? (uint64_t)rss : 0;
   if (sl->session)
     {
       sl->session_started |= YAJL_IS_TRUE (csr_json_get (t, "started"));
       sl->session_lost |= YAJL_IS_TRUE (csr_json_get (t, "lost"));
-      sl->cell = jint (t, "cell", sl->cell);
+      sl->cell = csr_json_int (t, "cell", sl->cell);
     }
   return 0;
 }

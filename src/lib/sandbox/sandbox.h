@@ -19,6 +19,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <yajl/yajl_tree.h>
+
 #include "../util/error.h"
 
 #define CSR_SANDBOX_ID_LEN 32 /* hex digits */
@@ -120,8 +122,15 @@ int csr_sandbox_read_reply (int sock, int timeout_ms, char **line, csr_error **e
  * (*N_FDS of them; closed again on an error; the rest closed). */
 int csr_sandbox_read_reply_fds (int sock, int timeout_ms, char **line, int *fds, size_t max_fds,
                                 size_t *n_fds, csr_error **err);
+/* Both: 0 and the reply parsed into *REPLY (NULL when it is not JSON; free
+ * it with yajl_tree_free), or -1 with *ERR when it could not be sent or
+ * read. */
+int csr_sandbox_request (int dirfd, const char *req, const int *fds, size_t n_fds, int timeout_ms,
+                         yajl_val *reply, csr_error **err);
 /* Both, for a simple request; the reply's "error" member becomes *ERR. */
 int csr_sandbox_call (int dirfd, const char *req, int timeout_ms, char **reply, csr_error **err);
+/* The same, the reply parsed (free it with yajl_tree_free); NULL with *ERR. */
+yajl_val csr_sandbox_call_json (int dirfd, const char *req, int timeout_ms, csr_error **err);
 
 /* ------------------------------------------------------------ pkglayer.c */
 

@@ -17,6 +17,7 @@
 
 #include "../cgroup/cgroup.h"
 #include "../util/cleanup.h"
+#include "../util/datadir.h"
 #include "../util/fs.h"
 #include "../util/json-gen.h"
 #include "../util/json.h"
@@ -47,20 +48,14 @@ csr_sandbox_spec_release (struct csr_sandbox_spec *s)
 int
 csr_sandbox_root (char **path, csr_error **err)
 {
+  static const struct csr_dir_place places[] = {
+    { "CSRUN_SANDBOX_DIR", NULL },         { "XDG_RUNTIME_DIR", "/csrun/sandboxes" },
+    { NULL, "/run/csrun/sandboxes" },      { "XDG_CACHE_HOME", "/csrun/sandboxes" },
+    { "HOME", "/.cache/csrun/sandboxes" }, { NULL, NULL },
+  };
   cleanup_free char *dir = NULL;
-  const char *v;
-  int r;
-  if ((v = getenv ("CSRUN_SANDBOX_DIR")) && *v)
-    r = asprintf (&dir, "%s", v);
-  else if ((v = getenv ("XDG_RUNTIME_DIR")) && *v == '/')
-    r = asprintf (&dir, "%s/csrun/sandboxes", v);
-  else if (geteuid () == 0)
-    r = asprintf (&dir, "/run/csrun/sandboxes");
-  else if ((v = getenv ("XDG_CACHE_HOME")) && *v == '/')
-    r = asprintf (&dir, "%s/csrun/sandboxes", v);
-  else if ((v = getenv ("HOME")) && *v == '/')
-    r = asprintf (&dir, "%s/.cache/csrun/sandboxes", v);
-  else
+  int r = csr_pick_dir (places, &dir);
+  if (r > 0)
     return csr_error_set (err, ENOENT,
                           "no directory for sandboxes: set XDG_RUNTIME_DIR, HOME or "
                           "CSRUN_SANDBOX_DIR");
@@ -302,13 +297,6 @@ dup_str (yajl_val v)
   return s ? strdup (s) : NULL;
 }
 
-static long long
-get_int (yajl_val o, const char *k)
-{
-  yajl_val v = csr_json_get (o, k);
-  return v && YAJL_IS_INTEGER (v) ? YAJL_GET_INTEGER (v) : 0;
-}
-
 int
 csr_sandbox_spec_read (int dirfd, struct csr_sandbox_spec *s, csr_error **err)
 {
@@ -332,13 +320,13 @@ csr_sandbox_spec_read (int dirfd, struct csr_sandbox_spec *s, csr_error **err)
   s->rootfs_dir = dup_str (csr_json_get (t, "rootfs_dir"));
   s->workdir = dup_str (csr_json_get (t, "workdir"));
   s->cgroup_v2 = dup_str (csr_json_get (t, "cgroup_v2"));
-  s->created = get_int (t, "created");
-  s->memory = (uint64_t)get_int (t, "memory");
-  s->pids = (uint64_t)get_int (t, "pids");
-  s->cpu_millis = (uint64_t)get_int (t, "cpu_millis");
-  s->idle_timeout_s = (double)get_int (t, "idle_timeout_ms") / 1000;
-  s->ttl_s = (double)get_int (t, "ttl_ms") / 1000;
-  s->keeper_pid = get_int (t, "keeper_pid");
+  s->created = csr_json_int (t, "created", 0);
+  s->memory = (uint64_t)csr_json_int (t, "memory", 0);
+  s->pids = (uint64_t)csr_json_int (t, "pids", 0);
+  s->cpu_millis = (uint64_t)csr_json_int (t, "cpu_millis", 0);
+  s->idle_timeout_s = (double)csr_json_int (t, "idle_timeout_ms", 0) / 1000;
+  s->ttl_s = (double)csr_json_int (t, "ttl_ms", 0) / 1000;
+  s->keeper_pid = csr_json_int (t, "keeper_pid", 0);
   const char *net = csr_json_str (csr_json_get (t, "net"));
   s->host_net = net && strcmp (net, "host") == 0;
   const char *ia = csr_json_str (csr_json_get (t, "idle_action"));
@@ -353,7 +341,7 @@ csr_sandbox_spec_read (int dirfd, struct csr_sandbox_spec *s, csr_error **err)
   for (size_t i = 0; v1 && YAJL_IS_ARRAY (v1) && i < v1->u.array.len && i < 16; i++)
     if ((s->cgroup_v1[s->n_cgroup_v1] = dup_str (v1->u.array.values[i])))
       s->n_cgroup_v1++;
-  s->disk = (uint64_t)get_int (t, "disk");
+  s->disk = (uint64_t)csr_json_int (t, "disk", 0);
   yajl_val layer = csr_json_get (t, "layer");
   s->layer_dir = dup_str (csr_json_get (layer, "dir"));
   s->layer_digest = dup_str (csr_json_get (layer, "digest"));

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/buf.h"
+
 #define CONTEXT 3
 
 struct line
@@ -228,19 +230,10 @@ out_add (struct out *o, const char *s, size_t len)
 {
   if (o->oom)
     return;
-  if (o->len + len + 1 > o->cap)
+  if (csr_buf_reserve (&o->s, &o->cap, o->len + len + 1, 256) < 0)
     {
-      size_t cap = o->cap ? o->cap : 256;
-      while (cap < o->len + len + 1)
-        cap *= 2;
-      char *ns = realloc (o->s, cap);
-      if (ns == NULL)
-        {
-          o->oom = true;
-          return;
-        }
-      o->s = ns;
-      o->cap = cap;
+      o->oom = true;
+      return;
     }
   memcpy (o->s + o->len, s, len);
   o->len += len;

@@ -361,19 +361,6 @@ reap (pid_t pid, int *status)
     ;
 }
 
-/* Has PID exited?  It stays a zombie (so its process group can't go away
- * under us) until reap().  ECHILD: someone else (a SIGCHLD handler of the
- * caller) reaped it already. */
-static bool
-has_exited (pid_t pid)
-{
-  siginfo_t info;
-  memset (&info, 0, sizeof info);
-  if (waitid (P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT) < 0)
-    return errno == ECHILD;
-  return info.si_pid == pid;
-}
-
 /* Feed the request to PID and collect its output until it exits (then its
  * group is killed and the pipes drained, 2 s at most) or TIMEOUT_S passes
  * (<= 0: no limit).  *EXITED: it was reaped (*STATUS); *TIMED_OUT: it was
@@ -396,7 +383,7 @@ converse (struct run *r, pid_t pid, int pidfd, double timeout_s, int *status, bo
       if (r->too_large)
         break;
       int ms = left > 1e3 ? 1000000 : (int)(left * 1000) + 1;
-      if (!*exited && has_exited (pid))
+      if (!*exited && csr_child_exited (pid))
         {
           /* Whatever it left in its group goes too (the zombie leader keeps
            * the group id ours); then drain the pipes. */

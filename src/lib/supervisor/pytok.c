@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/buf.h"
+
 /* ------------------------------------------------------ string builder */
 
 void
@@ -12,19 +14,10 @@ pt_sb_add (struct sb *b, const char *s, size_t len)
 {
   if (b->oom)
     return;
-  if (b->len + len + 1 > b->cap)
+  if (csr_buf_reserve (&b->s, &b->cap, b->len + len + 1, 128) < 0)
     {
-      size_t cap = b->cap ? b->cap : 128;
-      while (cap < b->len + len + 1)
-        cap *= 2;
-      char *ns = realloc (b->s, cap);
-      if (ns == NULL)
-        {
-          b->oom = true;
-          return;
-        }
-      b->s = ns;
-      b->cap = cap;
+      b->oom = true;
+      return;
     }
   memcpy (b->s + b->len, s, len);
   b->len += len;

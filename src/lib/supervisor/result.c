@@ -102,11 +102,42 @@ w_key (struct writer *w, const char *key)
     check (w, yajl_gen_string (w->g, (const unsigned char *)key, strlen (key)));
 }
 
+/* One step without a value: a map's or an array's start or end, null. */
+static void
+w_step (struct writer *w, yajl_gen_status (*step) (yajl_gen))
+{
+  if (ok (w))
+    check (w, step (w->g));
+}
+
+static void
+w_open (struct writer *w)
+{
+  w_step (w, yajl_gen_map_open);
+}
+
+static void
+w_close (struct writer *w)
+{
+  w_step (w, yajl_gen_map_close);
+}
+
+static void
+w_array_open (struct writer *w)
+{
+  w_step (w, yajl_gen_array_open);
+}
+
+static void
+w_array_close (struct writer *w)
+{
+  w_step (w, yajl_gen_array_close);
+}
+
 static void
 w_null (struct writer *w)
 {
-  if (ok (w))
-    check (w, yajl_gen_null (w->g));
+  w_step (w, yajl_gen_null);
 }
 
 static void
@@ -175,9 +206,10 @@ w_double (struct writer *w, double v)
   check (w, yajl_gen_number (w->g, buf, strlen (buf)));
 }
 
-/* "SIGKILL" for 9; "SIG<n>" for a number glibc has no name for. */
+/* The signal SIG as a string: "SIGKILL" for 9; "SIG<n>" for a number glibc
+ * has no name for. */
 static void
-signal_name (int sig, char *buf, size_t size)
+w_signal (struct writer *w, int sig)
 {
   const char *abbrev = NULL;
 #if defined(__GLIBC__) && defined(__GLIBC_PREREQ)
@@ -185,10 +217,12 @@ signal_name (int sig, char *buf, size_t size)
   abbrev = sigabbrev_np (sig);
 #endif
 #endif
+  char buf[32];
   if (abbrev != NULL)
-    snprintf (buf, size, "SIG%s", abbrev);
+    snprintf (buf, sizeof buf, "SIG%s", abbrev);
   else
-    snprintf (buf, size, "SIG%d", sig);
+    snprintf (buf, sizeof buf, "SIG%d", sig);
+  w_str (w, buf);
 }
 
 /* One captured stream: head, then the dropped marker if anything was cut,
@@ -246,8 +280,7 @@ static void
 w_order_piece (void *data, enum csr_stream s, const char *bytes, uint64_t len)
 {
   struct writer *w = ((struct order_ctx *)data)->w;
-  if (ok (w))
-    check (w, yajl_gen_map_open (w->g));
+  w_open (w);
   w_key (w, "stream");
   w_str (w, s == CSR_STREAM_OUT ? "stdout" : "stderr");
   if (bytes)
@@ -260,8 +293,7 @@ w_order_piece (void *data, enum csr_stream s, const char *bytes, uint64_t len)
       w_key (w, "dropped_bytes");
       w_u64 (w, len);
     }
-  if (ok (w))
-    check (w, yajl_gen_map_close (w->g));
+  w_close (w);
 }
 
 static void
@@ -270,27 +302,11 @@ w_output_order (struct writer *w, const struct csr_attempt *a)
   if (a->seq.head == NULL)
     return;
   w_key (w, "output");
-  if (ok (w))
-    check (w, yajl_gen_array_open (w->g));
+  w_array_open (w);
   struct order_ctx c = { w };
   if (csr_outseq_walk (&a->seq, &a->out, &a->err, w_order_piece, &c) < 0)
     w->oom = 1;
-  if (ok (w))
-    check (w, yajl_gen_array_close (w->g));
-}
-
-static void
-w_open (struct writer *w)
-{
-  if (ok (w))
-    check (w, yajl_gen_map_open (w->g));
-}
-
-static void
-w_close (struct writer *w)
-{
-  if (ok (w))
-    check (w, yajl_gen_map_close (w->g));
+  w_array_close (w);
 }
 
 static void
@@ -348,8 +364,7 @@ w_gate (struct writer *w, const struct csr_gate_verdict *v)
       w_str_or_null (w, v->text);
     }
   w_key (w, "violations");
-  if (ok (w))
-    check (w, yajl_gen_array_open (w->g));
+  w_array_open (w);
   for (size_t i = 0; i < v->n_violations; i++)
     {
       w_open (w);
@@ -363,13 +378,11 @@ w_gate (struct writer *w, const struct csr_gate_verdict *v)
       w_str_or_null (w, v->violations[i].message);
       w_close (w);
     }
-  if (ok (w))
-    check (w, yajl_gen_array_close (w->g));
+  w_array_close (w);
   if (v->n_undefined > 0)
     {
       w_key (w, "undefined_names");
-      if (ok (w))
-        check (w, yajl_gen_array_open (w->g));
+      w_array_open (w);
       for (size_t i = 0; i < v->n_undefined; i++)
         {
           w_open (w);
@@ -386,8 +399,7 @@ w_gate (struct writer *w, const struct csr_gate_verdict *v)
             }
           w_close (w);
         }
-      if (ok (w))
-        check (w, yajl_gen_array_close (w->g));
+      w_array_close (w);
     }
   w_close (w);
 }
@@ -410,15 +422,12 @@ w_layer (struct writer *w, const struct csr_layer *l)
   w_key (w, "rebuilt_why");
   w_str_or_null (w, l->rebuilt_why);
   w_key (w, "asked");
-  if (ok (w))
-    check (w, yajl_gen_array_open (w->g));
+  w_array_open (w);
   for (size_t i = 0; i < l->n_asked; i++)
     w_str (w, l->asked[i]);
-  if (ok (w))
-    check (w, yajl_gen_array_close (w->g));
+  w_array_close (w);
   w_key (w, "packages");
-  if (ok (w))
-    check (w, yajl_gen_array_open (w->g));
+  w_array_open (w);
   size_t in_base = 0;
   for (size_t i = 0; i < l->n_pkgs; i++)
     {
@@ -436,8 +445,7 @@ w_layer (struct writer *w, const struct csr_layer *l)
       w_str (w, l->pkgs[i].arch);
       w_close (w);
     }
-  if (ok (w))
-    check (w, yajl_gen_array_close (w->g));
+  w_array_close (w);
   w_key (w, "in_base");
   w_u64 (w, in_base);
   w_close (w);
@@ -446,8 +454,7 @@ w_layer (struct writer *w, const struct csr_layer *l)
 static void
 w_attempt (struct writer *w, const struct csr_attempt *a)
 {
-  if (ok (w))
-    check (w, yajl_gen_map_open (w->g));
+  w_open (w);
   w_key (w, "attempt");
   w_int (w, a->number);
   w_key (w, "code_sha256");
@@ -463,11 +470,7 @@ w_attempt (struct writer *w, const struct csr_attempt *a)
     w_null (w);
   w_key (w, "signal");
   if (a->signal != 0)
-    {
-      char sig[32];
-      signal_name (a->signal, sig, sizeof sig);
-      w_str (w, sig);
-    }
+    w_signal (w, a->signal);
   else
     w_null (w);
   w_key (w, "timed_out");
@@ -490,10 +493,8 @@ w_attempt (struct writer *w, const struct csr_attempt *a)
     }
   if (a->interrupted)
     {
-      char sig[32];
-      signal_name (a->interrupted, sig, sizeof sig);
       w_key (w, "interrupted_by");
-      w_str (w, sig);
+      w_signal (w, a->interrupted);
     }
   if (a->reused_jail)
     {
@@ -577,16 +578,14 @@ w_attempt (struct writer *w, const struct csr_attempt *a)
       w_key (w, "heal_ms");
       w_u64 (w, a->heal_ms);
     }
-  if (ok (w))
-    check (w, yajl_gen_map_close (w->g));
+  w_close (w);
 }
 
 static void
 w_limits (struct writer *w, const struct csr_limits *l)
 {
   w_key (w, "limits");
-  if (ok (w))
-    check (w, yajl_gen_map_open (w->g));
+  w_open (w);
   w_key (w, "mechanism");
   w_str (w, l->mechanism ? l->mechanism : "none");
   w_key (w, "memory_bytes");
@@ -618,8 +617,7 @@ w_limits (struct writer *w, const struct csr_limits *l)
       w_key (w, "seccomp");
       w_str (w, l->seccomp);
     }
-  if (ok (w))
-    check (w, yajl_gen_map_close (w->g));
+  w_close (w);
 }
 
 static const char *
@@ -654,8 +652,7 @@ w_files (struct writer *w, const struct csr_files_report *f)
   if (f->n_inputs > 0)
     {
       w_key (w, "inputs");
-      if (ok (w))
-        check (w, yajl_gen_array_open (w->g));
+      w_array_open (w);
       for (size_t i = 0; i < f->n_inputs; i++)
         {
           w_open (w);
@@ -667,16 +664,14 @@ w_files (struct writer *w, const struct csr_files_report *f)
           w_u64 (w, f->inputs[i].size);
           w_close (w);
         }
-      if (ok (w))
-        check (w, yajl_gen_array_close (w->g));
+      w_array_close (w);
     }
   if (f->out_dir == NULL)
     return;
   w_key (w, "outputs_dir");
   w_str (w, f->out_dir);
   w_key (w, "outputs");
-  if (ok (w))
-    check (w, yajl_gen_array_open (w->g));
+  w_array_open (w);
   for (size_t i = 0; i < f->n_outputs; i++)
     {
       w_open (w);
@@ -688,11 +683,9 @@ w_files (struct writer *w, const struct csr_files_report *f)
       w_str (w, f->outputs[i].sha256);
       w_close (w);
     }
-  if (ok (w))
-    check (w, yajl_gen_array_close (w->g));
+  w_array_close (w);
   w_key (w, "outputs_skipped");
-  if (ok (w))
-    check (w, yajl_gen_array_open (w->g));
+  w_array_open (w);
   for (size_t i = 0; i < f->n_skipped; i++)
     {
       w_open (w);
@@ -702,8 +695,7 @@ w_files (struct writer *w, const struct csr_files_report *f)
       w_str (w, f->skipped[i].reason);
       w_close (w);
     }
-  if (ok (w))
-    check (w, yajl_gen_array_close (w->g));
+  w_array_close (w);
 }
 
 /* issue 15: "sandbox", "session", "write_back". */
@@ -754,7 +746,7 @@ csr_result_to_json (const struct csr_run_result *r, char **out, size_t *len, csr
   struct writer wr = { .g = g, .st = yajl_gen_status_ok, .oom = 0 };
   struct writer *w = &wr;
 
-  check (w, yajl_gen_map_open (g));
+  w_open (w);
   w_key (w, "version");
   w_int (w, 1);
   w_key (w, "status");
@@ -771,12 +763,10 @@ csr_result_to_json (const struct csr_run_result *r, char **out, size_t *len, csr
       w_key (w, "file");
       w_str (w, r->file);
       w_key (w, "args");
-      if (ok (w))
-        check (w, yajl_gen_array_open (g));
+      w_array_open (w);
       for (size_t i = 0; i < r->n_args; i++)
         w_str (w, r->args[i]);
-      if (ok (w))
-        check (w, yajl_gen_array_close (g));
+      w_array_close (w);
       if (r->label != NULL)
         {
           w_key (w, "label");
@@ -787,8 +777,7 @@ csr_result_to_json (const struct csr_run_result *r, char **out, size_t *len, csr
   if (r->rootfs_dir != NULL)
     {
       w_key (w, "rootfs");
-      if (ok (w))
-        check (w, yajl_gen_map_open (g));
+      w_open (w);
       w_key (w, "dir");
       w_str (w, r->rootfs_dir);
       w_key (w, "sha256");
@@ -798,8 +787,7 @@ csr_result_to_json (const struct csr_run_result *r, char **out, size_t *len, csr
         w_null (w);
       w_key (w, "unpacked");
       w_bool (w, r->rootfs_unpacked);
-      if (ok (w))
-        check (w, yajl_gen_map_close (g));
+      w_close (w);
     }
   if (r->layer != NULL)
     w_layer (w, r->layer);
@@ -851,10 +839,8 @@ csr_result_to_json (const struct csr_run_result *r, char **out, size_t *len, csr
     }
   if (r->interrupt_signal)
     {
-      char sig[32];
-      signal_name (r->interrupt_signal, sig, sizeof sig);
       w_key (w, "interrupted_by");
-      w_str (w, sig);
+      w_signal (w, r->interrupt_signal);
     }
   if (r->diagnosis)
     w_diagnosis (w, r->diagnosis);
@@ -869,14 +855,11 @@ csr_result_to_json (const struct csr_run_result *r, char **out, size_t *len, csr
     w_sandbox (w, r->sandbox);
 
   w_key (w, "attempts");
-  if (ok (w))
-    check (w, yajl_gen_array_open (g));
+  w_array_open (w);
   for (size_t i = 0; i < r->n_attempts; i++)
     w_attempt (w, &r->attempts[i]);
-  if (ok (w))
-    check (w, yajl_gen_array_close (g));
-  if (ok (w))
-    check (w, yajl_gen_map_close (g));
+  w_array_close (w);
+  w_close (w);
 
   if (wr.oom)
     return csr_error_set (err, ENOMEM, "cannot generate the result JSON");

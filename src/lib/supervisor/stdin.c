@@ -10,6 +10,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "../util/buf.h"
 #include "../util/cleanup.h"
 
 #define READ_CHUNK (64 * 1024)
@@ -67,17 +68,8 @@ store (struct csr_stdin *s, const char *buf, size_t n, csr_error **err)
   if (s->len < s->mem_limit)
     {
       in_mem = (size_t)(s->mem_limit - s->len) < n ? (size_t)(s->mem_limit - s->len) : n;
-      if (s->mem_len + in_mem > s->mem_cap)
-        {
-          size_t cap = s->mem_cap ? s->mem_cap : READ_CHUNK;
-          while (cap < s->mem_len + in_mem)
-            cap *= 2;
-          char *m = realloc (s->mem, cap);
-          if (m == NULL)
-            return csr_error_set (err, ENOMEM, "keep the standard input");
-          s->mem = m;
-          s->mem_cap = cap;
-        }
+      if (csr_buf_reserve (&s->mem, &s->mem_cap, s->mem_len + in_mem, READ_CHUNK) < 0)
+        return csr_error_set (err, ENOMEM, "keep the standard input");
       memcpy (s->mem + s->mem_len, buf, in_mem);
       s->mem_len += in_mem;
     }

@@ -40,6 +40,32 @@ find_data (const char *name)
   return p;
 }
 
+int
+csr_pick_dir (const struct csr_dir_place *places, char **dir)
+{
+  *dir = NULL;
+  for (const struct csr_dir_place *p = places; p->var || p->suffix; p++)
+    {
+      const char *v = p->var ? getenv (p->var) : NULL;
+      int r;
+      if (p->var == NULL && geteuid () == 0)
+        r = asprintf (dir, "%s", p->suffix);
+      else if (p->suffix == NULL && v && *v)
+        r = asprintf (dir, "%s", v);
+      else if (p->var && p->suffix && v && *v == '/')
+        r = asprintf (dir, "%s%s", v, p->suffix);
+      else
+        continue;
+      if (r < 0)
+        {
+          *dir = NULL;
+          return -1;
+        }
+      return 0;
+    }
+  return 1;
+}
+
 char *
 csr_find_rootfs (void)
 {

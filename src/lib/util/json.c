@@ -43,6 +43,20 @@ csr_json_str (yajl_val v)
   return v != NULL && YAJL_IS_STRING (v) ? v->u.string : NULL;
 }
 
+long long
+csr_json_int (yajl_val obj, const char *key, long long dflt)
+{
+  yajl_val v = csr_json_get (obj, key);
+  return v && YAJL_IS_INTEGER (v) ? YAJL_GET_INTEGER (v) : dflt;
+}
+
+uint64_t
+csr_json_u64 (yajl_val obj, const char *key)
+{
+  long long v = csr_json_int (obj, key, 0);
+  return v > 0 ? (uint64_t)v : 0;
+}
+
 void
 csr_json_freep (yajl_val *v)
 {

@@ -28,6 +28,10 @@ yajl_val csr_json_get (yajl_val obj, const char *key);
 yajl_val csr_json_at (yajl_val arr, size_t i);
 /* V as a string, or NULL when it is not one (or is NULL). */
 const char *csr_json_str (yajl_val v);
+/* OBJ[KEY] as an integer, or DFLT when it is missing or not an integer. */
+long long csr_json_int (yajl_val obj, const char *key, long long dflt);
+/* OBJ[KEY] as a count: the integer when it is positive, else 0. */
+uint64_t csr_json_u64 (yajl_val obj, const char *key);
 /* "a string", "a number", "an object", ...: what a JSON value is, for errors. */
 const char *csr_json_type_name (yajl_val v);
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef __NR_clone3
@@ -152,4 +153,14 @@ csr_close_all_but (const int *keep, size_t n)
         csr_close_range_between (lo, next - 1);
       lo = next + 1;
     }
+}
+
+bool
+csr_child_exited (pid_t pid)
+{
+  siginfo_t si;
+  memset (&si, 0, sizeof si);
+  if (waitid (P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
+    return errno == ECHILD;
+  return si.si_pid == pid;
 }

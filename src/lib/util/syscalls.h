@@ -1,8 +1,10 @@
-/* csrun — raw system calls that glibc 2.36 does not wrap, with fallbacks. */
+/* csrun — raw system calls that glibc 2.36 does not wrap, with fallbacks;
+ * closing descriptors; whether a child has exited. */
 #ifndef CSRUN_SYSCALLS_H
 #define CSRUN_SYSCALLS_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -26,5 +28,9 @@ int csr_close_range (unsigned int first, int cloexec_only);
 void csr_close_range_between (unsigned int first, unsigned int last);
 /* Close every fd from 3 up but the N in KEEP (in any order; negative ones ignored). */
 void csr_close_all_but (const int *keep, size_t n);
+/* Has the child PID exited?  It stays a zombie (waitid with WNOWAIT: its
+ * process group can't go away under the caller) until it is reaped.
+ * ECHILD counts as exited: someone else (a SIGCHLD handler) reaped it. */
+bool csr_child_exited (pid_t pid);
 
 #endif

@@ -14,12 +14,12 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
-#include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
 #include "cleanup.h"
 #include "fs.h"
+#include "syscalls.h"
 
 int
 csr_pty_open (int *master, int *slave, char *name, size_t namesz, csr_error **err)
@@ -44,16 +44,6 @@ csr_tty_copy_size (int from, int to)
   struct winsize ws;
   if (ioctl (from, TIOCGWINSZ, &ws) == 0 && (ws.ws_row || ws.ws_col))
     (void)ioctl (to, TIOCSWINSZ, &ws);
-}
-
-static bool
-exited (pid_t pid)
-{
-  siginfo_t si;
-  memset (&si, 0, sizeof si);
-  if (waitid (P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
-    return errno == ECHILD;
-  return si.si_pid == pid;
 }
 
 /* Copy what MASTER has to *OUT: 1 something was read, 0 end (EOF, or EIO:
@@ -202,7 +192,7 @@ relay_loop (struct csr_tty_relay *r, struct relay_state *st, csr_error **err)
         }
       bool ended
           = !done
-            && ((r->pid > 0 && exited (r->pid))
+            && ((r->pid > 0 && csr_child_exited (r->pid))
                 || (n > 0 && r->end_fd >= 0 && (p[2].revents & (POLLIN | POLLHUP | POLLERR))));
       if (ended)
         {
