@@ -8,57 +8,33 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-static int set_flag (cap_t c, cap_flag_t flag, uint64_t mask, csr_error **err);
+int
+csr_caps_become_ns_id (uid_t uid, gid_t gid, csr_error **err)
+{
+  if (setgroups (0, NULL) < 0 && errno != EPERM)
+    return csr_error_errno (err, "setgroups");
+  if (setresgid (gid, gid, gid) < 0)
+    return csr_error_errno (err, "setresgid %u", (unsigned)gid);
+  if (setresuid (uid, uid, uid) < 0)
+    return csr_error_errno (err, "setresuid %u", (unsigned)uid);
+  return 0;
+}
 
 int
 csr_caps_become_ns_root (csr_error **err)
 {
-  if (setgroups (0, NULL) < 0 && errno != EPERM)
-    return csr_error_errno (err, "setgroups");
-  if (setresgid (0, 0, 0) < 0)
-    return csr_error_errno (err, "setresgid 0");
-  if (setresuid (0, 0, 0) < 0)
-    return csr_error_errno (err, "setresuid 0");
-  return 0;
+  return csr_caps_become_ns_id (0, 0, err);
 }
 
 int
 csr_caps_drop_all (uid_t uid, gid_t gid, csr_error **err)
 {
-  return csr_caps_drop_all_but (uid, gid, 0, err);
-}
-
-/* KEEP as the inheritable and ambient sets, so that it survives the
- * execve (issue 17); done while CAP_SETPCAP is still ours, before the
- * securebits forbid raising ambient capabilities. */
-static int
-keep_ambient (uint64_t keep, csr_error **err)
-{
-  cap_t c = cap_get_proc ();
-  if (c == NULL)
-    return csr_error_errno (err, "cap_get_proc");
-  int rc = set_flag (c, CAP_INHERITABLE, keep, err);
-  if (rc == 0 && cap_set_proc (c) < 0)
-    rc = csr_error_errno (err, "set the inheritable capabilities");
-  cap_free (c);
-  for (cap_value_t v = 0; rc == 0 && v < 64; v++)
-    if ((keep & (1ULL << v)) && prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, v, 0, 0) < 0)
-      rc = csr_error_errno (err, "raise ambient capability %d", (int)v);
-  return rc;
-}
-
-int
-csr_caps_drop_all_but (uid_t uid, gid_t gid, uint64_t keep, csr_error **err)
-{
   /* Bounding set first (needs CAP_SETPCAP, which we still have). */
   for (cap_value_t c = 0; c <= CAP_LAST_CAP || CAP_IS_SUPPORTED (c); c++)
-    if (!(c < 64 && (keep & (1ULL << c))) && prctl (PR_CAPBSET_DROP, c, 0, 0, 0) < 0
-        && errno != EINVAL)
+    if (prctl (PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
       return csr_error_errno (err, "drop capability %d from the bounding set", (int)c);
   if (cap_reset_ambient () < 0 && errno != EINVAL)
     return csr_error_errno (err, "clear ambient capabilities");
-  if (keep && keep_ambient (keep, err) < 0)
-    return -1;
   /* uid 0 gains nothing at execve(), and that can't be undone. */
   if (prctl (PR_SET_SECUREBITS,
              SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP
@@ -76,17 +52,11 @@ csr_caps_drop_all_but (uid_t uid, gid_t gid, uint64_t keep, csr_error **err)
   cap_t none = cap_init ();
   if (none == NULL)
     return csr_error_errno (err, "cap_init");
-  int rc = 0;
-  if (keep
-      && (set_flag (none, CAP_PERMITTED, keep, err) < 0
-          || set_flag (none, CAP_EFFECTIVE, keep, err) < 0
-          || set_flag (none, CAP_INHERITABLE, keep, err) < 0))
-    rc = -1;
-  else if (cap_set_proc (none) < 0)
-    rc = csr_error_errno (err, "clear capability sets");
+  int rc = cap_set_proc (none);
+  int saved = errno;
   cap_free (none);
   if (rc < 0)
-    return -1;
+    return csr_error_set (err, saved, "clear capability sets");
   if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
     return csr_error_errno (err, "set no_new_privs");
   return 0;

@@ -13,15 +13,14 @@
  * not the one mapped to 0, as when csrun runs as host root); a namespace
  * that denies setgroups is fine. */
 int csr_caps_become_ns_root (csr_error **err);
+/* The same for UID and GID (mapped there), keeping the capabilities a new
+ * namespace gave (a zygote's jail maps no root: issue 17, zygote.c). */
+int csr_caps_become_ns_id (uid_t uid, gid_t gid, csr_error **err);
 
 /* Switch to UID/GID (ids inside the user namespace), empty every capability
  * set (bounding, ambient, inheritable, permitted, effective), lock the
  * securebits so an exec as uid 0 grants nothing, and set no_new_privs. */
 int csr_caps_drop_all (uid_t uid, gid_t gid, csr_error **err);
-/* The same, but the capabilities in KEEP (1ULL << CAP_X) stay in the
- * bounding, permitted and effective sets (issue 17: a zygote's
- * CAP_SETFCAP, spec.h). */
-int csr_caps_drop_all_but (uid_t uid, gid_t gid, uint64_t keep, csr_error **err);
 
 /* Capability sets as bit masks (1ULL << CAP_X), as an OCI config gives them. */
 struct csr_cap_sets

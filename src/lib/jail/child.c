@@ -8,7 +8,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <linux/capability.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <sys/prctl.h>
@@ -91,8 +90,7 @@ start_payload (void *arg, int syncfd, const sigset_t *oldmask)
       csr_error_errno (&e, "chdir %s", spec->cwd ? spec->cwd : "/work");
       csr_launch_fail (syncfd, e);
     }
-  /* issue 17: a zygote keeps CAP_SETFCAP (spec.h). */
-  if (csr_caps_drop_all_but (spec->uid, spec->gid, spec->zygote ? 1ULL << CAP_SETFCAP : 0, &e) < 0)
+  if (csr_caps_drop_all (spec->uid, spec->gid, &e) < 0)
     csr_launch_fail (syncfd, e);
   /* Everything but 0, 1, 2 and the extra fds goes at exec, the sync socket too. */
   if (csr_close_range (3 + (unsigned)spec->n_extra_fds, 1) < 0)
@@ -152,7 +150,11 @@ csr_snippet_entry (const struct jail_spec *jail, void *face, const struct csr_la
           : csr_mounts_bind_rootfs (jail->rootfs_dir, jail->layer_dir, rootfs_fd, &e) < 0)
     csr_launch_fail (syncfd, e);
   close (rootfs_fd);
-  if (csr_caps_become_ns_root (&e) < 0
+  /* A zygote's namespace maps no root (zygote.c): it stays its one id,
+   * with the capabilities a new user namespace gives its first process. */
+  if ((spec->zygote ? csr_caps_become_ns_id (spec->uid, spec->gid, &e)
+                    : csr_caps_become_ns_root (&e))
+          < 0
       || (spec->layer_upper && csr_sandbox_mount_layer (layer_fds, &e) < 0)
       || csr_mounts_setup (spec, bind_fds, &e) < 0)
     csr_launch_fail (syncfd, e);

@@ -86,10 +86,8 @@ struct jail_snippet
   bool hold;
   /* issue 17: the jail of a zygote (zygote.h), whose children make jails of
    * their own: its /proc has no masks (the kernel lets a user namespace
-   * mount a proc only where one is wholly visible), and its payload keeps
-   * CAP_SETFCAP in the jail's user namespace (since Linux 5.12 only a
-   * process that had it may map root in a user namespace it unshares).
-   * Never for a jail that runs a snippet. */
+   * mount a proc only where one is wholly visible).  Never for a jail that
+   * runs a snippet. */
   bool zygote;
   /* --disk: the jail's user namespace, and the mount namespace its own is
    * copied from (where the disk's tmpfs is mounted), are these (paths, e.g.

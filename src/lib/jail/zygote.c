@@ -33,6 +33,7 @@
 #include "../util/fs.h"
 #include "../util/json-gen.h"
 #include "../util/syscalls.h"
+#include "idmap.h"
 #include "launch.h"
 #include "mounts.h"
 #include "rlimit.h"
@@ -287,7 +288,22 @@ csr_zygote_start (const struct jail_snippet *base, const char *boot, int gate_fd
   s.host_net = false;
   s.hold = false;
   s.layer_upper = s.layer_work = s.join_userns = s.join_mntns = NULL;
-  s.uid = s.gid = 0;
+  /* Its user namespace maps the host id a one-shot jail maps the snippet's
+   * root to (H: the invoking user's, or nobody's as root; idmap.c) to
+   * itself, and nothing else, and it runs as H with no capability: a warm
+   * jail maps its root to H in a namespace of its own (no CAP_SETFCAP
+   * needed: it does not map the zygote's root), so that the snippet's
+   * uid_map names the same host id as a one-shot jail's, and its init
+   * (forked from the zygote, whose namespace has no root) is owned by a
+   * root the snippet's namespace does not map: its /proc entries are closed
+   * to the snippet as a one-shot jail's init's are. */
+  csr_idmap_default (&s.jail, geteuid (), getegid ());
+  uint32_t hu = s.jail.uid_map[0].outside, hg = s.jail.gid_map[0].outside;
+  s.jail.uid_map[0] = (struct csr_idmap){ hu, hu, 1 };
+  s.jail.gid_map[0] = (struct csr_idmap){ hg, hg, 1 };
+  s.jail.n_uid_map = s.jail.n_gid_map = 1;
+  s.uid = hu;
+  s.gid = hg;
   s.rlimit_as = s.rlimit_data = s.rlimit_nproc = 0;
   s.stdin_fd = s.stdout_fd = s.stderr_fd = -1;
   s.extra_fds[0] = theirs;
