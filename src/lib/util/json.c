@@ -418,7 +418,8 @@ csr_json_prescan_opt (const char *s, size_t len, bool nul_escapes, csr_error **e
             in_string = false;
           else if (ch == '\\' && i + 1 < len)
             {
-              if (!nul_escapes && s[i + 1] == 'u' && len - i >= 6 && memcmp (s + i + 2, "0000", 4) == 0)
+              if (!nul_escapes && s[i + 1] == 'u' && len - i >= 6
+                  && memcmp (s + i + 2, "0000", 4) == 0)
                 return csr_error_set (
                     err, 0, "invalid JSON: string with a \\u0000 escape at offset %zu", i);
               i++;
