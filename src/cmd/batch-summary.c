@@ -61,7 +61,7 @@ each_line (const char *report, struct batch_items *items, line_fn fn, void *data
         break;
       line[n - 1] = '\0';
       csr_error *e = NULL;
-      if (csr_json_prescan (line, (size_t)n - 1, &e) < 0)
+      if (csr_json_prescan_opt (line, (size_t)n - 1, true, &e) < 0) /* csrun's own lines */
         {
           csr_error_free (e);
           continue;

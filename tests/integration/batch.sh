@@ -110,6 +110,22 @@ PY
 [ $rc = 0 ] && [ "$got" = "True 100" ] && ok "-j8, 100 items: every line parses, exactly one per item, each its own output" \
   || not_ok "-j8" "exit $rc" "$got" "$(tail -5 "$T/many.err")"
 
+# ---------------------------------------------------------------- NUL bytes in the output
+# The result of a snippet that prints a NUL is csrun's own JSON with a \u0000:
+# the batch takes it (an item "ok", not "the worker ended without a result"),
+# the summary counts it, --resume finds it in the report.
+mkdir -p "$T/nul"
+printf 'import sys\nsys.stdout.write("a\\x00b\\n")\n' > "$T/nul/nul.py"
+csrun batch -q --report "$T/nul.jsonl" --summary "$T/nul.md" "$T/nul" > /dev/null 2> "$T/nul.err"
+rc=$?
+got=$(python3 -c 'import json,sys; d=json.loads(open(sys.argv[1]).read()); print(d["status"], repr(d["attempts"][0]["stdout"]))' "$T/nul.jsonl" 2>&1)
+csrun batch -q --resume --report "$T/nul.jsonl" "$T/nul" > /dev/null 2> "$T/nul2.err"
+rc2=$?
+[ $rc = 0 ] && [ "$got" = "ok 'a\x00b\n'" ] && grep -q '| ok | 1 |' "$T/nul.md" && [ $rc2 = 0 ] \
+  && grep -q '(1 from the report: --resume)' "$T/nul2.err" && [ "$(wc -l < "$T/nul.jsonl")" = 1 ] \
+  && ok "an item that prints a NUL byte: its result kept whole, counted in the summary, found by --resume" \
+  || not_ok "NUL in the output" "exit $rc/$rc2" "$got" "$(cat "$T/nul.err" "$T/nul2.err" "$T/nul.md")"
+
 # ---------------------------------------------------------------- SIGKILL, then --resume
 # Each item appends to its own marker in a host directory: a second run shows.
 mkdir -p "$T/marks" "$T/slow"

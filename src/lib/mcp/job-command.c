@@ -180,7 +180,8 @@ command_doc (struct mcp_job *j, yajl_val *doc)
   j->main.data[j->main.len] = '\0';
   j->err.data[j->err.len] = '\0';
   char yerr[128];
-  if (!j->main.overflow && csr_json_prescan (j->main.data, j->main.len, NULL) == 0)
+  /* csrun's own document: an exec's output in it may hold NULs. */
+  if (!j->main.overflow && csr_json_prescan_opt (j->main.data, j->main.len, true, NULL) == 0)
     *doc = yajl_tree_parse (j->main.data, yerr, sizeof yerr);
   if (*doc && !YAJL_IS_OBJECT (*doc))
     csr_json_freep (doc);

@@ -399,6 +399,12 @@ csr_jpath_array_object (struct csr_jpath *x, yajl_val v, size_t i, yajl_val *out
 int
 csr_json_prescan (const char *s, size_t len, csr_error **err)
 {
+  return csr_json_prescan_opt (s, len, false, err);
+}
+
+int
+csr_json_prescan_opt (const char *s, size_t len, bool nul_escapes, csr_error **err)
+{
   size_t depth = 0;
   bool in_string = false;
   for (size_t i = 0; i < len; i++)
@@ -412,7 +418,8 @@ csr_json_prescan (const char *s, size_t len, csr_error **err)
             in_string = false;
           else if (ch == '\\' && i + 1 < len)
             {
-              if (s[i + 1] == 'u' && len - i >= 6 && memcmp (s + i + 2, "0000", 4) == 0)
+              if (!nul_escapes && s[i + 1] == 'u' && len - i >= 6
+                  && memcmp (s + i + 2, "0000", 4) == 0)
                 return csr_error_set (
                     err, 0, "invalid JSON: string with a \\u0000 escape at offset %zu", i);
               i++;

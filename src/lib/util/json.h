@@ -45,6 +45,10 @@ void csr_json_freep (yajl_val *v);
  * escape (it would cut a string short silently), nesting deeper than
  * CSR_JSON_MAX_DEPTH.  S[0..LEN); "invalid JSON: ..." errors. */
 int csr_json_prescan (const char *s, size_t len, csr_error **err);
+/* The same; with NUL_ESCAPES a "\u0000" is let through: a document of
+ * csrun's own whose strings may hold a snippet's NUL bytes (a result, a
+ * batch report's line), read for its other members only. */
+int csr_json_prescan_opt (const char *s, size_t len, bool nul_escapes, csr_error **err);
 
 /* ------------------------------------------------------------ getters with a path */
 
