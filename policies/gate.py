@@ -622,15 +622,16 @@ def _report(p, verdict, syntax_error, sent):
     return None
 
 
-def _gate():
+def _gate(first=None):
     """Everything before the snippet runs.  Return its code object when it
     must run; otherwise exit (or, with fd 6, wait for the next code: see
-    _next)."""
+    _next).  FIRST: the first attempt's (policy text, code), when they did
+    not come in argv and ./snippet.py (a warm jail's, policies/zygote.py)."""
     import posix
 
     gc.disable()  # the gate makes many objects and frees them all: no GC passes
     more = _next_fd()
-    text = src = None
+    text, src = first or (None, None)
     while True:
         try:
             if text is None:
@@ -1177,13 +1178,18 @@ def analyse(policy, tree, lines):
 '''
 
 
-if __name__ == "__main__":
+def _main(first=None):
+    """The gate, then the snippet (see _gate for FIRST)."""
     try:
-        _code = _gate()
+        code = _gate(first)
     except (SystemExit, KeyboardInterrupt):
         raise
-    except BaseException as _e:  # a bug in the gate: never a pass
-        sys.stderr.write("csrun gate: internal error: %s: %s\n" % (type(_e).__name__, _e))
-        _send({"verdict": "error", "message": "internal error: %r" % _e, "violations": [], "undefined_names": []})
+    except BaseException as e:  # a bug in the gate: never a pass
+        sys.stderr.write("csrun gate: internal error: %s: %s\n" % (type(e).__name__, e))
+        _send({"verdict": "error", "message": "internal error: %r" % e, "violations": [], "undefined_names": []})
         sys.exit(4)
-    _run(_code)
+    _run(code)
+
+
+if __name__ == "__main__":
+    _main()

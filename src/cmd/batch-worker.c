@@ -216,6 +216,7 @@ batch_worker (const struct batch_opts *o, const struct batch_item *it, unsigned 
   ro.req.silent_patterns = o->run.silent_patterns;
   ro.req.llm = &ro.llm;
   ro.req.preloaded = o->preloaded;
+  ro.req.launcher = o->pool ? csr_pool_launcher (o->pool) : NULL;
   char why[512] = "";
   cleanup_yajl_val yajl_val v = NULL;
   if (it->line)

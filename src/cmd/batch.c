@@ -38,6 +38,7 @@ enum
   OPT_TOTAL_MEMORY,
   OPT_PROGRESS,
   OPT_NO_PROGRESS,
+  OPT_NO_WARM,
 };
 
 static struct argp_option batch_options[] = {
@@ -80,6 +81,8 @@ static struct argp_option batch_options[] = {
   { "progress", OPT_PROGRESS, NULL, 0,
     "A live progress line on stderr even when it is not a terminal", 0 },
   { "no-progress", OPT_NO_PROGRESS, NULL, 0, "One line per finished item even on a terminal", 0 },
+  { "no-warm", OPT_NO_WARM, NULL, 0,
+    "Start every item in a one-shot jail of its own, not in a warm jail forked by a zygote", 0 },
   { NULL, 0, NULL, 0, NULL, 0 },
 };
 
@@ -161,6 +164,9 @@ parse_batch (int key, char *arg, struct argp_state *state)
     case OPT_NO_PROGRESS:
       o->no_progress = true;
       o->progress = false;
+      break;
+    case OPT_NO_WARM:
+      o->no_warm = true;
       break;
     case ARGP_KEY_ARG:
       o->paths = &state->argv[state->next - 1];
@@ -294,6 +300,8 @@ launch (struct batch *b, struct slot *s, size_t item, unsigned try)
       for (unsigned i = 0; i < b->o->jobs; i++)
         if (b->slots[i].pid > 0)
           close (b->slots[i].fd);
+      if (b->o->pool)
+        csr_pool_use_slot (b->o->pool, (unsigned)(s - b->slots));
       batch_worker (b->o, &b->items->v[item], try, p[1], b->intr[0]);
     }
   close (p[1]);
@@ -511,6 +519,38 @@ run_batch (struct batch *b)
   return 0;
 }
 
+/* issue 17: the warm jails of the batch (pool.h): one zygote, or
+ * $CSRUN_ZYGOTES; none with --no-warm or when every item would need a
+ * one-shot jail anyway; none, with a warning, when this host or rootfs
+ * can't have them. */
+static struct csr_pool *
+batch_pool_start (const struct batch_opts *o, const struct csr_snippet_result *pre)
+{
+  const struct csr_snippet_request *q = &o->run.req;
+  if (o->no_warm || q->n_inputs || q->out_dir || q->n_mounts || q->user_uid || q->host_net)
+    return NULL;
+  unsigned n = 1;
+  const char *env = getenv ("CSRUN_ZYGOTES");
+  if (env && *env)
+    {
+      char *end;
+      unsigned long v = strtoul (env, &end, 10);
+      n = *end == '\0' && v >= 1 && v <= CSR_POOL_MAX_ZYGOTES ? (unsigned)v : 1;
+    }
+  if (n > o->jobs)
+    n = o->jobs;
+  struct csr_pool *pool = NULL;
+  csr_error *e = NULL;
+  if (csr_pool_start (pre, n, &pool, &e) < 0)
+    {
+      fprintf (stderr, "csrun batch: warning: %s: every item runs in a one-shot jail\n",
+               csr_error_text (e));
+      csr_error_free (e);
+      return NULL;
+    }
+  return pool;
+}
+
 static int
 cmd_merge (struct batch_opts *o)
 {
@@ -571,6 +611,7 @@ cmd_batch (struct csr_global *g, int argc, char **argv)
       return prc == CSR_SNIPPET_BAD_INPUT ? CSR_EXIT_USAGE : CSR_EXIT_INTERNAL;
     }
   o.preloaded = &pre;
+  o.pool = batch_pool_start (&o, &pre);
   struct batch b = { .o = &o, .items = &items, .intr = { -1, -1 } };
   b.c.total = items.n;
   b.live = o.progress || (!o.no_progress && isatty (STDERR_FILENO));
@@ -634,6 +675,7 @@ cmd_batch (struct csr_global *g, int argc, char **argv)
     }
   free (b.slots);
   batch_items_release (&items);
+  csr_pool_stop (o.pool);
   csr_snippet_result_release (&pre);
   return rc;
 }

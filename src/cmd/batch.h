@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "run-opts.h"
+#include "supervisor/pool.h"
 #include "supervisor/result.h"
 #include "util/digest.h"
 #include "util/error.h"
@@ -57,6 +58,10 @@ struct batch_opts
   size_t n_paths;
   /* Loaded once by the parent before the workers fork (csr_snippet_preload). */
   const struct csr_snippet_result *preloaded;
+  /* issue 17: warm jails (supervisor/pool.h), started by the parent; NULL
+   * with --no-warm or when they can't be had here. */
+  bool no_warm;
+  struct csr_pool *pool;
 };
 
 struct batch_counts

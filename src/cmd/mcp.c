@@ -15,6 +15,7 @@
 #include "common.h"
 #include "mcp/server.h"
 #include "sandbox/ports.h"
+#include "supervisor/pool.h"
 #include "util/cleanup.h"
 #include "util/json-gen.h"
 #include "util/log.h"
@@ -30,6 +31,7 @@ struct mcp_opts
   char *sandbox_args[MAX_UPSTREAMS + 1];
   unsigned upstream_ports[MAX_UPSTREAMS];
   size_t n_upstreams;
+  bool no_warm; /* issue 17: every call in a one-shot jail */
 };
 
 enum
@@ -42,6 +44,7 @@ enum
   OPT_KEEP_SANDBOXES,
   OPT_PROGRESS_INTERVAL,
   OPT_SANDBOX_UPSTREAM,
+  OPT_NO_WARM,
 };
 
 static struct argp_option mcp_options[] = {
@@ -67,6 +70,10 @@ static struct argp_option mcp_options[] = {
   { "sandbox-upstream", OPT_SANDBOX_UPSTREAM, "PORT:HOST:HOSTPORT", 0,
     "Every sandbox made by sandbox_create reaches HOST:HOSTPORT at its own 127.0.0.1:PORT (as "
     "csrun sandbox create --upstream; repeatable)",
+    0 },
+  { "no-warm", OPT_NO_WARM, NULL, 0,
+    "Run every execute_python_code call in a one-shot jail of its own, not in a warm jail "
+    "forked by a zygote",
     0 },
   { NULL, 0, NULL, 0, NULL, 0 },
 };
@@ -162,6 +169,9 @@ parse_mcp (int key, char *arg, struct argp_state *state)
     case OPT_SANDBOX_UPSTREAM:
       add_upstream (state, o, arg);
       break;
+    case OPT_NO_WARM:
+      o->no_warm = true;
+      break;
     case ARGP_KEY_ARG:
       argp_failure (state, CSR_EXIT_USAGE, 0,
                     "unexpected argument '%s' (the code comes from the client, in tools/call)",
@@ -249,6 +259,22 @@ cmd_mcp (struct csr_global *g, int argc, char **argv)
       csr_snippet_result_release (&pre);
       return prc == CSR_SNIPPET_BAD_INPUT ? CSR_EXIT_USAGE : CSR_EXIT_INTERNAL;
     }
+  /* issue 17: warm jails for execute_python_code (supervisor/pool.h): one
+   * zygote; none with --no-warm or options no call could use it with; none,
+   * with a warning, when this host or rootfs can't have them. */
+  struct csr_pool *pool = NULL;
+  const struct csr_snippet_request *q = &o.run.req;
+  if (!o.no_warm && !q->n_inputs && !q->n_mounts && !q->user_uid && !q->host_net)
+    {
+      if (csr_pool_start (&pre, 1, &pool, &e) == 0)
+        o.run.req.launcher = csr_pool_launcher (pool);
+      else
+        {
+          fprintf (stderr, "csrun mcp: warning: %s: every call runs in a one-shot jail\n",
+                   csr_error_text (e));
+          csr_error_freep (&e);
+        }
+    }
   static const char *const debug_args[] = { "--debug", NULL };
   c->base = &o.run.req;
   c->preloaded = &pre;
@@ -273,6 +299,7 @@ cmd_mcp (struct csr_global *g, int argc, char **argv)
       csr_error_free (e);
     }
   close (out);
+  csr_pool_stop (pool);
   csr_snippet_result_release (&pre);
   for (size_t i = 0; i < o.n_upstreams; i++)
     free (o.sandbox_args[i]);

@@ -338,6 +338,39 @@ else
   skip "a full disk" "no writable /dev/full"
 fi
 
+# ---------------------------------------------------------------- warm jails (WARM JAILS)
+# An item runs in a warm jail forked by the batch's zygote; with --no-warm in
+# a one-shot jail; a warm jail that csrun's check from outside finds not
+# confined is refused before any code reaches it, and the item runs in a
+# one-shot jail (CSRUN_TEST_WARM_BREAK, tests only, makes the zygote skip a
+# step).
+warm_of () {
+  python3 -c 'import json,sys; a=json.loads(open(sys.argv[1]).readline())["attempts"][0]; print(a.get("warm_jail", False), a.get("warm_refused", "-"), a["stdout"].strip())' "$1" 2>&1
+}
+csrun batch -q --report "$T/warm.jsonl" "$T/one.py" > /dev/null 2> "$T/warm.err"
+rc=$?
+got=$(warm_of "$T/warm.jsonl")
+csrun batch -q --no-warm --report "$T/cold.jsonl" "$T/one.py" > /dev/null 2> "$T/cold.err"
+rc2=$?
+got2=$(warm_of "$T/cold.jsonl")
+[ $rc = 0 ] && [ "$got" = "True - 1" ] && [ $rc2 = 0 ] && [ "$got2" = "False - 1" ] \
+  && ok "an item runs in a warm jail (warm_jail in its attempt); --no-warm: in a one-shot jail" \
+  || not_ok "warm and --no-warm" "exit $rc/$rc2" "$got" "$got2" "$(cat "$T/warm.err" "$T/cold.err")"
+for brk in caps seccomp netns ipcns utsns cgroupns; do
+  CSRUN_TEST_WARM_BREAK=$brk csrun batch -q --report "$T/brk-$brk.jsonl" "$T/one.py" > /dev/null 2> "$T/brk-$brk.err"
+  rc=$?
+  got=$(warm_of "$T/brk-$brk.jsonl")
+  case $brk in
+    caps) want="it has capabilities" ;;
+    seccomp) want="its seccomp mode is 0" ;;
+    utsns) want="sethostname: Operation not permitted" ;; # the host's: the kernel refuses first
+    *) want="its ${brk%ns} namespace is the zygote's" ;;
+  esac
+  [ $rc = 0 ] && [[ "$got" == "False "*"$want"*" 1" ]] && grep -q "a warm jail was refused" "$T/brk-$brk.err" \
+    && ok "a warm jail without its ${brk}: refused by csrun's check before the code, the item runs in a one-shot jail" \
+    || not_ok "warm jail without $brk" "exit $rc" "$got" "$(cat "$T/brk-$brk.err")"
+done
+
 # ---------------------------------------------------------------- the progress line on a pty
 cat > "$T/ptyrun.py" <<'PY'
 import os, pty, subprocess, sys, tty

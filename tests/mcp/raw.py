@@ -340,10 +340,10 @@ def main():
             before = set(os.listdir(sbx))
             s = Server()
             init(s)
-            s.msg({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
-                   "params": {"name": "sandbox_create", "arguments": {}}})
 
             def children():
+                """The server's children but those it had before the call (its
+                zygote's jail: csrun-batch(1), WARM JAILS)."""
                 out = []
                 for d in os.listdir("/proc"):
                     try:
@@ -352,9 +352,13 @@ def main():
                     except OSError:
                         continue
                     fields = st[st.rfind(")") + 2:].split()
-                    if d.isdigit() and int(fields[1]) == s.p.pid:
+                    if d.isdigit() and int(fields[1]) == s.p.pid and int(d) not in standing:
                         out.append((int(d), fields[0]))
                 return out
+            standing = set()
+            standing = set(pid for pid, _ in children())
+            s.msg({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                   "params": {"name": "sandbox_create", "arguments": {}}})
             end = time.time() + 60
             while time.time() < end and not children():
                 time.sleep(0.005)

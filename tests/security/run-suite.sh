@@ -48,7 +48,10 @@
 # when that bound is above the limit.  The secret is shown as <SECRET>.
 # Environment: CSRUN_SUITE_CASES="name ..." runs only those cases; CSRUN_SUITE_VERBOSE=1 shows
 # every snippet's output; CSRUN_SUITE_EXTRA_OPTIONS="--seccomp unconfined" adds options to every
-# run (to see what the suite catches without a protection).
+# run (to see what the suite catches without a protection); CSRUN_SUITE_VIA=batch runs each case
+# as the one item of `csrun batch` (its warm jail; tests/integration/security-batch.sh): the report
+# line is the result, csrun's expected exit status is batch's (0 or 1), and a warm jail refused by
+# csrun's check fails the case.
 # Needs: bash, python3 on the host.  Works as root and as an unprivileged user.
 . "$CSRUN_SRCDIR/tests/lib/tap.sh"
 
@@ -245,7 +248,18 @@ for k in list(env):
         del env[k]
 env.update(CSRUN_SUITE_SECRET=SECRET, OPENAI_API_KEY=SECRET, AWS_SECRET_ACCESS_KEY=SECRET)
 extra = shlex.split(E.get("CSRUN_SUITE_EXTRA_OPTIONS", ""))  # e.g. "--seccomp unconfined", to see what the suite catches
-argv = [CSRUN, "run", "--json", "--timeout", "%g" % float(E["SUITE_DEFAULT_TIMEOUT"])] + extra + options + [CASE] + snippet_args
+VIA_BATCH = E.get("CSRUN_SUITE_VIA") == "batch"
+if VIA_BATCH:
+    # The same case as the one item of `csrun batch` (a warm jail forked by
+    # the batch's zygote, csrun-batch(1) WARM JAILS): its report line is the
+    # result; csrun's exit is batch's (0 iff ok or healed).
+    manifest, report = DETAILS + ".manifest.jsonl", DETAILS + ".report.jsonl"
+    with open(manifest, "w") as f:
+        f.write(json.dumps({"path": CASE, "label": NAME, "args": snippet_args}) + "\n")
+    argv = [CSRUN, "batch", "-j1", "--no-progress", "-q", "--report", report, "--timeout", "%g" % float(E["SUITE_DEFAULT_TIMEOUT"])] \
+        + extra + options + ["--manifest", manifest]
+else:
+    argv = [CSRUN, "run", "--json", "--timeout", "%g" % float(E["SUITE_DEFAULT_TIMEOUT"])] + extra + options + [CASE] + snippet_args
 host_tty = hdr.get("host-tty", "").lower() == "yes"
 master = slave = None
 if host_tty:
@@ -396,6 +410,14 @@ if SECRET.encode() in raw_out or SECRET.encode() in raw_err:
 
 # ---- the JSON result
 j, json_problem = None, None
+if VIA_BATCH:
+    try:
+        raw_report = open(report, "rb").read()
+    except OSError:
+        raw_report = b""
+    if SECRET.encode() in raw_report:
+        problems.append("the secret from csrun's environment is in the report")
+    raw_out = raw_report  # what the clauses look at; batch's own stdout is checked above
 try:
     text = raw_out.decode("utf-8")
     if not text.endswith("\n") or text.count("\n") != 1:
@@ -472,6 +494,8 @@ def check(clause):
     if not m:
         return False, "unparsable clause"
     key, op, want = m.group(1), m.group(2).strip(), unescape(m.group(3).strip())
+    if VIA_BATCH and key == "exit" and number(want) is not None:
+        want = "0" if number(want) == 0 else "1"  # batch: 0 iff ok or healed, else 1
     v = lookup(key)
     s = show(v)
     if op == "=":
@@ -541,6 +565,12 @@ else:
         obs.append("cpu_ms=%s" % attempt.get("cpu_ms"))
     if "bytes" in expect:
         obs.append("out=%s err=%s kept=%d" % (attempt.get("stdout_bytes"), attempt.get("stderr_bytes"), len(stdout)))
+if VIA_BATCH and j is not None:
+    atts = [a for a in j.get("attempts") or [] if isinstance(a, dict)]
+    refused = [a["warm_refused"] for a in atts if a.get("warm_refused")]
+    if refused:  # csrun's check from outside found a warm jail not confined
+        problems.append("a warm jail was refused: %s" % refused[0][:150])
+    obs.append("warm" if atts and atts[0].get("warm_jail") else "one-shot")
 obs.append(rss_note)
 obs.append("%dms" % (elapsed * 1000))
 if failed_clauses:

@@ -65,6 +65,11 @@ int csr_cgroup_clone_fd (const struct csr_cgroup *cg);
  * file was opened with (the supervisor's).  Returns the number of fds (0 for
  * v2 or NULL), or -1 with nothing left open. */
 int csr_cgroup_self_enter_fds (const struct csr_cgroup *cg, int *fds, csr_error **err);
+/* issue 17: a v2 cgroup's cgroup.procs, opened for writing by the
+ * supervisor, for a process that moves itself in by writing "0" (a warm
+ * jail, forked by a zygote: no clone3 of ours); -2 when CG is not a v2
+ * cgroup, -1 with *ERR. */
+int csr_cgroup_procs_fd (const struct csr_cgroup *cg, csr_error **err);
 /* In the jail's init, before it unshares its cgroup namespace: write "0" to
  * each of FDS and close them. */
 int csr_cgroup_self_enter (const int *fds, int n, csr_error **err);

@@ -146,6 +146,18 @@ csr_cgroup_self_enter_fds (const struct csr_cgroup *cg, int *fds, csr_error **er
 }
 
 int
+csr_cgroup_procs_fd (const struct csr_cgroup *cg, csr_error **err)
+{
+  int dir = csr_cgroup_clone_fd (cg);
+  if (dir < 0)
+    return -2;
+  int fd = openat (dir, "cgroup.procs", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0)
+    return csr_error_errno (err, "cgroup: open the cgroup.procs of %s", cg->name);
+  return fd;
+}
+
+int
 csr_cgroup_self_enter (const int *fds, int n, csr_error **err)
 {
   int rc = 0;

@@ -9,15 +9,21 @@
 #include <unistd.h>
 
 int
-csr_caps_become_ns_root (csr_error **err)
+csr_caps_become_ns_id (uid_t uid, gid_t gid, csr_error **err)
 {
   if (setgroups (0, NULL) < 0 && errno != EPERM)
     return csr_error_errno (err, "setgroups");
-  if (setresgid (0, 0, 0) < 0)
-    return csr_error_errno (err, "setresgid 0");
-  if (setresuid (0, 0, 0) < 0)
-    return csr_error_errno (err, "setresuid 0");
+  if (setresgid (gid, gid, gid) < 0)
+    return csr_error_errno (err, "setresgid %u", (unsigned)gid);
+  if (setresuid (uid, uid, uid) < 0)
+    return csr_error_errno (err, "setresuid %u", (unsigned)uid);
   return 0;
+}
+
+int
+csr_caps_become_ns_root (csr_error **err)
+{
+  return csr_caps_become_ns_id (0, 0, err);
 }
 
 int

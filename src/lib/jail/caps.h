@@ -13,6 +13,9 @@
  * not the one mapped to 0, as when csrun runs as host root); a namespace
  * that denies setgroups is fine. */
 int csr_caps_become_ns_root (csr_error **err);
+/* The same for UID and GID (mapped there), keeping the capabilities a new
+ * namespace gave (a zygote's jail maps no root: issue 17, zygote.c). */
+int csr_caps_become_ns_id (uid_t uid, gid_t gid, csr_error **err);
 
 /* Switch to UID/GID (ids inside the user namespace), empty every capability
  * set (bounding, ambient, inheritable, permitted, effective), lock the

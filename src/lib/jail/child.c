@@ -150,7 +150,11 @@ csr_snippet_entry (const struct jail_spec *jail, void *face, const struct csr_la
           : csr_mounts_bind_rootfs (jail->rootfs_dir, jail->layer_dir, rootfs_fd, &e) < 0)
     csr_launch_fail (syncfd, e);
   close (rootfs_fd);
-  if (csr_caps_become_ns_root (&e) < 0
+  /* A zygote's namespace maps no root (zygote.c): it stays its one id,
+   * with the capabilities a new user namespace gives its first process. */
+  if ((spec->zygote ? csr_caps_become_ns_id (spec->uid, spec->gid, &e)
+                    : csr_caps_become_ns_root (&e))
+          < 0
       || (spec->layer_upper && csr_sandbox_mount_layer (layer_fds, &e) < 0)
       || csr_mounts_setup (spec, bind_fds, &e) < 0)
     csr_launch_fail (syncfd, e);

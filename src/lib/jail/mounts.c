@@ -50,6 +50,26 @@ static const char *const readonly_paths[] = {
 
 static const char *const dev_nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
 
+/* /dev's symbolic links: target, name. */
+static const char *const dev_links[][2] = {
+  { "/proc/self/fd", "fd" },       { "/proc/self/fd/0", "stdin" }, { "/proc/self/fd/1", "stdout" },
+  { "/proc/self/fd/2", "stderr" }, { "pts/ptmx", "ptmx" },
+};
+
+void
+csr_mounts_tables (struct csr_mounts_tables *t)
+{
+  t->newroot = NEWROOT;
+  t->masked = masked_paths;
+  t->n_masked = sizeof masked_paths / sizeof masked_paths[0];
+  t->readonly = readonly_paths;
+  t->n_readonly = sizeof readonly_paths / sizeof readonly_paths[0];
+  t->devs = dev_nodes;
+  t->n_devs = sizeof dev_nodes / sizeof dev_nodes[0];
+  t->links = dev_links;
+  t->n_links = sizeof dev_links / sizeof dev_links[0];
+}
+
 static int
 do_mount (const char *src, const char *dst, const char *type, unsigned long flags, const char *data,
           csr_error **err)
@@ -178,17 +198,12 @@ setup_dev (int rootfd, csr_error **err)
           || restrict_mount (dst, MS_NOSUID | MS_NOEXEC, err) < 0)
         return -1;
     }
-  static const char *const links[][2] = {
-    { "/proc/self/fd", "fd" },       { "/proc/self/fd/0", "stdin" },
-    { "/proc/self/fd/1", "stdout" }, { "/proc/self/fd/2", "stderr" },
-    { "pts/ptmx", "ptmx" },
-  };
-  for (size_t i = 0; i < sizeof links / sizeof links[0]; i++)
+  for (size_t i = 0; i < sizeof dev_links / sizeof dev_links[0]; i++)
     {
       char dst[64];
-      snprintf (dst, sizeof dst, NEWROOT "/dev/%s", links[i][1]);
-      if (symlink (links[i][0], dst) < 0)
-        return csr_error_errno (err, "symlink /dev/%s", links[i][1]);
+      snprintf (dst, sizeof dst, NEWROOT "/dev/%s", dev_links[i][1]);
+      if (symlink (dev_links[i][0], dst) < 0)
+        return csr_error_errno (err, "symlink /dev/%s", dev_links[i][1]);
     }
   const char *dirs[] = { NEWROOT "/dev/shm", NEWROOT "/dev/pts" };
   for (size_t i = 0; i < 2; i++)
@@ -206,13 +221,16 @@ setup_dev (int rootfd, csr_error **err)
 }
 
 static int
-setup_proc (int rootfd, csr_error **err)
+setup_proc (int rootfd, bool unmasked, csr_error **err)
 {
   cleanup_close int fd = open_target (rootfd, "", "proc", err);
   if (fd < 0)
     return -1;
   if (mount_on_fd ("proc", fd, "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL, err) < 0)
     return -1;
+  /* issue 17: a zygote's /proc (spec.h ZYGOTE) stays whole. */
+  if (unmasked)
+    return 0;
   for (size_t i = 0; i < sizeof masked_paths / sizeof masked_paths[0]; i++)
     {
       char p[128];
@@ -399,10 +417,16 @@ csr_mounts_setup (const struct jail_snippet *spec, const int *bind_fds, csr_erro
   cleanup_close int rootfd = open (NEWROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (rootfd < 0)
     return csr_error_errno (err, "open the new root");
-  if (setup_proc (rootfd, err) < 0 || setup_dev (rootfd, err) < 0)
+  if (setup_proc (rootfd, spec->zygote, err) < 0 || setup_dev (rootfd, err) < 0)
     return -1;
   if (setup_tmpfs (rootfd, "tmp", "1777", spec, err) < 0)
     return -1;
+  /* issue 17: a zygote's children bind the rootfs alone from here (they
+   * can't bind the root itself: its mounts are locked for them). */
+  if (spec->zygote
+      && (mkdir (NEWROOT CSR_MOUNTS_ZYGOTE_ROOTFS, 0755) < 0
+          || mount (NEWROOT, NEWROOT CSR_MOUNTS_ZYGOTE_ROOTFS, NULL, MS_BIND, NULL) < 0))
+    return csr_error_errno (err, "bind the rootfs on %s", CSR_MOUNTS_ZYGOTE_ROOTFS);
   const char *cwd = spec->cwd ? spec->cwd : "/work";
   /* issue 15: a sandbox keeps its working directory on its layer. */
   if (strcmp (cwd, "/tmp") != 0 && spec->layer_upper == NULL

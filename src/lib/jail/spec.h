@@ -84,6 +84,11 @@ struct jail_snippet
   const char *layer_upper;
   const char *layer_work;
   bool hold;
+  /* issue 17: the jail of a zygote (zygote.h), whose children make jails of
+   * their own: its /proc has no masks (the kernel lets a user namespace
+   * mount a proc only where one is wholly visible).  Never for a jail that
+   * runs a snippet. */
+  bool zygote;
   /* --disk: the jail's user namespace, and the mount namespace its own is
    * copied from (where the disk's tmpfs is mounted), are these (paths, e.g.
    * /proc/self/fd/N), kept by the keeper across stop and start, instead of

@@ -818,6 +818,8 @@ gated_start (const struct csr_launch_req *r, const struct csr_capture_opts *o,
     }
   a->limits = g->limits;
   a->limits.cg = NULL;
+  a->warm_jail = g->p.warm;
+  memcpy (a->warm_refused, g->p.warm_refused, sizeof a->warm_refused);
   *out = g;
   return 0;
 }
@@ -964,5 +966,6 @@ csr_capture_next (struct csr_gated_jail *g, const char *policy, const char *code
     }
   a->limits = g->limits;
   a->limits.cg = NULL;
+  a->warm_jail = g->p.warm;
   return gated_attempt (g, o, a, start, verdict, verdict_len, kept, err);
 }

@@ -25,33 +25,37 @@
  * in argv when there is, since Python decodes every argument at start-up);
  * either way argv[1] goes, and fd 4 is closed before the gate (and so the
  * snippet) runs. */
-const char csr_gate_boot_py[] = "import sys\n"
-                                "def _csrun_boot():\n"
-                                "    src = sys.argv.pop(1)\n"
-                                "    try:\n"
-                                "        f = open(4, 'rb')\n"
-                                "    except OSError:\n"
-                                "        return compile(src, '<csrun-gate>', 'exec')\n"
-                                "    with f:\n"
-                                "        data = memoryview(f.read())\n"
-                                "    if data[:11] == b'csrun-gate ':\n"
-                                "        nl = bytes(data[:64]).index(b'\\n')\n"
-                                "        n = int(bytes(data[11:nl])) + nl + 1\n"
-                                "        if not src:\n"
-                                "            src = data[nl + 1:n].tobytes().decode()\n"
-                                "        data = data[n:]\n"
-                                "    tag = sys.version.encode() + b'\\n'\n"
-                                "    if data[:len(tag)] == tag:\n"
-                                "        try:\n"
-                                "            import marshal\n"
-                                "            code, resolver = marshal.loads(data[len(tag):])\n"
-                                "            if resolver is not None:\n"
-                                "                globals()['_RESOLVER_CODE'] = resolver\n"
-                                "            return code\n"
-                                "        except Exception:\n"
-                                "            pass\n"
-                                "    return compile(src, '<csrun-gate>', 'exec')\n"
-                                "exec(_csrun_boot())\n";
+/* The bootstrap's function (issue 17: a zygote runs it too, see zygote.c). */
+#define GATE_BOOT_DEF                                                                              \
+  "import sys\n"                                                                                   \
+  "def _csrun_boot():\n"                                                                           \
+  "    src = sys.argv.pop(1)\n"                                                                    \
+  "    try:\n"                                                                                     \
+  "        f = open(4, 'rb')\n"                                                                    \
+  "    except OSError:\n"                                                                          \
+  "        return compile(src, '<csrun-gate>', 'exec')\n"                                          \
+  "    with f:\n"                                                                                  \
+  "        data = memoryview(f.read())\n"                                                          \
+  "    if data[:11] == b'csrun-gate ':\n"                                                          \
+  "        nl = bytes(data[:64]).index(b'\\n')\n"                                                  \
+  "        n = int(bytes(data[11:nl])) + nl + 1\n"                                                 \
+  "        if not src:\n"                                                                          \
+  "            src = data[nl + 1:n].tobytes().decode()\n"                                          \
+  "        data = data[n:]\n"                                                                      \
+  "    tag = sys.version.encode() + b'\\n'\n"                                                      \
+  "    if data[:len(tag)] == tag:\n"                                                               \
+  "        try:\n"                                                                                 \
+  "            import marshal\n"                                                                   \
+  "            code, resolver = marshal.loads(data[len(tag):])\n"                                  \
+  "            if resolver is not None:\n"                                                         \
+  "                globals()['_RESOLVER_CODE'] = resolver\n"                                       \
+  "            return code\n"                                                                      \
+  "        except Exception:\n"                                                                    \
+  "            pass\n"                                                                             \
+  "    return compile(src, '<csrun-gate>', 'exec')\n"
+
+const char csr_gate_boot_def_py[] = GATE_BOOT_DEF;
+const char csr_gate_boot_py[] = GATE_BOOT_DEF "exec(_csrun_boot())\n";
 
 /* Compiles the gate and the resolver it keeps as source in _RESOLVER (so a
  * snippet that needs the resolver does not pay for compiling it either). */

@@ -18,6 +18,10 @@
  * the source too: Python decodes every argument at start-up, 0.7 ms for the
  * 47 KB of the gate). */
 extern const char csr_gate_boot_py[];
+/* issue 17: its function alone, _csrun_boot(), which returns the gate's code
+ * object (and puts the resolver's in the caller's globals): a zygote's -c
+ * program starts with it (zygote.h). */
+extern const char csr_gate_boot_def_py[];
 
 /* Return in *FD a sealed memfd holding "csrun-gate N\n", the gate's source
  * (N bytes) and "<sys.version>\n<marshal data>" for the gate under the

@@ -41,6 +41,10 @@ struct csr_launched
   struct csr_jail jail; /* the one-shot jail */
   int sock;             /* a sandbox's: the connection to its keeper */
   void *priv;
+  /* issue 17, the warm pool (pool.h): the attempt runs in a warm jail; or
+   * one was refused (why), and it runs in a one-shot jail. */
+  bool warm;
+  char warm_refused[200];
 };
 
 struct csr_launcher

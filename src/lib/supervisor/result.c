@@ -501,6 +501,16 @@ w_attempt (struct writer *w, const struct csr_attempt *a)
       w_key (w, "reused_jail");
       w_bool (w, true);
     }
+  if (a->warm_jail)
+    {
+      w_key (w, "warm_jail");
+      w_bool (w, true);
+    }
+  if (a->warm_refused[0])
+    {
+      w_key (w, "warm_refused");
+      w_str (w, a->warm_refused);
+    }
   if (a->gate)
     w_gate (w, a->gate);
   if (a->scanned)

@@ -66,6 +66,11 @@ struct csr_attempt
   /* issue 17: this attempt ran in the jail and interpreter of the one before,
    * whose code the gate stopped before it ran ("reused_jail"). */
   bool reused_jail;
+  /* issue 17, the warm pool (pool.h): this attempt ran in a warm jail
+   * ("warm_jail"); or one was refused, why ("warm_refused"), and it ran in a
+   * one-shot jail. */
+  bool warm_jail;
+  char warm_refused[200];
 };
 
 struct csr_limits

@@ -584,6 +584,7 @@ csr_snippet_preload (const struct csr_snippet_request *req, struct csr_snippet_r
     return rc;
   if (csr_gate_code_fd (&spec, cache_dir, &res->gate_code_fd, err) < 0)
     return CSR_SNIPPET_INTERNAL;
+  res->base = spec;
   res->cache_dir = steal_pointer (&cache_dir);
   /* Once for the whole batch; it also finds the cgroup hierarchies once
    * (mountinfo), which the forked workers inherit. */

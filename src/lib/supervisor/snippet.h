@@ -170,6 +170,9 @@ struct csr_snippet_result
   char *outputs_error;
   char **out_globs; /* the request's, copied (NULL-terminated) */
   bool borrowed;    /* issue 17: the policies, rootfs, seccomp are the preloaded result's */
+  /* issue 17: the jail every attempt starts from, as csr_snippet_preload
+   * made it (a warm pool's zygotes start from it, pool.h). */
+  struct jail_snippet base;
 };
 
 /* The defaults of `csrun run`: 60 s, 512 MiB, 128 pids, one CPU, 1 MiB of
