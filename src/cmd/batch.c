@@ -42,7 +42,10 @@ enum
 };
 
 static struct argp_option batch_options[] = {
-  { "jobs", OPT_JOBS, "N", 0, "Run at most N items at a time (default: the number of CPUs)", 0 },
+  { "jobs", OPT_JOBS, "N", 0,
+    "Run at most N items' snippets at a time (default: the number of CPUs); with warm jails, N "
+    "more make their jails meanwhile",
+    0 },
   { "manifest", OPT_MANIFEST, "FILE", 0,
     "Also run the items of FILE: one JSON object per line (path, label, args, env, in, out, "
     "timeout, memory, stdin) or TSV (path, label, args...); see csrun-batch(1)",
@@ -368,8 +371,13 @@ launch (struct batch *b, struct slot *s, size_t item, unsigned try)
   close (p[1]);
   if (g[0] >= 0)
     close (g[0]);
-  *s = (struct slot){ .pid = pid, .fd = p[0], .item = item, .try = try, .go = g[1],
-                      .granted = !b->ahead, .seq = b->seq++ };
+  *s = (struct slot){ .pid = pid,
+                      .fd = p[0],
+                      .item = item,
+                      .try = try,
+                      .go = g[1],
+                      .granted = !b->ahead,
+                      .seq = b->seq++ };
   b->n_running++;
   b->mem_running += b->items->v[item].memory;
   grant (b);
