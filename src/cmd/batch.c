@@ -224,6 +224,7 @@ struct slot
    * (closed: the worker ends, its item not run); SEQ orders the waiting. */
   int go;
   bool granted;
+  bool released; /* its result came whole: its go-ahead goes on (grant) */
   uint64_t seq;
   char *buf;
   size_t len, cap;
@@ -378,6 +379,8 @@ launch (struct batch *b, struct slot *s, size_t item, unsigned try)
                       .go = g[1],
                       .granted = !b->ahead,
                       .seq = b->seq++ };
+  if (s->granted)
+    b->n_granted++; /* no warm jails: every worker runs at once */
   b->n_running++;
   b->mem_running += b->items->v[item].memory;
   grant (b);
@@ -526,6 +529,14 @@ drain (struct batch *b, struct slot *s)
       if (r > 0)
         {
           s->len += (size_t)r;
+          /* The worker writes its line last, then only exits: the next
+           * item may run meanwhile. */
+          if (s->granted && !s->released && s->buf[s->len - 1] == '\n')
+            {
+              s->released = true;
+              b->n_granted--;
+              grant (b);
+            }
           continue;
         }
       break;
@@ -537,7 +548,7 @@ drain (struct batch *b, struct slot *s)
     ;
   b->n_running--;
   b->mem_running -= b->items->v[s->item].memory;
-  if (s->granted)
+  if (s->granted && !s->released)
     b->n_granted--;
   if (s->go >= 0)
     close (s->go);
