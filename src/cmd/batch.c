@@ -530,8 +530,9 @@ drain (struct batch *b, struct slot *s)
         {
           s->len += (size_t)r;
           /* The worker writes its line last, then only exits: the next
-           * item may run meanwhile. */
-          if (s->granted && !s->released && s->buf[s->len - 1] == '\n')
+           * item may run meanwhile (with --fail-fast, only once the line
+           * is recorded: it may stop the batch). */
+          if (s->granted && !s->released && !b->o->fail_fast && s->buf[s->len - 1] == '\n')
             {
               s->released = true;
               b->n_granted--;
