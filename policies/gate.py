@@ -1218,7 +1218,7 @@ def _finish(status):
     garbage collected; then _exit, without tearing down every module, which
     costs a fresh interpreter little but a warm jail's (policies/zygote.py,
     every page of the zygote's modules copied to be freed) more than its
-    snippet: csrun-run(1), THE END OF A RUN."""
+    snippet: csrun-run(1), THE SNIPPET, "The end of a run"."""
     import posix
 
     t = sys.modules.get("threading")
