@@ -1233,20 +1233,22 @@ def _finish(status):
         atexit._run_exitfuncs()
     except BaseException:
         pass
-    status = _flush(status)
+    flush, end = _flush, posix._exit  # the globals below may be the gate's own
+    status = flush(status)
     try:
         d = sys.modules["__main__"].__dict__
-        for first in (True, False):  # as Python clears a module: _names first
-            for k in list(d):
-                if k != "__builtins__" and k.startswith("_") == first:
-                    d[k] = None
+        if d is not globals():  # the snippet's (the gate ran without one: nothing)
+            for first in (True, False):  # as Python clears a module: _names first
+                for k in list(d):
+                    if k != "__builtins__" and k.startswith("_") == first:
+                        d[k] = None
     except BaseException:
         pass
     try:
         gc.collect()
     except BaseException:
         pass
-    posix._exit(_flush(status))
+    end(flush(status))
 
 
 def _main(first=None):
