@@ -1178,17 +1178,96 @@ def analyse(policy, tree, lines):
 '''
 
 
-def _main(first=None):
-    """The gate, then the snippet (see _gate for FIRST)."""
+def _exit_status(e):
+    """The exit status of SystemExit E, as Python's own handling makes it
+    (a code that is neither None nor an int is printed to stderr: 1)."""
+    code = e.code
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF if -(1 << 63) <= code < 1 << 63 else 0xFF
     try:
-        code = _gate(first)
-    except (SystemExit, KeyboardInterrupt):
-        raise
-    except BaseException as e:  # a bug in the gate: never a pass
-        sys.stderr.write("csrun gate: internal error: %s: %s\n" % (type(e).__name__, e))
-        _send({"verdict": "error", "message": "internal error: %r" % e, "violations": [], "undefined_names": []})
-        sys.exit(4)
-    _run(code)
+        sys.stderr.write("%s\n" % (code,))
+    except BaseException:
+        pass
+    return 1
+
+
+def _flush(status):
+    """Flush sys.stdout and sys.stderr as the interpreter does at its exit:
+    status 120 if that fails."""
+    for i, f in enumerate((sys.stdout, sys.stderr)):
+        try:
+            if f is not None and not getattr(f, "closed", False):
+                f.flush()
+        except BaseException as e:
+            status = 120
+            if i == 0:
+                try:
+                    sys.stderr.write("Exception ignored in: %r\n%s: %s\n" % (f, type(e).__name__, e))
+                except BaseException:
+                    pass
+    return status
+
+
+def _finish(status):
+    """End the interpreter after the snippet as Python's own exit would, as
+    far as a snippet can tell: its non-daemon threads joined, its atexit
+    functions run, sys.stdout and sys.stderr flushed (120 if that fails),
+    its module's globals released (their __del__, files closed) and its
+    garbage collected; then _exit, without tearing down every module, which
+    costs a fresh interpreter little but a warm jail's (policies/zygote.py,
+    every page of the zygote's modules copied to be freed) more than its
+    snippet: csrun-run(1), THE SNIPPET, "The end of a run"."""
+    import posix
+
+    t = sys.modules.get("threading")
+    if t is not None:
+        try:
+            t._shutdown()
+        except BaseException:
+            pass
+    try:
+        import atexit
+
+        atexit._run_exitfuncs()
+    except BaseException:
+        pass
+    flush, end = _flush, posix._exit  # the globals below may be the gate's own
+    status = flush(status)
+    try:
+        d = sys.modules["__main__"].__dict__
+        if d is not globals():  # the snippet's (the gate ran without one: nothing)
+            for first in (True, False):  # as Python clears a module: _names first
+                for k in list(d):
+                    if k != "__builtins__" and k.startswith("_") == first:
+                        d[k] = None
+    except BaseException:
+        pass
+    try:
+        gc.collect()
+    except BaseException:
+        pass
+    end(flush(status))
+
+
+def _main(first=None):
+    """The gate, then the snippet (see _gate for FIRST), then the end
+    (_finish)."""
+    try:
+        try:
+            code = _gate(first)
+        except (SystemExit, KeyboardInterrupt):
+            raise
+        except BaseException as e:  # a bug in the gate: never a pass
+            sys.stderr.write("csrun gate: internal error: %s: %s\n" % (type(e).__name__, e))
+            _send({"verdict": "error", "message": "internal error: %r" % e, "violations": [], "undefined_names": []})
+            sys.exit(4)
+        _run(code)
+        status = 0
+    except SystemExit as e:
+        status = _exit_status(e)
+    _finish(status)
 
 
 if __name__ == "__main__":

@@ -21,10 +21,10 @@
 #      command line wiped, reaps everything and reports P's end (its wait
 #      status, the cpu time and peak memory of the jail's processes) on the
 #      sync socket.
-#   P  pid 2: mounts the jail's tree as csrun's snippet jail does (mounts.c;
-#      its tables come in SETUP): the rootfs read-only, its own /proc
-#      (masked), /dev, /tmp and the working directory, pivot_root, the old
-#      root detached; hostname; lo up.  Then its descriptors (0-3 and 6,
+#   P  pid 2: has the jail's tree: the zygote's own, a snippet jail's
+#      (mounts.c; its tables come in SETUP), copied and locked read-only,
+#      with its own /proc (masked), /dev/shm, /dev/pts, /tmp and working
+#      directory mounted over the zygote's; hostname; lo up.  Then its descriptors (0-3 and 6,
 #      csrun-run(1) DESCRIPTORS), the signal dispositions of a fresh
 #      interpreter, rlimits, every capability dropped, securebits,
 #      no_new_privs, the seccomp filter (child.c, caps.c); says READY on the
@@ -74,7 +74,6 @@ def _zygote():
     c_ulong, c_char_p, c_int = ctypes.c_ulong, ctypes.c_char_p, ctypes.c_int
     libc.mount.argtypes = [c_char_p, c_char_p, c_char_p, c_ulong, c_char_p]
     libc.umount2.argtypes = [c_char_p, c_int]
-    libc.pivot_root.argtypes = [c_char_p, c_char_p]
     libc.prctl.argtypes = [c_int, c_ulong, c_ulong, c_ulong, c_ulong]
     libc.unshare.argtypes = [c_int]
     libc.sethostname.argtypes = [c_char_p, ctypes.c_size_t]
@@ -129,10 +128,10 @@ def _zygote():
             pass
         posix._exit(125)
 
-    # ---- P: the jail's mount tree (mounts.c: the same steps, in the same
-    # order).  Everything but the item's tmpfs sizes and ids is known here,
-    # once: the plan is a list of steps with their arguments ready, so that
-    # each jail runs little Python (and copies few of the zygote's pages).
+    # ---- P: the jail's mount tree.  Everything but the item's tmpfs sizes
+    # and ids is known here, once: the plan is a list of mounts with their
+    # arguments ready, so that each jail runs little Python (and copies few
+    # of the zygote's pages).
     MS = lambda *names: sum(k["MS_" + n] for n in names)
 
     def kept(path):
@@ -141,74 +140,55 @@ def _zygote():
         f = posix.statvfs(path).f_flag
         return sum(ms for st, ms in k["locked"] if f & st)
 
-    MOUNT, FILE, LINK, DIR = 0, 1, 2, 3
-    root = setup["newroot"]
-    plan = [(MOUNT, None, b"/", None, MS("REC", "PRIVATE"), None)]
+    plan = [(None, b"/", None, MS("REC", "PRIVATE"), None)]
 
     def m(src, dst, fstype, flags, data=None):
-        plan.append((MOUNT, enc(src), enc(dst), enc(fstype), flags, enc(data)))
+        plan.append((enc(src), enc(dst), enc(fstype), flags, enc(data)))
 
     def restrict(path, flags, like):
         m(None, path, None, MS("REMOUNT", "BIND") | flags | kept(like))
 
-    # The read-only rootfs alone, none of the zygote's mounts: its jail has
-    # it at SETUP's "rootfs".  Then /proc: the zygote's is the same kind of
-    # mount, unmasked (what exists there exists in a new one).
-    m(setup["rootfs"], root, None, MS("BIND"))
-    m("proc", root + "/proc", "proc", MS("NOSUID", "NODEV", "NOEXEC"))
+    # No pivot_root (and no unmount of an old root, which waits for an RCU
+    # grace period): the zygote's own tree is a snippet jail's (the launcher
+    # made it with mounts.c, from the same rootfs, package layer and /dev),
+    # and its copy in the new mount namespace is locked there, read-only.
+    # What must be the item's own is mounted over it: a /proc of its pid
+    # namespace (allowed because the zygote's, under it, is unmasked),
+    # masked as mounts.c masks one; /dev/shm and /dev/pts; /tmp and the
+    # working directory (tree).
+    m("proc", "/proc", "proc", MS("NOSUID", "NODEV", "NOEXEC"))
     for p in setup["masked"]:
         try:
             st = posix.lstat(p)
         except OSError:
             continue
         if st.st_mode & 0o170000 == 0o040000:
-            m("tmpfs", root + p, "tmpfs", MS("RDONLY", "NOSUID", "NODEV", "NOEXEC"), "size=0,nr_inodes=1,mode=0555")
+            m("tmpfs", p, "tmpfs", MS("RDONLY", "NOSUID", "NODEV", "NOEXEC"), "size=0,nr_inodes=1,mode=0555")
         else:
-            m("/dev/null", root + p, None, MS("BIND"))
-            restrict(root + p, MS("RDONLY", "NOSUID", "NOEXEC"), "/dev/null")
+            m("/dev/null", p, None, MS("BIND"))
+            restrict(p, MS("RDONLY", "NOSUID", "NOEXEC"), "/dev/null")
     for p in setup["readonly"]:
         try:
             posix.stat(p)
         except OSError:
             continue
-        m(root + p, root + p, None, MS("BIND", "REC"))
-        restrict(root + p, MS("RDONLY", "NOSUID", "NODEV", "NOEXEC"), "/proc")
-    dev = root + "/dev"
-    m("tmpfs", dev, "tmpfs", MS("NOSUID", "NOEXEC"), "size=64k,nr_inodes=64,mode=0755")
-    for n in setup["devs"]:
-        plan.append((FILE, enc(dev + "/" + n), None, None, 0, None))
-        m("/dev/" + n, dev + "/" + n, None, MS("BIND"))
-        restrict(dev + "/" + n, MS("NOSUID", "NOEXEC"), "/dev/" + n)
-    for target, name in setup["dev_links"]:
-        plan.append((LINK, enc(target), enc(dev + "/" + name), None, 0, None))
-    plan.append((DIR, enc(dev + "/shm"), None, None, 0o755, None))
-    plan.append((DIR, enc(dev + "/pts"), None, None, 0o755, None))
-    m("tmpfs", dev + "/shm", "tmpfs", MS("NOSUID", "NODEV", "NOEXEC"), "size=64m,nr_inodes=1024,mode=1777")
-    m("devpts", dev + "/pts", "devpts", MS("NOSUID", "NOEXEC"), "newinstance,ptmxmode=0666,mode=0620")
-    restrict(dev, MS("RDONLY", "NOSUID", "NOEXEC"), "/dev")
-    root_flags = MS("REMOUNT", "BIND", "RDONLY", "NOSUID", "NODEV") | kept(setup["rootfs"])
+        m(p, p, None, MS("BIND", "REC"))
+        restrict(p, MS("RDONLY", "NOSUID", "NODEV", "NOEXEC"), "/proc")
+    m("tmpfs", "/dev/shm", "tmpfs", MS("NOSUID", "NODEV", "NOEXEC"), "size=64m,nr_inodes=1024,mode=1777")
+    m("devpts", "/dev/pts", "devpts", MS("NOSUID", "NOEXEC"), "newinstance,ptmxmode=0666,mode=0620")
+    root_flags = MS("REMOUNT", "BIND", "RDONLY", "NOSUID", "NODEV") | kept("/")
     tmpfs_flags = MS("NOSUID", "NODEV")
     plan = tuple(plan)
 
     def tree(req):
         mnt = libc.mount
-        for kind, a, b, c, d, e in plan:
-            if kind == MOUNT:
-                if mnt(a, b, c, d, e) < 0:
-                    check(-1, "mount %s on %s" % ((c or a or b"none").decode(), b.decode()))
-            elif kind == FILE:
-                posix.close(posix.open(a, posix.O_CREAT | posix.O_EXCL | posix.O_WRONLY | posix.O_CLOEXEC, 0o666))
-            elif kind == LINK:
-                posix.symlink(a, b)
-            else:
-                posix.mkdir(a, d)
+        for a, b, c, d, e in plan:
+            if mnt(a, b, c, d, e) < 0:
+                check(-1, "mount %s on %s" % ((c or a or b"none").decode(), b.decode()))
         opts = "size=%d,nr_inodes=%d,mode=%%s,uid=%d,gid=%d" % (req["tmp_size"], req["tmp_inodes"], req["uid"], req["gid"])
-        mount("tmpfs", root + "/tmp", "tmpfs", tmpfs_flags, opts % "1777")
+        mount("tmpfs", "/tmp", "tmpfs", tmpfs_flags, opts % "1777")
         if req["cwd"] != "/tmp":
-            mount("tmpfs", root + req["cwd"], "tmpfs", tmpfs_flags, opts % "0755")
-        posix.chdir(root)
-        check(libc.pivot_root(b".", b"."), "pivot_root")
-        check(libc.umount2(b".", k["MNT_DETACH"]), "detach the old root")
+            mount("tmpfs", req["cwd"], "tmpfs", tmpfs_flags, opts % "0755")
         posix.chdir("/")
         mount(None, "/", None, root_flags)
 

@@ -284,6 +284,8 @@ batch_worker (const struct batch_opts *o, const struct batch_item *it, unsigned 
   r->args = ro.req.args;
   r->n_args = ro.req.n_args > 0 ? (size_t)ro.req.n_args : 0;
   r->label = it->label;
+  if (rc < 0 && e && e->status == ECANCELED)
+    _exit (BATCH_WORKER_CANCELLED); /* the batch stopped first: not run */
   if (rc < 0)
     {
       /* Bad input (the code is not UTF-8, an --in file is missing...) or

@@ -42,7 +42,10 @@ enum
 };
 
 static struct argp_option batch_options[] = {
-  { "jobs", OPT_JOBS, "N", 0, "Run at most N items at a time (default: the number of CPUs)", 0 },
+  { "jobs", OPT_JOBS, "N", 0,
+    "Run at most N items' snippets at a time (default: the number of CPUs); with warm jails, N "
+    "more make their jails meanwhile",
+    0 },
   { "manifest", OPT_MANIFEST, "FILE", 0,
     "Also run the items of FILE: one JSON object per line (path, label, args, env, in, out, "
     "timeout, memory, stdin) or TSV (path, label, args...); see csrun-batch(1)",
@@ -216,6 +219,13 @@ struct slot
 {
   pid_t pid; /* 0: free */
   int fd;
+  /* Warm jails ahead: the write end of the worker's go-ahead (pool.h
+   * csr_pool_set_run_gate) until it is given (granted) or the batch stops
+   * (closed: the worker ends, its item not run); SEQ orders the waiting. */
+  int go;
+  bool granted;
+  bool released; /* its result came whole: its go-ahead goes on (grant) */
+  uint64_t seq;
   char *buf;
   size_t len, cap;
   size_t item;
@@ -230,6 +240,14 @@ struct batch
   struct batch_report rep;
   struct batch_counts c;
   struct slot *slots;
+  /* Workers at a time: --jobs; with warm jails twice that, and only --jobs
+   * of them granted: the others make their jails meanwhile (ahead). */
+  unsigned n_slots;
+  bool ahead;
+  unsigned n_granted;
+  uint64_t seq;
+  struct pollfd *pfd; /* n_slots + 1, for run_batch's poll */
+  unsigned *map;
   unsigned n_running;
   uint64_t mem_running;
   int intr[2];      /* the workers' interrupt pipe: closed = stop */
@@ -269,12 +287,47 @@ end_line (struct batch *b)
   b->line_open = false;
 }
 
+/* Give the go-ahead to the workers that wait longest, while fewer than
+ * --jobs have it; or, once the batch stops launching, end those that wait
+ * (their items are not run). */
+static void
+grant (struct batch *b)
+{
+  for (;;)
+    {
+      struct slot *w = NULL;
+      for (unsigned i = 0; i < b->n_slots; i++)
+        if (b->slots[i].pid > 0 && b->slots[i].go >= 0 && (w == NULL || b->slots[i].seq < w->seq))
+          w = &b->slots[i];
+      if (w == NULL)
+        return;
+      if (!b->stop_launch)
+        {
+          if (b->n_granted >= b->o->jobs)
+            return;
+          if (write (w->go, "g", 1) == 1)
+            {
+              w->granted = true;
+              b->n_granted++;
+            }
+        }
+      close (w->go); /* without the byte: the worker ends */
+      w->go = -1;
+    }
+}
+
 static int
 launch (struct batch *b, struct slot *s, size_t item, unsigned try)
 {
-  int p[2];
+  int p[2], g[2] = { -1, -1 };
   if (pipe2 (p, O_CLOEXEC) < 0)
     return -1;
+  if (b->ahead && pipe2 (g, O_CLOEXEC) < 0)
+    {
+      close (p[0]);
+      close (p[1]);
+      return -1;
+    }
   fflush (NULL);
   /* Until the worker has its own handlers, a stop signal waits. */
   sigset_t set, old;
@@ -287,27 +340,50 @@ launch (struct batch *b, struct slot *s, size_t item, unsigned try)
     {
       close (p[0]);
       close (p[1]);
+      if (g[0] >= 0)
+        {
+          close (g[0]);
+          close (g[1]);
+        }
       return -1;
     }
   if (pid == 0)
     {
-      /* The worker holds only its own pipe and the interrupt's read end. */
+      /* The worker holds only its own pipes and the interrupt's read end. */
       close (p[0]);
+      if (g[1] >= 0)
+        close (g[1]);
+      csr_pool_set_run_gate (g[0]);
       csr_stopsig_close ();
       if (b->intr[1] >= 0)
         close (b->intr[1]);
       close (b->rep.fd);
-      for (unsigned i = 0; i < b->o->jobs; i++)
+      for (unsigned i = 0; i < b->n_slots; i++)
         if (b->slots[i].pid > 0)
-          close (b->slots[i].fd);
+          {
+            close (b->slots[i].fd);
+            if (b->slots[i].go >= 0)
+              close (b->slots[i].go);
+          }
       if (b->o->pool)
         csr_pool_use_slot (b->o->pool, (unsigned)(s - b->slots));
       batch_worker (b->o, &b->items->v[item], try, p[1], b->intr[0]);
     }
   close (p[1]);
-  *s = (struct slot){ .pid = pid, .fd = p[0], .item = item, .try = try };
+  if (g[0] >= 0)
+    close (g[0]);
+  *s = (struct slot){ .pid = pid,
+                      .fd = p[0],
+                      .item = item,
+                      .try = try,
+                      .go = g[1],
+                      .granted = !b->ahead,
+                      .seq = b->seq++ };
+  if (s->granted)
+    b->n_granted++; /* no warm jails: every worker runs at once */
   b->n_running++;
   b->mem_running += b->items->v[item].memory;
+  grant (b);
   return 0;
 }
 
@@ -320,7 +396,7 @@ stop (struct batch *b, int sig)
   if (b->stop_sig == 0)
     {
       b->stop_sig = sig;
-      for (unsigned i = 0; i < b->o->jobs; i++)
+      for (unsigned i = 0; i < b->n_slots; i++)
         if (b->slots[i].pid > 0)
           kill (b->slots[i].pid, sig); /* a worker of ours: it stops its jail */
       unsigned char c = (unsigned char)sig;
@@ -329,9 +405,10 @@ stop (struct batch *b, int sig)
           break;
       close (b->intr[1]);
       b->intr[1] = -1;
+      grant (b); /* the workers still waiting end: their items are not run */
       return;
     }
-  for (unsigned i = 0; i < b->o->jobs; i++)
+  for (unsigned i = 0; i < b->n_slots; i++)
     if (b->slots[i].pid > 0 && !b->slots[i].killed)
       {
         kill (b->slots[i].pid, SIGKILL);
@@ -343,6 +420,15 @@ static void
 record (struct batch *b, struct slot *s, int wstatus)
 {
   struct batch_item *it = &b->items->v[s->item];
+  if (!s->granted && s->len == 0 && WIFEXITED (wstatus)
+      && WEXITSTATUS (wstatus) == BATCH_WORKER_CANCELLED)
+    {
+      /* The batch stopped before this item ran: not run, nothing recorded. */
+      free (s->buf);
+      s->buf = NULL;
+      s->pid = 0;
+      return;
+    }
   struct batch_line_info info;
   char *line = s->buf;
   size_t len = s->len;
@@ -443,6 +529,15 @@ drain (struct batch *b, struct slot *s)
       if (r > 0)
         {
           s->len += (size_t)r;
+          /* The worker writes its line last, then only exits: the next
+           * item may run meanwhile (with --fail-fast, only once the line
+           * is recorded: it may stop the batch). */
+          if (s->granted && !s->released && !b->o->fail_fast && s->buf[s->len - 1] == '\n')
+            {
+              s->released = true;
+              b->n_granted--;
+              grant (b);
+            }
           continue;
         }
       break;
@@ -454,8 +549,14 @@ drain (struct batch *b, struct slot *s)
     ;
   b->n_running--;
   b->mem_running -= b->items->v[s->item].memory;
+  if (s->granted && !s->released)
+    b->n_granted--;
+  if (s->go >= 0)
+    close (s->go);
+  s->go = -1;
   s->cap = 0;
   record (b, s, ws);
+  grant (b);
 }
 
 static int
@@ -465,7 +566,7 @@ run_batch (struct batch *b)
   size_t next = 0;
   for (;;)
     {
-      while (!b->stop_launch && b->n_running < o->jobs && next < b->items->n)
+      while (!b->stop_launch && b->n_running < b->n_slots && next < b->items->n)
         {
           struct batch_item *it = &b->items->v[next];
           if (it->done)
@@ -476,7 +577,7 @@ run_batch (struct batch *b)
           if (o->total_memory && b->n_running > 0 && b->mem_running + it->memory > o->total_memory)
             break; /* wait for memory */
           struct slot *s = NULL;
-          for (unsigned i = 0; i < o->jobs && s == NULL; i++)
+          for (unsigned i = 0; i < b->n_slots && s == NULL; i++)
             if (b->slots[i].pid == 0)
               s = &b->slots[i];
           if (launch (b, s, next, 1) < 0)
@@ -491,11 +592,11 @@ run_batch (struct batch *b)
         }
       if (b->n_running == 0)
         break;
-      struct pollfd pfd[1025];
-      unsigned map[1025];
+      struct pollfd *pfd = b->pfd;
+      unsigned *map = b->map;
       nfds_t n = 0;
       pfd[n++] = (struct pollfd){ .fd = csr_stopsig_fd (), .events = POLLIN };
-      for (unsigned i = 0; i < o->jobs; i++)
+      for (unsigned i = 0; i < b->n_slots; i++)
         if (b->slots[i].pid > 0)
           {
             map[n] = i;
@@ -625,14 +726,20 @@ cmd_batch (struct csr_global *g, int argc, char **argv)
       batch_items_release (&items);
       return CSR_EXIT_INTERNAL;
     }
-  b.slots = calloc (o.jobs, sizeof *b.slots);
-  if (b.slots == NULL || pipe2 (b.intr, O_CLOEXEC) < 0 || csr_stopsig_open (NULL) < 0)
+  /* Warm jails: as many workers again make theirs ahead (grant). */
+  b.ahead = o.pool != NULL;
+  b.n_slots = b.ahead ? 2 * o.jobs : o.jobs;
+  b.slots = calloc (b.n_slots, sizeof *b.slots);
+  b.pfd = calloc (b.n_slots + 1, sizeof *b.pfd);
+  b.map = calloc (b.n_slots + 1, sizeof *b.map);
+  if (b.slots == NULL || b.pfd == NULL || b.map == NULL || pipe2 (b.intr, O_CLOEXEC) < 0
+      || csr_stopsig_open (NULL) < 0)
     {
       fprintf (stderr, "csrun batch: cannot set up: %s\n", strerror (errno));
       return CSR_EXIT_INTERNAL;
     }
-  for (unsigned i = 0; i < o.jobs; i++)
-    b.slots[i].fd = -1;
+  for (unsigned i = 0; i < b.n_slots; i++)
+    b.slots[i].fd = b.slots[i].go = -1;
   csr_stopsig_catch (NULL);
   signal (SIGPIPE, SIG_IGN);
   b.start_ms = csr_mono_ms ();
@@ -674,6 +781,8 @@ cmd_batch (struct csr_global *g, int argc, char **argv)
         rc = CSR_EXIT_FAILED;
     }
   free (b.slots);
+  free (b.pfd);
+  free (b.map);
   batch_items_release (&items);
   csr_pool_stop (o.pool);
   csr_snippet_result_release (&pre);

@@ -19,6 +19,10 @@
 #include "util/error.h"
 
 #define BATCH_N_STATUS (CSR_STATUS_INTERRUPTED + 1)
+/* A worker's exit status when the batch stopped before its item ran (its
+ * go-ahead never came, pool.h csr_pool_set_run_gate): no result, the item
+ * is not run. */
+#define BATCH_WORKER_CANCELLED 3
 
 struct batch_item
 {

@@ -371,6 +371,37 @@ for brk in caps seccomp netns ipcns utsns cgroupns; do
     || not_ok "warm jail without $brk" "exit $rc" "$got" "$(cat "$T/brk-$brk.err")"
 done
 
+# ---------------------------------------------------------------- -j N with warm jails
+# With warm jails, as many items as --jobs make their jails ahead while --jobs
+# run: never more than --jobs snippets at once (each prints its own start
+# and end), and an item's duration is its own, not its wait.
+mkdir -p "$T/ahead"
+for i in 1 2 3 4 5 6 7 8; do
+  printf 'import time\nprint(time.time())\ntime.sleep(0.3)\nprint(time.time())\n' > "$T/ahead/a$i.py"
+done
+for j in 1 2; do
+  csrun batch -j$j -q --report "$T/ahead-$j.jsonl" "$T/ahead" > /dev/null 2> "$T/ahead-$j.err"
+  rc=$?
+  got=$(python3 - "$T/ahead-$j.jsonl" <<'PY'
+import json, sys
+iv, durs, warm = [], [], 0
+for l in open(sys.argv[1]):
+    a = json.loads(l)["attempts"][0]
+    s, e = map(float, a["stdout"].split())
+    iv.append((s, e)); durs.append(a["duration_ms"]); warm += bool(a.get("warm_jail"))
+ev = sorted([(s, 1) for s, e in iv] + [(e, -1) for s, e in iv], key=lambda x: (x[0], x[1]))
+c = m = 0
+for t, d in ev:
+    c += d
+    m = max(m, c)
+print(len(iv), warm, m, max(durs) < 1500)
+PY
+)
+  [ $rc = 0 ] && [ "$got" = "8 8 $j True" ] \
+    && ok "-j$j, warm jails made ahead: at most $j snippets at once, each item's duration its own" \
+    || not_ok "-j$j with jails made ahead" "exit $rc" "got: $got (items, warm, most at once, durations)" "$(cat "$T/ahead-$j.err")"
+done
+
 # ---------------------------------------------------------------- the progress line on a pty
 cat > "$T/ptyrun.py" <<'PY'
 import os, pty, subprocess, sys, tty

@@ -59,15 +59,10 @@ static const char *const dev_links[][2] = {
 void
 csr_mounts_tables (struct csr_mounts_tables *t)
 {
-  t->newroot = NEWROOT;
   t->masked = masked_paths;
   t->n_masked = sizeof masked_paths / sizeof masked_paths[0];
   t->readonly = readonly_paths;
   t->n_readonly = sizeof readonly_paths / sizeof readonly_paths[0];
-  t->devs = dev_nodes;
-  t->n_devs = sizeof dev_nodes / sizeof dev_nodes[0];
-  t->links = dev_links;
-  t->n_links = sizeof dev_links / sizeof dev_links[0];
 }
 
 static int
@@ -421,12 +416,6 @@ csr_mounts_setup (const struct jail_snippet *spec, const int *bind_fds, csr_erro
     return -1;
   if (setup_tmpfs (rootfd, "tmp", "1777", spec, err) < 0)
     return -1;
-  /* issue 17: a zygote's children bind the rootfs alone from here (they
-   * can't bind the root itself: its mounts are locked for them). */
-  if (spec->zygote
-      && (mkdir (NEWROOT CSR_MOUNTS_ZYGOTE_ROOTFS, 0755) < 0
-          || mount (NEWROOT, NEWROOT CSR_MOUNTS_ZYGOTE_ROOTFS, NULL, MS_BIND, NULL) < 0))
-    return csr_error_errno (err, "bind the rootfs on %s", CSR_MOUNTS_ZYGOTE_ROOTFS);
   const char *cwd = spec->cwd ? spec->cwd : "/work";
   /* issue 15: a sandbox keeps its working directory on its layer. */
   if (strcmp (cwd, "/tmp") != 0 && spec->layer_upper == NULL

@@ -32,27 +32,17 @@ int csr_mounts_restrict (const char *path, unsigned long flags, csr_error **err)
  * without it, only PATH). */
 int csr_mounts_restrict_tree (const char *path, unsigned long flags, csr_error **err);
 
-/* issue 17: what the snippet jail's tree is made of, for a warm jail's
- * init, which makes the same tree itself (policies/zygote.py): the
- * assembly point of the new root, the /proc entries masked and made
- * read-only, /dev's nodes (bound from the outer /dev) and its symbolic
- * links ({target, name}). */
+/* issue 17: what a snippet jail's /proc is made of, for a warm jail, which
+ * mounts and masks its own /proc itself (policies/zygote.py): the entries
+ * masked and made read-only. */
 struct csr_mounts_tables
 {
-  const char *newroot;
   const char *const *masked;
   size_t n_masked;
   const char *const *readonly;
   size_t n_readonly;
-  const char *const *devs;
-  size_t n_devs;
-  const char *const (*links)[2];
-  size_t n_links;
 };
 void csr_mounts_tables (struct csr_mounts_tables *t);
-/* Where a zygote's jail (spec.h ZYGOTE) has the rootfs once more, alone
- * (none of the jail's mounts on it): what its children bind as their root. */
-#define CSR_MOUNTS_ZYGOTE_ROOTFS "/tmp/.csrun-rootfs"
 
 /* Write SPEC's files into the (already pivoted) working directory. */
 int csr_mounts_write_files (const struct jail_snippet *spec, csr_error **err);

@@ -83,8 +83,8 @@ now_ms (void)
 }
 
 /* ---- what the zygote needs to know once (policies/zygote.py SETUP): the
- * kernel's constants as this build knows them, and the tables of the
- * snippet jail's tree (mounts.c). */
+ * kernel's constants as this build knows them, and what a snippet jail's
+ * /proc masks (mounts.c). */
 static void
 kv (struct csr_jgen *w, const char *key, unsigned long long v)
 {
@@ -122,7 +122,6 @@ setup_consts (struct csr_jgen *w)
   kv (w, "MS_BIND", MS_BIND);
   kv (w, "MS_REC", MS_REC);
   kv (w, "MS_PRIVATE", MS_PRIVATE);
-  kv (w, "MNT_DETACH", MNT_DETACH);
   kv (w, "PR_CAPBSET_DROP", PR_CAPBSET_DROP);
   kv (w, "PR_CAP_AMBIENT", PR_CAP_AMBIENT);
   kv (w, "PR_CAP_AMBIENT_CLEAR_ALL", PR_CAP_AMBIENT_CLEAR_ALL);
@@ -172,21 +171,8 @@ setup_json (csr_error **err)
   csr_mounts_tables (&t);
   csr_jgen_map_open (&w);
   setup_consts (&w);
-  csr_jgen_kv_str (&w, "newroot", t.newroot);
-  csr_jgen_kv_str (&w, "rootfs", CSR_MOUNTS_ZYGOTE_ROOTFS);
   str_array (&w, "masked", t.masked, t.n_masked);
   str_array (&w, "readonly", t.readonly, t.n_readonly);
-  str_array (&w, "devs", t.devs, t.n_devs);
-  csr_jgen_str (&w, "dev_links");
-  csr_jgen_array_open (&w);
-  for (size_t i = 0; i < t.n_links; i++)
-    {
-      csr_jgen_array_open (&w);
-      csr_jgen_str (&w, t.links[i][0]);
-      csr_jgen_str (&w, t.links[i][1]);
-      csr_jgen_array_close (&w);
-    }
-  csr_jgen_array_close (&w);
   csr_jgen_map_close (&w);
   return csr_jgen_finish (&w, "the zygote's set-up", NULL, err);
 }

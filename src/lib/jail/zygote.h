@@ -11,8 +11,10 @@
  * zygote.py.  For each item csrun sends it a request on a socketpair only
  * csrun holds; the forked child makes the item's jail (a nested user
  * namespace and its own mount, pid, network, ipc, uts and cgroup
- * namespaces, the snippet jail's mount tree, the item's cgroup, rlimits, no
- * capabilities, no_new_privs, the item's seccomp filter) and says READY.
+ * namespaces, the zygote's own tree, a snippet jail's, with the item's
+ * /proc, /dev/shm, /dev/pts, /tmp and working directory over it, the
+ * item's cgroup, rlimits, no capabilities, no_new_privs, the item's
+ * seccomp filter) and says READY.
  * csrun then checks from outside that the payload is confined
  * (csr_zygote_check) before it sends any code (csr_zygote_go).  The jail's
  * init reports the payload's end on the sync socket as csrun's own init

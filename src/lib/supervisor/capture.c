@@ -803,6 +803,7 @@ gated_start (const struct csr_launch_req *r, const struct csr_capture_opts *o,
       struct csr_launch_req rq = *r;
       rq.spec = &s;
       rc = g->L->start (g->L, &rq, &g->p, err);
+      *start += g->p.waited_ms; /* a wait before the code went: not its time */
     }
   for (int i = 0; i < 4; i++)
     if (child[i] >= 0)

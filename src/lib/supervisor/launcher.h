@@ -45,6 +45,9 @@ struct csr_launched
    * one was refused (why), and it runs in a one-shot jail. */
   bool warm;
   char warm_refused[200];
+  /* How long start waited before it sent any code (pool.h's run lock): not
+   * the attempt's time. */
+  uint64_t waited_ms;
 };
 
 struct csr_launcher

@@ -8,9 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "../jail/zygote.h"
 #include "../util/log.h"
+#include "../util/clock.h"
 #include "gatecode.h"
 
 struct csr_pool
@@ -21,6 +23,34 @@ struct csr_pool
   unsigned slot;
   const char *test_break; /* CSRUN_TEST_WARM_BREAK: tests of the refusal only */
 };
+
+/* This process's go-ahead (csr_pool_set_run_gate), -1 once passed. */
+static int run_gate = -1;
+
+void
+csr_pool_set_run_gate (int fd)
+{
+  run_gate = fd;
+}
+
+/* Wait for the go-ahead, before any code goes to the jail P is starting. */
+static int
+run_gate_pass (struct csr_launched *p, csr_error **err)
+{
+  if (run_gate < 0)
+    return 0;
+  uint64_t t0 = (uint64_t)csr_mono_ms ();
+  char c;
+  ssize_t n;
+  while ((n = read (run_gate, &c, 1)) < 0 && errno == EINTR)
+    ;
+  close (run_gate);
+  run_gate = -1;
+  p->waited_ms = (uint64_t)csr_mono_ms () - t0;
+  if (n != 1)
+    return csr_error_set (err, ECANCELED, "the batch stopped before this item ran");
+  return 0;
+}
 
 /* An attempt in a warm jail: csr_launched.priv is this marker (NULL: a
  * one-shot jail's). */
@@ -42,7 +72,7 @@ start_warm (struct csr_pool *pool, const struct csr_launch_req *r, struct csr_la
   struct csr_warm w;
   if (csr_zygote_spawn (z, r->spec, r->args, r->n_args, pool->test_break, &w, err) < 0)
     return -1;
-  if (csr_zygote_check (z, &w, r->spec, err) < 0
+  if (csr_zygote_check (z, &w, r->spec, err) < 0 || run_gate_pass (p, err) < 0
       || csr_zygote_go (&w, r->policy_json, r->code, r->code_len, err) < 0)
     {
       csr_warm_release (&w);
@@ -67,6 +97,15 @@ pool_start (const struct csr_launcher *l, const struct csr_launch_req *r, struct
       csr_error *e = NULL;
       if (start_warm (pool, r, p, &e) == 0)
         return 0;
+      if (e && e->status == ECANCELED)
+        {
+          /* Not a refusal: nothing is to run. */
+          if (err && *err == NULL)
+            *err = e;
+          else
+            csr_error_free (e);
+          return -1;
+        }
       /* Refused: nothing of the attempt ran; a one-shot jail runs it. */
       snprintf (p->warm_refused, sizeof p->warm_refused, "%s", csr_error_text (e));
       csr_warn ("a warm jail was refused (%s): the attempt runs in a one-shot jail",
@@ -75,6 +114,8 @@ pool_start (const struct csr_launcher *l, const struct csr_launch_req *r, struct
     }
   p->priv = NULL;
   p->warm = false;
+  if (run_gate_pass (p, err) < 0)
+    return -1;
   return csr_launcher_jail.start (&csr_launcher_jail, r, p, err);
 }
 

@@ -34,6 +34,15 @@ int csr_pool_start (const struct csr_snippet_result *pre, unsigned n, struct csr
 const struct csr_launcher *csr_pool_launcher (struct csr_pool *p);
 /* In a forked worker: ask zygote SLOT (modulo their number) for its jails. */
 void csr_pool_use_slot (struct csr_pool *p, unsigned slot);
+/* In a forked worker (csrun batch, issue 17): before the first code of
+ * this process's run goes to a jail (warm or one-shot), read one byte from
+ * FD, the batch's go-ahead: so a worker can make its warm jail while
+ * --jobs others run their snippets, and its own runs only when one of them
+ * has ended.  End of file instead of the byte: the batch stopped (--fail-
+ * fast, a signal) before this item ran; the start fails with ECANCELED.
+ * The wait is not part of the attempt's time or timeout
+ * (csr_launched.waited_ms).  FD is closed once read; -1: none. */
+void csr_pool_set_run_gate (int fd);
 /* Stop the zygotes (no attempt may be running); safe on NULL. */
 void csr_pool_stop (struct csr_pool *p);
 
