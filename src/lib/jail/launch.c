@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../util/cleanup.h"
+#include "../util/clock.h"
 #include "../util/fdpass.h"
 #include "../util/syscalls.h"
 #include "../cgroup/cgroup.h"
@@ -166,14 +167,6 @@ via_intermediate (const struct csr_launch *l, int syncfd, const int *cg_fds, int
 
 /* ---- the parent side */
 
-static int64_t
-now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 struct waiter
 {
   const struct csr_launch *l;
@@ -189,7 +182,7 @@ read_msg (struct waiter *w, int syncfd, struct csr_sync_msg *m, int *fd, csr_err
   *fd = -1;
   for (;;)
     {
-      int64_t left = w->deadline - now_ms ();
+      int64_t left = w->deadline - csr_mono_ms ();
       struct pollfd p = { .fd = syncfd, .events = POLLIN };
       int n = left > 0 ? poll (&p, 1, left > INT_MAX ? INT_MAX : (int)left) : 0;
       if (n < 0 && errno == EINTR)
@@ -267,10 +260,10 @@ await_ready (struct waiter *w, int syncfd, pid_t pid, csr_error **err)
             close (fd);
           return csr_error_set (err, 0, "unexpected message %u from the %s", m.type, l->what);
         }
-      int64_t t0 = now_ms ();
+      int64_t t0 = csr_mono_ms ();
       if (l->on_message (l->face, pid, syncfd, &m, fd, err) < 0)
         return -1;
-      w->deadline += now_ms () - t0;
+      w->deadline += csr_mono_ms () - t0;
     }
 }
 
@@ -334,7 +327,7 @@ csr_launch (const struct csr_launch *l, struct csr_launched *out, csr_error **er
       return csr_error_errno (err, "clone the %s", l->what);
     }
   int timeout = l->timeout_ms > 0 ? l->timeout_ms : CSR_LAUNCH_TIMEOUT_MS;
-  struct waiter w = { .l = l, .timeout_ms = timeout, .deadline = now_ms () + timeout };
+  struct waiter w = { .l = l, .timeout_ms = timeout, .deadline = csr_mono_ms () + timeout };
   if (l->n_join)
     {
       /* pidfd is the intermediate's, which is gone. */
@@ -359,10 +352,10 @@ csr_launch (const struct csr_launch *l, struct csr_launched *out, csr_error **er
     goto failed;
   if (l->after_go)
     {
-      int64_t t0 = now_ms ();
+      int64_t t0 = csr_mono_ms ();
       if (l->after_go (l->face, pid, parent_end, err) < 0)
         goto failed;
-      w.deadline += now_ms () - t0;
+      w.deadline += csr_mono_ms () - t0;
     }
   if (await_ready (&w, parent_end, pid, err) < 0)
     goto failed;

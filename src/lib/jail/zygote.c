@@ -30,6 +30,7 @@
 
 #include "../cgroup/cgroup.h"
 #include "../util/cleanup.h"
+#include "../util/clock.h"
 #include "../util/fs.h"
 #include "../util/json-gen.h"
 #include "../util/syscalls.h"
@@ -72,14 +73,6 @@ csr_ns_ids_read (pid_t pid, struct csr_ns_ids *ids)
           ids->ino[i] = (unsigned long long)st.st_ino;
         }
     }
-}
-
-static int64_t
-now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* ---- what the zygote needs to know once (policies/zygote.py SETUP): the
@@ -198,14 +191,14 @@ recv_from (int fd, int pidfd, int64_t deadline, void *buf, size_t len, pid_t *pi
   *pid = 0;
   for (;;)
     {
-      int64_t left = deadline - now_ms ();
+      int64_t left = deadline - csr_mono_ms ();
       struct pollfd p[2] = { { .fd = fd, .events = POLLIN }, { .fd = pidfd, .events = POLLIN } };
       int n = left > 0 ? poll (p, pidfd >= 0 ? 2 : 1, (int)(left > 60000 ? 60000 : left)) : 0;
       if (n < 0 && errno == EINTR)
         continue;
       if (n < 0)
         return csr_error_errno (err, "poll %s", what);
-      if (n == 0 && now_ms () >= deadline)
+      if (n == 0 && csr_mono_ms () >= deadline)
         return csr_error_set (err, ETIMEDOUT, "%s did not answer in time", what);
       if (n == 0)
         continue;
@@ -305,8 +298,8 @@ csr_zygote_start (const struct jail_snippet *base, const char *boot, int gate_fd
   close (steal_fd (&theirs));
   /* It says "ready" once the gate is loaded; the kernel says who it is. */
   char buf[16];
-  ssize_t r = recv_from (z->ctl, z->jail.pidfd, now_ms () + CSR_LAUNCH_TIMEOUT_MS, buf, sizeof buf,
-                         &z->pid, "the zygote", err);
+  ssize_t r = recv_from (z->ctl, z->jail.pidfd, csr_mono_ms () + CSR_LAUNCH_TIMEOUT_MS, buf,
+                         sizeof buf, &z->pid, "the zygote", err);
   if (r < 0)
     goto fail;
   if (r != 5 || memcmp (buf, "ready", 5) != 0 || z->pid <= 0)
@@ -554,8 +547,8 @@ await_ready (struct csr_warm *w, csr_error **err)
 {
   struct csr_sync_msg m;
   pid_t pid = 0;
-  ssize_t r = recv_from (w->jail.syncfd, -1, now_ms () + CSR_LAUNCH_TIMEOUT_MS, &m, sizeof m, &pid,
-                         "the warm jail", err);
+  ssize_t r = recv_from (w->jail.syncfd, -1, csr_mono_ms () + CSR_LAUNCH_TIMEOUT_MS, &m, sizeof m,
+                         &pid, "the warm jail", err);
   if (r < 0)
     return -1;
   if (r == 0)

@@ -126,19 +126,6 @@ pool_ended (struct csr_launched *p)
 }
 
 static int
-pool_kill_payload (struct csr_launched *p)
-{
-  /* The warm jail's init is pid 1 inside, as a one-shot jail's. */
-  return csr_jail_kill_payload (&p->jail);
-}
-
-static void
-pool_kill (struct csr_launched *p)
-{
-  csr_jail_kill (&p->jail, SIGKILL);
-}
-
-static int
 pool_wait (struct csr_launched *p, struct csr_jail_exit *ex, csr_error **err)
 {
   if (p->priv == NULL)
@@ -176,8 +163,8 @@ csr_pool_start (const struct csr_snippet_result *pre, unsigned n, struct csr_poo
   pool->launcher.name = "warm";
   pool->launcher.start = pool_start;
   pool->launcher.ended = pool_ended;
-  pool->launcher.kill_payload = pool_kill_payload;
-  pool->launcher.kill = pool_kill;
+  /* kill_payload and kill: the one-shot jail's (a warm jail's init is pid
+   * 1 inside too, and its pidfd is in csr_launched.jail). */
   pool->launcher.wait = pool_wait;
   pool->launcher.release = pool_release;
   pool->launcher.data = pool;
