@@ -187,8 +187,7 @@ def _zygote():
                 check(-1, "mount %s on %s" % ((c or a or b"none").decode(), b.decode()))
         opts = "size=%d,nr_inodes=%d,mode=%%s,uid=%d,gid=%d" % (req["tmp_size"], req["tmp_inodes"], req["uid"], req["gid"])
         mount("tmpfs", "/tmp", "tmpfs", tmpfs_flags, opts % "1777")
-        if req["cwd"] != "/tmp":
-            mount("tmpfs", req["cwd"], "tmpfs", tmpfs_flags, opts % "0755")
+        mount("tmpfs", "/work", "tmpfs", tmpfs_flags, opts % "0755")  # csrun sends no other cwd
         posix.chdir("/")
         mount(None, "/", None, root_flags)
 

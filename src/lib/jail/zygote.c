@@ -354,6 +354,10 @@ csr_zygote_unfit (const struct jail_snippet *spec)
     return "--user";
   if (spec->host_net)
     return "--net host";
+  /* Only /work is mounted over the zygote's own (policies/zygote.py tree):
+   * another working directory would leave the zygote's /work to be shared. */
+  if (spec->cwd && strcmp (spec->cwd, "/work") != 0)
+    return "a working directory other than /work";
   if (spec->layer_upper || spec->hold || spec->join_userns || spec->join_mntns
       || spec->rootfs_writable || spec->zygote)
     return "a sandbox's jail";
