@@ -100,12 +100,6 @@ setup_consts (struct csr_jgen *w)
 {
   csr_jgen_str (w, "consts");
   csr_jgen_map_open (w);
-  kv (w, "CLONE_NEWUSER", CLONE_NEWUSER);
-  kv (w, "CLONE_NEWNS", CLONE_NEWNS);
-  kv (w, "CLONE_NEWPID", CLONE_NEWPID);
-  kv (w, "CLONE_NEWNET", CLONE_NEWNET);
-  kv (w, "CLONE_NEWIPC", CLONE_NEWIPC);
-  kv (w, "CLONE_NEWUTS", CLONE_NEWUTS);
   kv (w, "CLONE_NEWCGROUP", CLONE_NEWCGROUP);
   kv (w, "MS_RDONLY", MS_RDONLY);
   kv (w, "MS_NOSUID", MS_NOSUID);
